@@ -1,0 +1,38 @@
+package wire
+
+import (
+	"encoding/binary"
+	"fmt"
+	"io"
+)
+
+// ReadFrame reads one size-prefixed frame. A size above maxSize fails with
+// ErrFrameTooLarge before any of the body is read, so a hostile size prefix
+// cannot make the caller allocate.
+func ReadFrame(r io.Reader, maxSize int32) ([]byte, error) {
+	var sizeBuf [4]byte
+	if _, err := io.ReadFull(r, sizeBuf[:]); err != nil {
+		return nil, err
+	}
+	size := int32(binary.BigEndian.Uint32(sizeBuf[:]))
+	switch {
+	case size < 0:
+		return nil, fmt.Errorf("size %d: %w", size, ErrNegativeSize)
+	case size > maxSize:
+		return nil, fmt.Errorf("size %d over %d: %w", size, maxSize, ErrFrameTooLarge)
+	}
+	buf := make([]byte, size)
+	if _, err := io.ReadFull(r, buf); err != nil {
+		if err == io.EOF {
+			err = io.ErrUnexpectedEOF
+		}
+		return nil, err
+	}
+	return buf, nil
+}
+
+// appendSize writes the final frame size into the 4 bytes reserved at start.
+func appendSize(buf []byte, start int) []byte {
+	binary.BigEndian.PutUint32(buf[start:], uint32(len(buf)-start-4))
+	return buf
+}
