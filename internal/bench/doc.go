@@ -1,0 +1,20 @@
+// Package bench is the load generator behind `zkafka bench`.
+//
+// It measures a Kafka-protocol cluster the way a client sees it, using
+// franz-go's kgo as the client:
+//
+//  1. a kadm admin client creates the topic (an existing topic is reused) and
+//     waits until every partition has a leader in metadata, so topic
+//     propagation is not billed to the producer;
+//  2. one kgo producer enqueues Options.Records incompressible values and
+//     waits for every promise; each promise records the latency from enqueue
+//     to acknowledgement, and the first failed promise aborts the run;
+//  3. a second kgo client, with no group, reads the topic from the start
+//     until it has seen every record produced, checking count and bytes.
+//
+// Run targets the brokers in Options; RunKfake runs the same load against an
+// in-process kfake cluster capped at Kafka 2.8, which gives an upper bound for
+// protocol and client cost on the same machine (kfake has no disk and no
+// replication). Main is the command line: it prints one table row per target
+// and, when comparing, the ratio of the target's rates to kfake's.
+package bench

@@ -1,0 +1,154 @@
+package bench
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"math"
+	"os"
+	"os/signal"
+	"strings"
+	"text/tabwriter"
+	"time"
+)
+
+// defaultTimeout bounds a whole `zkafka bench` invocation, so that a broker
+// that loses records fails the run instead of hanging it.
+const defaultTimeout = 10 * time.Minute
+
+// Main is `zkafka bench`: it parses args (without the program and
+// subcommand names), runs the load, prints a table to stdout and logs to
+// stderr. It returns the exit code: 0 on success, 1 if a run failed, 2 for
+// bad usage.
+func Main(args []string, stdout, stderr io.Writer) int {
+	fs := flag.NewFlagSet("zkafka bench", flag.ContinueOnError)
+	fs.SetOutput(io.Discard) // errors are reported on one line below
+	var (
+		bootstrap   = fs.String("bootstrap-server", "localhost:9092", "comma-separated bootstrap servers of the target cluster")
+		topic       = fs.String("topic", "", `topic to produce to (default "zkafka-bench-<unix ms>")`)
+		records     = fs.Int("records", DefaultRecords, "number of records to produce and consume")
+		recordSize  = fs.Int("record-size", DefaultRecordSize, "bytes per record value (random, incompressible)")
+		partitions  = fs.Int("partitions", DefaultPartitions, "partitions of the topic, if it is created")
+		replication = fs.Int("replication-factor", DefaultReplication, "replication factor of the topic, if it is created")
+		acks        = fs.String("acks", DefaultAcks, "required acks: 0, 1 or all")
+		compression = fs.String("compression", DefaultCompression, "batch compression: none, snappy, lz4, zstd or gzip")
+		idempotent  = fs.Bool("idempotent", false, "use the idempotent producer (needs InitProducerId and acks=all)")
+		linger      = fs.Duration("linger", 0, "producer linger (0 keeps kgo's default)")
+		compare     = fs.Bool("compare-kfake", false, "also run against an in-process kfake cluster and print the ratio")
+		onlyKfake   = fs.Bool("only-kfake", false, "run only against an in-process kfake cluster")
+		timeout     = fs.Duration("timeout", defaultTimeout, "give up if the whole benchmark takes longer")
+	)
+	usageErr := func(err error) int {
+		fmt.Fprintf(stderr, "zkafka bench: %v (see zkafka bench -h)\n", err)
+		return 2
+	}
+	if err := fs.Parse(args); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			fmt.Fprintln(stdout, "usage: zkafka bench [flags]")
+			fs.SetOutput(stdout)
+			fs.PrintDefaults()
+			return 0
+		}
+		return usageErr(err)
+	}
+	switch {
+	case fs.NArg() > 0:
+		return usageErr(fmt.Errorf("unexpected argument %q", fs.Arg(0)))
+	case *partitions < 1 || *partitions > math.MaxInt32:
+		return usageErr(fmt.Errorf("--partitions must be between 1 and %d, got %d", math.MaxInt32, *partitions))
+	case *replication < 1 || *replication > math.MaxInt16:
+		return usageErr(fmt.Errorf("--replication-factor must be between 1 and %d, got %d", math.MaxInt16, *replication))
+	case *records < 1:
+		return usageErr(fmt.Errorf("--records must be positive, got %d", *records))
+	case *recordSize < 1:
+		return usageErr(fmt.Errorf("--record-size must be positive, got %d", *recordSize))
+	case *timeout <= 0:
+		return usageErr(fmt.Errorf("--timeout must be positive, got %v", *timeout))
+	case *compare && *onlyKfake:
+		return usageErr(errors.New("--compare-kfake and --only-kfake are mutually exclusive"))
+	}
+	opts, err := Options{
+		Brokers:     splitBrokers(*bootstrap),
+		Topic:       *topic,
+		Records:     *records,
+		RecordSize:  *recordSize,
+		Partitions:  int32(*partitions),
+		Replication: int16(*replication),
+		Acks:        *acks,
+		Compression: *compression,
+		Idempotent:  *idempotent,
+		Linger:      *linger,
+	}.withDefaults()
+	if err != nil {
+		return usageErr(err)
+	}
+	if len(opts.Brokers) == 0 && !*onlyKfake {
+		return usageErr(errors.New("--bootstrap-server is empty"))
+	}
+
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
+	defer stop()
+	ctx, cancel := context.WithTimeout(ctx, *timeout)
+	defer cancel()
+
+	var results []Result
+	if !*onlyKfake {
+		res, err := Run(ctx, opts, stderr)
+		if err != nil {
+			fmt.Fprintf(stderr, "zkafka bench: %v\n", err)
+			return 1
+		}
+		results = append(results, res)
+	}
+	if *compare || *onlyKfake {
+		res, err := RunKfake(ctx, opts, stderr)
+		if err != nil {
+			fmt.Fprintf(stderr, "zkafka bench: %v\n", err)
+			return 1
+		}
+		results = append(results, res)
+	}
+
+	writeTable(stdout, opts, results)
+	if *compare {
+		target, kf := results[0], results[1]
+		fmt.Fprintf(stdout, "zkafka/kfake produce ratio %.2f, consume ratio %.2f\n",
+			ratio(target.ProduceRecordsPerSec, kf.ProduceRecordsPerSec),
+			ratio(target.ConsumeRecordsPerSec, kf.ConsumeRecordsPerSec))
+	}
+	return 0
+}
+
+func splitBrokers(s string) []string {
+	var brokers []string
+	for b := range strings.SplitSeq(s, ",") {
+		if b = strings.TrimSpace(b); b != "" {
+			brokers = append(brokers, b)
+		}
+	}
+	return brokers
+}
+
+// writeTable prints one row per result, with the load's shape from opts.
+func writeTable(w io.Writer, opts Options, results []Result) {
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
+	fmt.Fprintln(tw, "target\trecords\tsize\tacks\tproduce rec/s\tproduce MB/s\tp50 ms\tp99 ms\tconsume rec/s\tconsume MB/s\t")
+	for _, r := range results {
+		fmt.Fprintf(tw, "%s\t%d\t%d\t%s\t%.0f\t%.1f\t%.2f\t%.2f\t%.0f\t%.1f\t\n",
+			r.Target, r.Records, opts.RecordSize, opts.Acks,
+			r.ProduceRecordsPerSec, r.ProduceMBPerSec, millis(r.P50), millis(r.P99),
+			r.ConsumeRecordsPerSec, r.ConsumeMBPerSec)
+	}
+	tw.Flush()
+}
+
+func millis(d time.Duration) float64 { return float64(d) / float64(time.Millisecond) }
+
+func ratio(a, b float64) float64 {
+	if b == 0 {
+		return 0
+	}
+	return a / b
+}

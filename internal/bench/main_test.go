@@ -1,0 +1,116 @@
+package bench
+
+import (
+	"bytes"
+	"regexp"
+	"strings"
+	"testing"
+)
+
+func runMain(args ...string) (code int, stdout, stderr string) {
+	var out, errOut bytes.Buffer
+	code = Main(args, &out, &errOut)
+	return code, out.String(), errOut.String()
+}
+
+func TestMainUsageErrors(t *testing.T) {
+	for _, args := range [][]string{
+		{"--records", "many"},
+		{"--no-such-flag"},
+		{"--acks", "2"},
+		{"--compression", "brotli"},
+		{"--partitions", "0"},
+		{"--replication-factor", "70000"},
+		{"--record-size", "-1"},
+		{"--linger", "soon"},
+		{"--idempotent", "--acks", "1"},
+		{"--compare-kfake", "--only-kfake"},
+		{"--bootstrap-server", " , "},
+		{"extra"},
+	} {
+		code, stdout, stderr := runMain(args...)
+		if code != 2 {
+			t.Errorf("Main(%q) = %d, want 2", args, code)
+		}
+		if stdout != "" {
+			t.Errorf("Main(%q) wrote to stdout: %q", args, stdout)
+		}
+		if !strings.HasPrefix(stderr, "zkafka bench: ") || strings.Count(stderr, "\n") != 1 || !strings.HasSuffix(stderr, "\n") {
+			t.Errorf("Main(%q) stderr = %q, want one line starting with \"zkafka bench: \"", args, stderr)
+		}
+	}
+}
+
+func TestMainHelp(t *testing.T) {
+	code, stdout, _ := runMain("-h")
+	if code != 0 || !strings.Contains(stdout, "-bootstrap-server") || !strings.Contains(stdout, "-compare-kfake") {
+		t.Errorf("Main(-h) = %d, stdout %q; want 0 and the flag list", code, stdout)
+	}
+}
+
+// tableRow matches a result row: target, records, size, acks, then six numbers.
+var tableRow = regexp.MustCompile(`^\s*(\S+)\s+(\d+)\s+(\d+)\s+(\S+)(\s+\d+(\.\d+)?){6}$`)
+
+func checkTable(t *testing.T, stdout string, targets ...string) []string {
+	t.Helper()
+	lines := strings.Split(strings.TrimSuffix(stdout, "\n"), "\n")
+	if len(lines) < 1+len(targets) {
+		t.Fatalf("stdout has %d lines, want a header and %d rows:\n%s", len(lines), len(targets), stdout)
+	}
+	if got := strings.Fields(lines[0]); strings.Join(got, " ") != "target records size acks produce rec/s produce MB/s p50 ms p99 ms consume rec/s consume MB/s" {
+		t.Errorf("header = %q", lines[0])
+	}
+	for i, target := range targets {
+		m := tableRow.FindStringSubmatch(lines[1+i])
+		if m == nil {
+			t.Errorf("row %d = %q, not a result row", i, lines[1+i])
+			continue
+		}
+		if m[1] != target || m[2] != "2000" || m[3] != "100" || m[4] != "all" {
+			t.Errorf("row %d = %q, want target %s, 2000 records of 100 bytes, acks all", i, lines[1+i], target)
+		}
+	}
+	return lines[1+len(targets):]
+}
+
+func TestMainOnlyKfake(t *testing.T) {
+	code, stdout, stderr := runMain("--only-kfake", "--records", "2000", "--partitions", "3")
+	if code != 0 {
+		t.Fatalf("Main = %d, stderr:\n%s", code, stderr)
+	}
+	if rest := checkTable(t, stdout, KfakeTarget); len(rest) != 0 {
+		t.Errorf("unexpected lines after the table: %q", rest)
+	}
+	if !strings.Contains(stderr, "produced") || !strings.Contains(stderr, "consumed") {
+		t.Errorf("stderr lacks progress logs:\n%s", stderr)
+	}
+}
+
+func TestMainCompareKfake(t *testing.T) {
+	target := newCluster(t) // stands in for zkafka
+	addrs := strings.Join(target.ListenAddrs(), ",")
+	code, stdout, stderr := runMain("--bootstrap-server", addrs, "--compare-kfake", "--records", "2000", "--partitions", "3")
+	if code != 0 {
+		t.Fatalf("Main = %d, stderr:\n%s", code, stderr)
+	}
+	rest := checkTable(t, stdout, addrs, KfakeTarget)
+	if len(rest) != 1 || !regexp.MustCompile(`^zkafka/kfake produce ratio \d+\.\d\d, consume ratio \d+\.\d\d$`).MatchString(rest[0]) {
+		t.Errorf("want one ratio line after the table, got %q", rest)
+	}
+}
+
+func TestMainRunFailureExits1(t *testing.T) {
+	c := newCluster(t)
+	addrs := strings.Join(c.ListenAddrs(), ",")
+	// Three kfake brokers cannot hold four replicas, so topic creation fails.
+	code, stdout, stderr := runMain("--bootstrap-server", addrs, "--replication-factor", "4", "--records", "10")
+	if code != 1 {
+		t.Errorf("Main = %d, want 1; stderr:\n%s", code, stderr)
+	}
+	if stdout != "" {
+		t.Errorf("stdout = %q, want nothing after a failed run", stdout)
+	}
+	if !strings.Contains(stderr, "INVALID_REPLICATION_FACTOR") {
+		t.Errorf("stderr does not name the broker's error:\n%s", stderr)
+	}
+}

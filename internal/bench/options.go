@@ -1,0 +1,135 @@
+package bench
+
+import (
+	"fmt"
+	"time"
+
+	"github.com/twmb/franz-go/pkg/kgo"
+)
+
+// Defaults applied to zero-valued Options fields.
+const (
+	DefaultRecords     = 100000
+	DefaultRecordSize  = 100
+	DefaultPartitions  = 6
+	DefaultReplication = 1
+	DefaultAcks        = "all"
+	DefaultCompression = "none"
+)
+
+// Options describes one benchmark load. Zero values take the defaults above;
+// Topic defaults to "zkafka-bench-<unix ms>".
+type Options struct {
+	Brokers     []string      // bootstrap servers of the target cluster
+	Topic       string        // default "zkafka-bench-<unix ms>"
+	Records     int           // default 100000
+	RecordSize  int           // bytes per value, default 100; random (incompressible) payload
+	Partitions  int32         // default 6
+	Replication int16         // default 1
+	Acks        string        // "0", "1", "all" (default "all")
+	Compression string        // "none" (default), "snappy", "lz4", "zstd", "gzip"
+	Idempotent  bool          // default false: our broker lacks InitProducerId for now
+	Linger      time.Duration // kgo's default if 0
+}
+
+// withDefaults fills zero fields and rejects values no run could use.
+func (o Options) withDefaults() (Options, error) {
+	if o.Topic == "" {
+		o.Topic = fmt.Sprintf("zkafka-bench-%d", time.Now().UnixMilli())
+	}
+	if o.Records == 0 {
+		o.Records = DefaultRecords
+	}
+	if o.RecordSize == 0 {
+		o.RecordSize = DefaultRecordSize
+	}
+	if o.Partitions == 0 {
+		o.Partitions = DefaultPartitions
+	}
+	if o.Replication == 0 {
+		o.Replication = DefaultReplication
+	}
+	if o.Acks == "" {
+		o.Acks = DefaultAcks
+	}
+	if o.Compression == "" {
+		o.Compression = DefaultCompression
+	}
+	switch {
+	case o.Records < 0:
+		return o, fmt.Errorf("records must be positive, got %d", o.Records)
+	case o.RecordSize < 0:
+		return o, fmt.Errorf("record size must be positive, got %d", o.RecordSize)
+	case o.Partitions < 0:
+		return o, fmt.Errorf("partitions must be positive, got %d", o.Partitions)
+	case o.Replication < 0:
+		return o, fmt.Errorf("replication factor must be positive, got %d", o.Replication)
+	case o.Linger < 0:
+		return o, fmt.Errorf("linger must not be negative, got %v", o.Linger)
+	}
+	if _, err := o.requiredAcks(); err != nil {
+		return o, err
+	}
+	if _, err := o.codec(); err != nil {
+		return o, err
+	}
+	// kgo refuses idempotence without acks=all; say so before dialing.
+	if o.Idempotent && o.Acks != "all" {
+		return o, fmt.Errorf("idempotent produce requires acks=all, got acks=%s", o.Acks)
+	}
+	return o, nil
+}
+
+func (o Options) requiredAcks() (kgo.Acks, error) {
+	switch o.Acks {
+	case "0":
+		return kgo.NoAck(), nil
+	case "1":
+		return kgo.LeaderAck(), nil
+	case "all":
+		return kgo.AllISRAcks(), nil
+	}
+	return kgo.Acks{}, fmt.Errorf("acks must be 0, 1 or all, got %q", o.Acks)
+}
+
+func (o Options) codec() (kgo.CompressionCodec, error) {
+	switch o.Compression {
+	case "none":
+		return kgo.NoCompression(), nil
+	case "snappy":
+		return kgo.SnappyCompression(), nil
+	case "lz4":
+		return kgo.Lz4Compression(), nil
+	case "zstd":
+		return kgo.ZstdCompression(), nil
+	case "gzip":
+		return kgo.GzipCompression(), nil
+	}
+	return kgo.CompressionCodec{}, fmt.Errorf("compression must be none, snappy, lz4, zstd or gzip, got %q", o.Compression)
+}
+
+// producerOpts are the kgo options for the benchmark producer.
+func (o Options) producerOpts() ([]kgo.Opt, error) {
+	acks, err := o.requiredAcks()
+	if err != nil {
+		return nil, err
+	}
+	codec, err := o.codec()
+	if err != nil {
+		return nil, err
+	}
+	opts := []kgo.Opt{
+		kgo.SeedBrokers(o.Brokers...),
+		kgo.ClientID("zkafka-bench-producer"),
+		kgo.RequiredAcks(acks),
+		// kgo compresses with snappy unless told otherwise; "none" must be explicit.
+		kgo.ProducerBatchCompression(codec),
+	}
+	if !o.Idempotent {
+		opts = append(opts, kgo.DisableIdempotentWrite())
+	}
+	if o.Linger > 0 {
+		opts = append(opts, kgo.ProducerLinger(o.Linger))
+	}
+	return opts, nil
+}

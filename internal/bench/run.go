@@ -1,0 +1,362 @@
+package bench
+
+import (
+	"context"
+	"crypto/rand"
+	"errors"
+	"fmt"
+	"io"
+	"math"
+	"slices"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/twmb/franz-go/pkg/kadm"
+	"github.com/twmb/franz-go/pkg/kerr"
+	"github.com/twmb/franz-go/pkg/kfake"
+	"github.com/twmb/franz-go/pkg/kgo"
+	"github.com/twmb/franz-go/pkg/kversion"
+	"go.uber.org/zap"
+	"go.uber.org/zap/zapcore"
+)
+
+// KfakeTarget is the Result.Target of RunKfake.
+const KfakeTarget = "kfake"
+
+// Result is what one run measured against one target. Rates count record
+// values only (no keys, headers or framing); MB is 10^6 bytes.
+type Result struct {
+	Target  string // the bootstrap servers, or KfakeTarget
+	Records int    // records produced, and consumed back
+	Bytes   int64  // value bytes produced
+
+	ProduceDuration time.Duration // first enqueue to last acknowledgement
+	ConsumeDuration time.Duration // consumer creation to last record
+
+	ProduceRecordsPerSec, ProduceMBPerSec float64
+	ConsumeRecordsPerSec, ConsumeMBPerSec float64
+
+	P50, P99 time.Duration // produce latency: record enqueue to its promise
+}
+
+// Run produces opts.Records records to opts.Brokers, then consumes them all
+// back with a fresh client. Progress is logged to log (nil discards it).
+func Run(ctx context.Context, opts Options, log io.Writer) (Result, error) {
+	opts, err := opts.withDefaults()
+	if err != nil {
+		return Result{}, fmt.Errorf("bench: %w", err)
+	}
+	if len(opts.Brokers) == 0 {
+		return Result{}, errors.New("bench: no bootstrap brokers")
+	}
+	return run(ctx, opts, newLogger(log), strings.Join(opts.Brokers, ","))
+}
+
+// RunKfake runs the same load as Run against an in-process kfake cluster of
+// three brokers on random ports, capped at Kafka 2.8's API versions so that
+// it speaks what zkafka speaks. opts.Brokers is ignored; the cluster is
+// closed before RunKfake returns.
+func RunKfake(ctx context.Context, opts Options, log io.Writer) (Result, error) {
+	opts, err := opts.withDefaults()
+	if err != nil {
+		return Result{}, fmt.Errorf("bench: %w", err)
+	}
+	cluster, err := kfake.NewCluster(kfake.NumBrokers(3), kfake.MaxVersions(kversion.V2_8_0()))
+	if err != nil {
+		return Result{}, fmt.Errorf("bench: start kfake cluster: %w", err)
+	}
+	defer cluster.Close()
+	opts.Brokers = cluster.ListenAddrs()
+	return run(ctx, opts, newLogger(log), KfakeTarget)
+}
+
+func run(ctx context.Context, opts Options, logger *zap.Logger, target string) (Result, error) {
+	logger = logger.With(zap.String("target", target), zap.String("topic", opts.Topic))
+	res, err := measure(ctx, opts, logger)
+	if err != nil {
+		return Result{}, fmt.Errorf("bench %s: %w", target, err)
+	}
+	res.Target = target
+	return res, nil
+}
+
+func measure(ctx context.Context, opts Options, logger *zap.Logger) (Result, error) {
+	popts, err := opts.producerOpts()
+	if err != nil {
+		return Result{}, err
+	}
+	producer, err := kgo.NewClient(popts...)
+	if err != nil {
+		return Result{}, fmt.Errorf("new producer client: %w", err)
+	}
+	defer producer.Close()
+
+	from, err := prepareTopic(ctx, kadm.NewClient(producer), opts, logger)
+	if err != nil {
+		return Result{}, err
+	}
+
+	logger.Info("producing", zap.Int("records", opts.Records), zap.Int("record-size", opts.RecordSize),
+		zap.String("acks", opts.Acks), zap.String("compression", opts.Compression), zap.Bool("idempotent", opts.Idempotent))
+	p, err := produce(ctx, producer, opts)
+	if err != nil {
+		return Result{}, err
+	}
+	logger.Info("produced", zap.Duration("duration", p.duration), zap.Duration("p50", p.p50), zap.Duration("p99", p.p99))
+
+	c, err := consume(ctx, opts, from)
+	if err != nil {
+		return Result{}, err
+	}
+	if c.records > opts.Records {
+		// Without idempotence a retried produce may be written twice; a
+		// reused topic may also have another writer.
+		logger.Warn("consumed more records than produced", zap.Int("consumed", c.records), zap.Int("produced", opts.Records))
+	}
+	logger.Info("consumed", zap.Int("records", c.records), zap.Duration("duration", c.duration))
+
+	bytes := int64(opts.Records) * int64(opts.RecordSize)
+	return Result{
+		Records:              opts.Records,
+		Bytes:                bytes,
+		ProduceDuration:      p.duration,
+		ConsumeDuration:      c.duration,
+		ProduceRecordsPerSec: perSecond(float64(opts.Records), p.duration),
+		ProduceMBPerSec:      perSecond(float64(bytes)/1e6, p.duration),
+		ConsumeRecordsPerSec: perSecond(float64(opts.Records), c.duration),
+		ConsumeMBPerSec:      perSecond(float64(bytes)/1e6, c.duration),
+		P50:                  p.p50,
+		P99:                  p.p99,
+	}, nil
+}
+
+// prepareTopic creates the topic, or accepts one that already exists, and
+// waits until every partition has a leader. For a new topic it returns nil:
+// the consumer reads from the start. For an existing one it returns the
+// current end offsets, so that only this run's records are read and counted.
+func prepareTopic(ctx context.Context, adm *kadm.Client, opts Options, logger *zap.Logger) (map[int32]kgo.Offset, error) {
+	_, err := adm.CreateTopic(ctx, opts.Partitions, opts.Replication, nil, opts.Topic)
+	existed := errors.Is(err, kerr.TopicAlreadyExists)
+	if err != nil && !existed {
+		return nil, fmt.Errorf("create topic %s (partitions %d, replication factor %d): %w",
+			opts.Topic, opts.Partitions, opts.Replication, err)
+	}
+	want := opts.Partitions
+	if existed {
+		want = 0 // any partition count is acceptable for a topic made by someone else
+	}
+	if err := awaitLeaders(ctx, adm, opts.Topic, want); err != nil {
+		return nil, err
+	}
+	if !existed {
+		logger.Info("created topic", zap.Int32("partitions", opts.Partitions), zap.Int16("replication-factor", opts.Replication))
+		return nil, nil
+	}
+	ends, err := adm.ListEndOffsets(ctx, opts.Topic)
+	if err == nil {
+		err = ends.Error()
+	}
+	if err != nil {
+		return nil, fmt.Errorf("list end offsets of existing topic %s: %w", opts.Topic, err)
+	}
+	logger.Info("reusing existing topic; consuming from its current end offsets")
+	return ends.KOffsets()[opts.Topic], nil
+}
+
+// leaderPollInterval is how often awaitLeaders asks for metadata again.
+const leaderPollInterval = 50 * time.Millisecond
+
+// awaitLeaders polls metadata until topic has partitions (exactly want of
+// them, if want > 0) that all have a leader. A broker may answer CreateTopics
+// before its metadata shows the topic; without this wait that delay would
+// be billed to the producer, or exhaust kgo's unknown-topic retries.
+func awaitLeaders(ctx context.Context, adm *kadm.Client, topic string, want int32) error {
+	tick := time.NewTicker(leaderPollInterval)
+	defer tick.Stop()
+	for {
+		notReady := leadersMissing(ctx, adm, topic, want)
+		if notReady == nil {
+			return nil
+		}
+		select {
+		case <-ctx.Done():
+			return fmt.Errorf("wait for leaders of topic %s: %w (last: %w)", topic, context.Cause(ctx), notReady)
+		case <-tick.C:
+		}
+	}
+}
+
+// leadersMissing says why topic is not ready, or returns nil if it is.
+func leadersMissing(ctx context.Context, adm *kadm.Client, topic string, want int32) error {
+	md, err := adm.Metadata(ctx, topic)
+	if err != nil {
+		return fmt.Errorf("metadata request: %w", err)
+	}
+	td, ok := md.Topics[topic]
+	switch {
+	case !ok:
+		return errors.New("topic absent from metadata")
+	case td.Err != nil:
+		return td.Err
+	case len(td.Partitions) == 0 || (want > 0 && int32(len(td.Partitions)) != want):
+		return fmt.Errorf("metadata lists %d partitions", len(td.Partitions))
+	}
+	for _, pd := range td.Partitions {
+		if pd.Err != nil {
+			return fmt.Errorf("partition %d: %w", pd.Partition, pd.Err)
+		}
+		if pd.Leader < 0 {
+			return fmt.Errorf("partition %d has no leader", pd.Partition)
+		}
+	}
+	return nil
+}
+
+type produceStats struct {
+	duration time.Duration
+	p50, p99 time.Duration
+}
+
+// produce enqueues every record and waits for every promise. The first
+// failed promise cancels the rest: a benchmark of a lossy broker is not a
+// benchmark.
+func produce(ctx context.Context, cl *kgo.Client, opts Options) (produceStats, error) {
+	values := newPayloads(opts.Records, opts.RecordSize)
+	latencies := make([]time.Duration, opts.Records)
+	prodCtx, abort := context.WithCancelCause(ctx)
+	defer abort(nil)
+
+	var (
+		wg    sync.WaitGroup
+		acked atomic.Int64
+	)
+	begin := time.Now()
+	for i := 0; i < opts.Records && prodCtx.Err() == nil; i++ {
+		wg.Add(1)
+		enqueued := time.Now()
+		cl.Produce(prodCtx, &kgo.Record{Topic: opts.Topic, Value: values.value(i)}, func(r *kgo.Record, err error) {
+			defer wg.Done()
+			if err != nil {
+				abort(fmt.Errorf("record to %s[%d]: %w", r.Topic, r.Partition, err))
+				return
+			}
+			latencies[i] = time.Since(enqueued)
+			acked.Add(1)
+		})
+	}
+	if err := cl.Flush(prodCtx); err != nil {
+		// Closing fails every record still buffered, so every promise runs.
+		cl.Close()
+	}
+	wg.Wait()
+	elapsed := time.Since(begin)
+	if err := context.Cause(prodCtx); err != nil {
+		return produceStats{}, fmt.Errorf("produce aborted after %d of %d records were acknowledged: %w",
+			acked.Load(), opts.Records, err)
+	}
+
+	slices.Sort(latencies)
+	return produceStats{
+		duration: elapsed,
+		p50:      percentile(latencies, 0.50),
+		p99:      percentile(latencies, 0.99),
+	}, nil
+}
+
+type consumeStats struct {
+	records  int
+	duration time.Duration
+}
+
+// consume reads the topic with a new, groupless client until it has seen
+// opts.Records records, from the start (from == nil) or from the given
+// offsets of a reused topic.
+func consume(ctx context.Context, opts Options, from map[int32]kgo.Offset) (consumeStats, error) {
+	begin := time.Now()
+	copts := []kgo.Opt{kgo.SeedBrokers(opts.Brokers...), kgo.ClientID("zkafka-bench-consumer")}
+	if from == nil {
+		copts = append(copts, kgo.ConsumeTopics(opts.Topic), kgo.ConsumeResetOffset(kgo.NewOffset().AtStart()))
+	} else {
+		copts = append(copts, kgo.ConsumePartitions(map[string]map[int32]kgo.Offset{opts.Topic: from}))
+	}
+	cl, err := kgo.NewClient(copts...)
+	if err != nil {
+		return consumeStats{}, fmt.Errorf("new consumer client: %w", err)
+	}
+	defer cl.Close()
+
+	var (
+		records int
+		bytes   int64
+	)
+	for records < opts.Records {
+		fetches := cl.PollFetches(ctx)
+		if ctx.Err() != nil {
+			return consumeStats{}, fmt.Errorf("consumed %d of %d records: %w", records, opts.Records, context.Cause(ctx))
+		}
+		if err := fetches.Err(); err != nil {
+			return consumeStats{}, fmt.Errorf("fetch after %d of %d records: %w", records, opts.Records, err)
+		}
+		fetches.EachRecord(func(r *kgo.Record) {
+			records++
+			bytes += int64(len(r.Value))
+		})
+	}
+	elapsed := time.Since(begin)
+	if want := int64(opts.Records) * int64(opts.RecordSize); records == opts.Records && bytes != want {
+		return consumeStats{}, fmt.Errorf("consumed %d records holding %d value bytes, produced %d", records, bytes, want)
+	}
+	return consumeStats{records: records, duration: elapsed}, nil
+}
+
+// maxPoolBytes bounds the random bytes that values are cut from. kgo
+// compresses each batch on its own and a batch holds at most a megabyte by
+// default, so values drawn from a pool this size do not repeat within a
+// batch and stay incompressible, without holding Records×RecordSize bytes.
+const maxPoolBytes = 32 << 20
+
+type payloads struct {
+	pool []byte
+	size int
+	span int // number of distinct start offsets in pool
+}
+
+func newPayloads(records, size int) payloads {
+	n := max(size, int(min(int64(records)*int64(size), maxPoolBytes)))
+	pool := make([]byte, n)
+	rand.Read(pool)
+	return payloads{pool: pool, size: size, span: n - size + 1}
+}
+
+// value is record i's value. Values alias the pool, which kgo only reads.
+func (p payloads) value(i int) []byte {
+	off := (i * p.size) % p.span
+	return p.pool[off : off+p.size : off+p.size]
+}
+
+// percentile is the nearest-rank percentile of sorted, or 0 if it is empty.
+func percentile(sorted []time.Duration, q float64) time.Duration {
+	if len(sorted) == 0 {
+		return 0
+	}
+	rank := int(math.Ceil(q*float64(len(sorted)))) - 1
+	return sorted[min(max(rank, 0), len(sorted)-1)]
+}
+
+func perSecond(amount float64, d time.Duration) float64 {
+	if d <= 0 {
+		return 0
+	}
+	return amount / d.Seconds()
+}
+
+// newLogger writes human-readable log lines to w, or discards them if w is nil.
+func newLogger(w io.Writer) *zap.Logger {
+	if w == nil {
+		return zap.NewNop()
+	}
+	enc := zapcore.NewConsoleEncoder(zap.NewDevelopmentEncoderConfig())
+	return zap.New(zapcore.NewCore(enc, zapcore.Lock(zapcore.AddSync(w)), zapcore.InfoLevel)).Named("bench")
+}
