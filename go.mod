@@ -1,6 +1,6 @@
 module github.com/zkafka/zkafka
 
-go 1.26
+go 1.26.0
 
 require (
 	github.com/go-zookeeper/zk v1.0.4 // indirect
