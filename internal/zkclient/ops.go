@@ -1,0 +1,274 @@
+package zkclient
+
+import (
+	"errors"
+	"fmt"
+	"strings"
+
+	"github.com/go-zookeeper/zk"
+)
+
+// openACL is Kafka's default: znodes anyone may read and write (zookeeper.set.acl=false).
+var openACL = zk.WorldACL(zk.PermAll)
+
+// full maps a chroot-relative path to the server's path.
+func (c *Client) full(path string) (string, error) {
+	if c.chroot == "" {
+		return path, nil // go-zookeeper validates it
+	}
+	if !strings.HasPrefix(path, "/") {
+		return "", fmt.Errorf("%w: %q", zk.ErrInvalidPath, path)
+	}
+	if path == "/" {
+		return c.chroot, nil
+	}
+	return c.chroot + path, nil
+}
+
+// relative maps a server path back into the chroot.
+func (c *Client) relative(path string) string {
+	switch {
+	case c.chroot == "":
+		return path
+	case path == c.chroot:
+		return "/"
+	case strings.HasPrefix(path, c.chroot+"/"):
+		return path[len(c.chroot):]
+	}
+	return path
+}
+
+// watch hands a watch channel to the caller, with the chroot stripped from the event's path.
+func (c *Client) watch(ch <-chan zk.Event) <-chan zk.Event {
+	if c.chroot == "" {
+		return ch
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.closed {
+		// go-zookeeper is closing every watch with EventNotWatching; no path to rewrite matters.
+		return ch
+	}
+	out := make(chan zk.Event, 1)
+	c.watchers.Add(1)
+	go func() {
+		defer c.watchers.Done()
+		defer close(out)
+		// go-zookeeper sends at most one event, then closes ch.
+		for ev := range ch {
+			ev.Path = c.relative(ev.Path)
+			out <- ev
+		}
+	}()
+	return out
+}
+
+// Get returns a znode's data and stat.
+func (c *Client) Get(path string) ([]byte, *zk.Stat, error) {
+	p, err := c.full(path)
+	if err != nil {
+		return nil, nil, fmt.Errorf("zk get %s: %w", path, err)
+	}
+	data, stat, err := c.conn.Get(p)
+	if err != nil {
+		return nil, nil, fmt.Errorf("zk get %s: %w", path, err)
+	}
+	return data, stat, nil
+}
+
+// GetW is Get plus a one-shot watch for the znode's data changing or the znode being deleted.
+func (c *Client) GetW(path string) ([]byte, *zk.Stat, <-chan zk.Event, error) {
+	p, err := c.full(path)
+	if err != nil {
+		return nil, nil, nil, fmt.Errorf("zk get %s: %w", path, err)
+	}
+	data, stat, ch, err := c.conn.GetW(p)
+	if err != nil {
+		return nil, nil, nil, fmt.Errorf("zk get %s: %w", path, err)
+	}
+	return data, stat, c.watch(ch), nil
+}
+
+// Exists reports whether a znode exists, with its stat if it does.
+func (c *Client) Exists(path string) (bool, *zk.Stat, error) {
+	p, err := c.full(path)
+	if err != nil {
+		return false, nil, fmt.Errorf("zk exists %s: %w", path, err)
+	}
+	ok, stat, err := c.conn.Exists(p)
+	if err != nil {
+		return false, nil, fmt.Errorf("zk exists %s: %w", path, err)
+	}
+	return ok, stat, nil
+}
+
+// ExistsW is Exists plus a one-shot watch for the znode being created, changed or deleted.
+func (c *Client) ExistsW(path string) (bool, *zk.Stat, <-chan zk.Event, error) {
+	p, err := c.full(path)
+	if err != nil {
+		return false, nil, nil, fmt.Errorf("zk exists %s: %w", path, err)
+	}
+	ok, stat, ch, err := c.conn.ExistsW(p)
+	if err != nil {
+		return false, nil, nil, fmt.Errorf("zk exists %s: %w", path, err)
+	}
+	return ok, stat, c.watch(ch), nil
+}
+
+// Children returns the names (not paths) of a znode's children.
+func (c *Client) Children(path string) ([]string, *zk.Stat, error) {
+	p, err := c.full(path)
+	if err != nil {
+		return nil, nil, fmt.Errorf("zk children %s: %w", path, err)
+	}
+	children, stat, err := c.conn.Children(p)
+	if err != nil {
+		return nil, nil, fmt.Errorf("zk children %s: %w", path, err)
+	}
+	return children, stat, nil
+}
+
+// ChildrenW is Children plus a one-shot watch for a child being added or removed, or the znode
+// being deleted.
+func (c *Client) ChildrenW(path string) ([]string, *zk.Stat, <-chan zk.Event, error) {
+	p, err := c.full(path)
+	if err != nil {
+		return nil, nil, nil, fmt.Errorf("zk children %s: %w", path, err)
+	}
+	children, stat, ch, err := c.conn.ChildrenW(p)
+	if err != nil {
+		return nil, nil, nil, fmt.Errorf("zk children %s: %w", path, err)
+	}
+	return children, stat, c.watch(ch), nil
+}
+
+// Create creates a znode and returns its path, which for a sequential znode carries the sequence
+// number. flags are zk.FlagEphemeral, zk.FlagSequence or both; a nil acl means open to all.
+func (c *Client) Create(path string, data []byte, flags int32, acl []zk.ACL) (string, error) {
+	p, err := c.full(path)
+	if err != nil {
+		return "", fmt.Errorf("zk create %s: %w", path, err)
+	}
+	if acl == nil {
+		acl = openACL
+	}
+	created, err := c.conn.Create(p, data, flags, acl)
+	if err != nil {
+		return "", fmt.Errorf("zk create %s: %w", path, err)
+	}
+	return c.relative(created), nil
+}
+
+// CreateIfMissing creates a persistent znode with data, and any missing parents with empty data.
+// An existing znode is left as it is.
+func (c *Client) CreateIfMissing(path string, data []byte) error {
+	p, err := c.full(path)
+	if err != nil {
+		return fmt.Errorf("zk create %s: %w", path, err)
+	}
+	if err := c.ensurePath(p, data); err != nil {
+		return fmt.Errorf("zk create %s: %w", path, err)
+	}
+	return nil
+}
+
+// ensurePath creates a persistent znode (a server path) and its missing parents. It tries the
+// znode first, since its parents usually exist.
+func (c *Client) ensurePath(p string, data []byte) error {
+	_, err := c.conn.Create(p, data, 0, openACL)
+	if err == nil || errors.Is(err, zk.ErrNodeExists) {
+		return nil
+	}
+	if !errors.Is(err, zk.ErrNoNode) {
+		return err
+	}
+	for i := 1; i < len(p); i++ {
+		if p[i] != '/' {
+			continue
+		}
+		if _, err := c.conn.Create(p[:i], nil, 0, openACL); err != nil && !errors.Is(err, zk.ErrNodeExists) {
+			return err
+		}
+	}
+	if _, err := c.conn.Create(p, data, 0, openACL); err != nil && !errors.Is(err, zk.ErrNodeExists) {
+		return err
+	}
+	return nil
+}
+
+// Set replaces a znode's data if its version matches (-1 matches any).
+func (c *Client) Set(path string, data []byte, version int32) (*zk.Stat, error) {
+	p, err := c.full(path)
+	if err != nil {
+		return nil, fmt.Errorf("zk set %s: %w", path, err)
+	}
+	stat, err := c.conn.Set(p, data, version)
+	if err != nil {
+		return nil, fmt.Errorf("zk set %s: %w", path, err)
+	}
+	return stat, nil
+}
+
+// Delete deletes a znode if its version matches (-1 matches any).
+func (c *Client) Delete(path string, version int32) error {
+	p, err := c.full(path)
+	if err != nil {
+		return fmt.Errorf("zk delete %s: %w", path, err)
+	}
+	if err := c.conn.Delete(p, version); err != nil {
+		return fmt.Errorf("zk delete %s: %w", path, err)
+	}
+	return nil
+}
+
+// Multi runs ops atomically: all succeed or none is applied. Each op is a *zk.CreateRequest (a nil
+// Acl means open to all), *zk.SetDataRequest, *zk.DeleteRequest or *zk.CheckVersionRequest, with
+// chroot-relative paths; the caller's ops are not modified. On failure the error is the first
+// failing op's (zk.ErrBadVersion for a failed check), and the responses, when the server sent
+// them, say which op failed.
+func (c *Client) Multi(ops ...any) ([]zk.MultiResponse, error) {
+	mapped := make([]any, len(ops))
+	for i, op := range ops {
+		var (
+			m   any
+			err error
+		)
+		switch o := op.(type) {
+		case *zk.CreateRequest:
+			cp := *o
+			if cp.Acl == nil {
+				cp.Acl = openACL
+			}
+			cp.Path, err = c.full(o.Path)
+			m = &cp
+		case *zk.SetDataRequest:
+			cp := *o
+			cp.Path, err = c.full(o.Path)
+			m = &cp
+		case *zk.DeleteRequest:
+			cp := *o
+			cp.Path, err = c.full(o.Path)
+			m = &cp
+		case *zk.CheckVersionRequest:
+			cp := *o
+			cp.Path, err = c.full(o.Path)
+			m = &cp
+		default:
+			return nil, fmt.Errorf("zk multi: op %d: unsupported type %T", i, op)
+		}
+		if err != nil {
+			return nil, fmt.Errorf("zk multi: op %d: %w", i, err)
+		}
+		mapped[i] = m
+	}
+	res, err := c.conn.Multi(mapped...)
+	for i := range res {
+		if res[i].String != "" {
+			res[i].String = c.relative(res[i].String)
+		}
+	}
+	if err != nil {
+		return res, fmt.Errorf("zk multi: %w", err)
+	}
+	return res, nil
+}

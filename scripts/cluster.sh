@@ -1,0 +1,277 @@
+#!/usr/bin/env bash
+# A local zkafka cluster: ZooKeeper on 127.0.0.1:2181 and brokers 1-3 on 9092-9094.
+# Everything it writes (data, logs, pid files) lives under ./data.
+#
+#   ./scripts/cluster.sh up           install ZooKeeper if needed, build, start all, wait for registration
+#   ./scripts/cluster.sh down         stop the brokers (SIGTERM, then SIGKILL), then ZooKeeper
+#   ./scripts/cluster.sh status       each process: running or stopped, pid, port
+#   ./scripts/cluster.sh logs [N|zk]  follow all logs, broker N's, or ZooKeeper's
+#   ./scripts/cluster.sh kill N       kill -9 broker N (a crash)
+#   ./scripts/cluster.sh restart N    stop broker N and start it again
+#   ./scripts/cluster.sh reset        down, then delete ./data
+set -euo pipefail
+
+cd "$(dirname "${BASH_SOURCE[0]}")/.."
+# shellcheck source=scripts/lib.sh
+. scripts/lib.sh
+
+ROOT=$PWD
+DATA=$ROOT/data
+RUN=$DATA/run
+LOGS=$DATA/logs
+BIN=$ROOT/bin/zkafka
+ZK_PORT=2181
+BROKERS=(1 2 3)
+BROKER_STOP_TIMEOUT=30
+ZK_PATTERN=QuorumPeerMain
+SLF4J_SIMPLE=/usr/share/java/slf4j-simple.jar
+
+broker_port() { echo $((9091 + $1)); }
+broker_pattern() { echo "zkafka broker config/server-$1.properties"; }
+
+# pid_of NAME PATTERN prints the pid recorded for NAME if that process is still running.
+pid_of() {
+	local file=$RUN/$1.pid pid
+	[ -f "$file" ] || return 0
+	pid=$(<"$file")
+	if alive "$pid" "$2"; then
+		echo "$pid"
+	fi
+}
+
+# start_detached NAME COMMAND... starts COMMAND in its own session (so Ctrl-C here or closing the
+# terminal does not reach it), logging to $LOGS/NAME.log and recording its pid.
+start_detached() {
+	local name=$1
+	shift
+	mkdir -p "$RUN" "$LOGS"
+	setsid "$@" >>"$LOGS/$name.log" 2>&1 </dev/null &
+	echo $! >"$RUN/$name.pid"
+}
+
+# stop NAME PATTERN TIMEOUT sends SIGTERM, waits up to TIMEOUT seconds, then sends SIGKILL.
+stop() {
+	local name=$1 pattern=$2 timeout=$3 pid
+	pid=$(pid_of "$name" "$pattern")
+	if [ -z "$pid" ]; then
+		rm -f "$RUN/$name.pid"
+		return 0
+	fi
+	log "stopping $name (pid $pid)"
+	kill -TERM "$pid" 2>/dev/null || true
+	if ! wait_until "$timeout" "$name to exit" gone "$pid" "$pattern"; then
+		log "$name did not exit after SIGTERM; sending SIGKILL"
+		kill_group "$pid"
+		wait_until 10 "$name to die" gone "$pid" "$pattern"
+	fi
+	rm -f "$RUN/$name.pid"
+}
+gone() { ! alive "$@"; }
+
+# kill_group sends SIGKILL to everything in the process group that start_detached's setsid made
+# (its leader is PID), so no child of a crashed process survives.
+kill_group() {
+	kill -KILL -- "-$1" 2>/dev/null || kill -KILL "$1" 2>/dev/null || true
+}
+
+# await_start NAME PATTERN SECONDS CHECK... waits until CHECK succeeds, failing at once (with the
+# end of NAME's log) if the process exits first.
+await_start() {
+	local name=$1 pattern=$2 limit=$3
+	local deadline=$((SECONDS + limit))
+	shift 3
+	until "$@"; do
+		if [ -z "$(pid_of "$name" "$pattern")" ]; then
+			tail_log "$name"
+			die "$name exited during start-up"
+		fi
+		if ((SECONDS >= deadline)); then
+			tail_log "$name"
+			die "$name is not ready after ${limit}s"
+		fi
+		sleep 0.2
+	done
+}
+
+tail_log() {
+	log "--- last lines of $LOGS/$1.log ---"
+	tail -n 20 "$LOGS/$1.log" >&2 || true
+}
+
+zk_start() {
+	local pid cp
+	pid=$(pid_of zookeeper "$ZK_PATTERN")
+	if [ -n "$pid" ]; then
+		log "zookeeper already running (pid $pid)"
+		return 0
+	fi
+	if port_open "$ZK_PORT"; then
+		die "port $ZK_PORT is in use by a process this script did not start"
+	fi
+	mkdir -p "$DATA/zookeeper"
+	sed "s|@DATA_DIR@|$DATA/zookeeper|" config/zookeeper.cfg >"$DATA/zookeeper/zoo.cfg"
+	cp=$ZK_JAR
+	[ -f "$SLF4J_SIMPLE" ] && cp=$cp:$SLF4J_SIMPLE
+	log "starting zookeeper on 127.0.0.1:$ZK_PORT (log $LOGS/zookeeper.log)"
+	start_detached zookeeper java -Xmx128m -cp "$cp" \
+		-Dorg.slf4j.simpleLogger.showDateTime=true \
+		-Dorg.slf4j.simpleLogger.dateTimeFormat=HH:mm:ss.SSS \
+		org.apache.zookeeper.server.quorum.QuorumPeerMain "$DATA/zookeeper/zoo.cfg"
+	await_start zookeeper "$ZK_PATTERN" 30 zk_serving "$ZK_PORT"
+}
+
+broker_start() {
+	local n=$1 pid port
+	port=$(broker_port "$n")
+	pid=$(pid_of "broker-$n" "$(broker_pattern "$n")")
+	if [ -n "$pid" ]; then
+		log "broker $n already running (pid $pid)"
+		return 0
+	fi
+	[ -x "$BIN" ] || die "$BIN is missing; run ./scripts/cluster.sh up"
+	if port_open "$port"; then
+		die "port $port (broker $n) is in use by a process this script did not start"
+	fi
+	log "starting broker $n on 127.0.0.1:$port (log $LOGS/broker-$n.log)"
+	# Relative paths in server-N.properties (log.dirs=./data/broker-N) resolve against $ROOT.
+	start_detached "broker-$n" bin/zkafka broker "config/server-$n.properties"
+}
+
+broker_wait() {
+	await_start "broker-$1" "$(broker_pattern "$1")" 60 port_open "$(broker_port "$1")"
+}
+
+# registered_brokers prints how many broker ids /brokers/ids lists.
+registered_brokers() {
+	local last
+	last=$(zk_cli -server "127.0.0.1:$ZK_PORT" ls /brokers/ids 2>&1 | tail -n 1)
+	case $last in
+	\[*\]) tr -cd '0-9,' <<<"$last" | tr ',' '\n' | grep -c . || true ;;
+	*) echo 0 ;;
+	esac
+}
+
+all_registered() { [ "$(registered_brokers)" -eq "${#BROKERS[@]}" ]; }
+
+build() {
+	ensure_go
+	log "building bin/zkafka"
+	mkdir -p "$ROOT/bin"
+	go build -o "$BIN" ./cmd/zkafka
+}
+
+cmd_up() {
+	ensure_packages
+	zk_start
+	if ! build; then
+		log "build of ./cmd/zkafka failed: zookeeper is running on 127.0.0.1:$ZK_PORT, no broker was started"
+		log "fix the build and run ./scripts/cluster.sh up again, or ./scripts/cluster.sh down"
+		exit 1
+	fi
+	local n
+	for n in "${BROKERS[@]}"; do broker_start "$n"; done
+	for n in "${BROKERS[@]}"; do broker_wait "$n"; done
+	if ! wait_until 60 "${#BROKERS[@]} brokers in /brokers/ids" all_registered; then
+		die "brokers are listening but /brokers/ids lists $(registered_brokers) of ${#BROKERS[@]}"
+	fi
+	cat <<-MSG
+		zkafka is up: ZooKeeper 127.0.0.1:$ZK_PORT, brokers localhost:9092, localhost:9093, localhost:9094
+
+		  kcat -b localhost:9092 -L                         # cluster metadata
+		  ./scripts/zookeeper-shell.sh localhost:2181 ls /brokers/ids
+		  ./scripts/zookeeper-shell.sh localhost:2181 get /controller
+		  ./scripts/cluster.sh status | logs [N] | kill N | restart N | down
+	MSG
+}
+
+cmd_down() {
+	local i
+	# One at a time, last first, so each broker's controlled shutdown can hand over its leaders.
+	for ((i = ${#BROKERS[@]} - 1; i >= 0; i--)); do
+		stop "broker-${BROKERS[i]}" "$(broker_pattern "${BROKERS[i]}")" "$BROKER_STOP_TIMEOUT"
+	done
+	stop zookeeper "$ZK_PATTERN" 10
+	log "cluster stopped"
+}
+
+cmd_status() {
+	local pid mode n
+	printf '%-10s %-8s %-8s %s\n' PROCESS STATE PID PORT
+	pid=$(pid_of zookeeper "$ZK_PATTERN")
+	if [ -n "$pid" ]; then
+		mode=$(zk_srvr "$ZK_PORT" | sed -n 's/^Mode: //p')
+		printf '%-10s %-8s %-8s %s\n' zookeeper running "$pid" "$ZK_PORT ${mode:+($mode)}"
+	else
+		printf '%-10s %-8s %-8s %s\n' zookeeper stopped - "$ZK_PORT"
+	fi
+	for n in "${BROKERS[@]}"; do
+		pid=$(pid_of "broker-$n" "$(broker_pattern "$n")")
+		printf '%-10s %-8s %-8s %s\n' "broker-$n" "$([ -n "$pid" ] && echo running || echo stopped)" \
+			"${pid:--}" "$(broker_port "$n")"
+	done
+}
+
+cmd_logs() {
+	local which=${1:-}
+	case $which in
+	"") set -- "$LOGS"/*.log ;;
+	zk | zookeeper) set -- "$LOGS/zookeeper.log" ;;
+	*) check_broker "$which" && set -- "$LOGS/broker-$which.log" ;;
+	esac
+	[ -e "$1" ] || die "no logs yet under $LOGS"
+	exec tail -n 50 -F "$@"
+}
+
+check_broker() {
+	local n
+	for n in "${BROKERS[@]}"; do
+		[ "$1" = "$n" ] && return 0
+	done
+	die "unknown broker '$1' (brokers: ${BROKERS[*]})"
+}
+
+cmd_kill() {
+	local n=${1:-} pid pattern
+	check_broker "$n"
+	pattern=$(broker_pattern "$n")
+	pid=$(pid_of "broker-$n" "$pattern")
+	[ -n "$pid" ] || die "broker $n is not running"
+	kill_group "$pid"
+	wait_until 10 "broker $n to die" gone "$pid" "$pattern"
+	rm -f "$RUN/broker-$n.pid"
+	log "killed broker $n (pid $pid) with SIGKILL"
+}
+
+cmd_restart() {
+	local n=${1:-}
+	check_broker "$n"
+	stop "broker-$n" "$(broker_pattern "$n")" "$BROKER_STOP_TIMEOUT"
+	broker_start "$n"
+	broker_wait "$n"
+	log "broker $n restarted"
+}
+
+cmd_reset() {
+	cmd_down
+	rm -rf "$DATA"
+	log "deleted $DATA"
+}
+
+usage() {
+	sed -n '2,11s/^# \{0,1\}//p' "${BASH_SOURCE[0]}" >&2
+	exit 2
+}
+
+case ${1:-} in
+up) cmd_up ;;
+down)
+	cmd_down
+	log "data kept in $DATA (./scripts/cluster.sh reset deletes it)"
+	;;
+status) cmd_status ;;
+logs) cmd_logs "${2:-}" ;;
+kill) cmd_kill "${2:-}" ;;
+restart) cmd_restart "${2:-}" ;;
+reset) cmd_reset ;;
+*) usage ;;
+esac
