@@ -1,0 +1,111 @@
+package broker
+
+// Produce (key 0), versions 3–9 (Kafka 2.8 serves 0–9; v0–v2 carry the
+// magic 0/1 message formats, which this broker does not store).
+//
+//	v3: transactional id; record batches (magic 2) only
+//	v4: same as v3 (KAFKA_STORAGE_ERROR may be returned)
+//	v5: log start offset in the response
+//	v6, v7: same as v5 (throttling, ZStandard)
+//	v8: per-record errors and an error message (KIP-467)
+//	v9: flexible
+//
+// acks 0 gets no response; acks 1 answers once the leader appended; acks -1
+// (all) answers the same way until follower replication arrives.
+
+import (
+	"context"
+	"errors"
+
+	"github.com/twmb/franz-go/pkg/kerr"
+	"github.com/twmb/franz-go/pkg/kmsg"
+	"go.uber.org/zap"
+
+	"github.com/zkafka/zkafka/zkpaths"
+)
+
+var produceAPI = api{
+	key: 0, min: 3, max: maxVersion(0),
+	handle: func(_ context.Context, s *Server, r *request) kmsg.Response {
+		resp := s.handleProduce(r.body.(*kmsg.ProduceRequest))
+		if r.body.(*kmsg.ProduceRequest).Acks == 0 {
+			return nil
+		}
+		return resp
+	},
+	errorResponse: func(req kmsg.Request, code int16) kmsg.Response {
+		pr := req.(*kmsg.ProduceRequest)
+		return produceResponse(pr, func(string, int32, []byte) kmsg.ProduceResponseTopicPartition {
+			p := kmsg.NewProduceResponseTopicPartition()
+			p.ErrorCode = code
+			return p
+		})
+	},
+}
+
+// produceResponse mirrors the request's topics and partitions, filling each
+// partition's answer with fn.
+func produceResponse(req *kmsg.ProduceRequest, fn func(topic string, partition int32, records []byte) kmsg.ProduceResponseTopicPartition) *kmsg.ProduceResponse {
+	resp := req.ResponseKind().(*kmsg.ProduceResponse)
+	for _, t := range req.Topics {
+		rt := kmsg.ProduceResponseTopic{Topic: t.Topic}
+		for _, p := range t.Partitions {
+			rp := fn(t.Topic, p.Partition, p.Records)
+			rp.Partition = p.Partition
+			rt.Partitions = append(rt.Partitions, rp)
+		}
+		resp.Topics = append(resp.Topics, rt)
+	}
+	return resp
+}
+
+func (s *Server) handleProduce(req *kmsg.ProduceRequest) *kmsg.ProduceResponse {
+	return produceResponse(req, func(topic string, partition int32, records []byte) kmsg.ProduceResponseTopicPartition {
+		rp := kmsg.NewProduceResponseTopicPartition()
+		rp.BaseOffset, rp.LogAppendTime, rp.LogStartOffset = -1, -1, -1
+		if req.Acks != 0 && req.Acks != 1 && req.Acks != -1 {
+			rp.ErrorCode = kerr.InvalidRequiredAcks.Code
+			return rp
+		}
+		if req.TransactionID != nil {
+			rp.ErrorCode = kerr.TransactionalIDAuthorizationFailed.Code
+			return rp
+		}
+		if err := zkpaths.ValidateTopicName(topic); err != nil {
+			rp.ErrorCode = kerr.InvalidTopicException.Code
+			rp.ErrorMessage = kmsg.StringPtr(err.Error())
+			return rp
+		}
+		p, _, err := s.replicas.leaderPartition(topic, partition, -1)
+		if err != nil {
+			rp.ErrorCode = errorCode(err)
+			return rp
+		}
+		info, err := p.appendAsLeader(records)
+		if err != nil {
+			rp.ErrorCode = errorCode(err)
+			rp.ErrorMessage = kmsg.StringPtr(err.Error())
+			if rp.ErrorCode == kerr.UnknownServerError.Code {
+				s.log.Error("Append failed", zap.String("topic", topic), zap.Int32("partition", partition), zap.Error(err))
+			}
+			return rp
+		}
+		rp.BaseOffset = info.FirstOffset
+		rp.LogAppendTime = info.LogAppendTime
+		rp.LogStartOffset = info.LogStartOffset
+		return rp
+	})
+}
+
+// errorCode maps an error to its Kafka code: kerr values (possibly wrapped)
+// keep theirs, anything else is UNKNOWN_SERVER_ERROR.
+func errorCode(err error) int16 {
+	if err == nil {
+		return 0
+	}
+	var ke *kerr.Error
+	if errors.As(err, &ke) {
+		return ke.Code
+	}
+	return kerr.UnknownServerError.Code
+}

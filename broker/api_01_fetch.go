@@ -1,0 +1,149 @@
+package broker
+
+// Fetch (key 1), versions 4–12 (Kafka 2.8 serves 0–12; v0–v3 predate the
+// record-batch format's isolation level and are not served).
+//
+//	v4: isolation level, last stable offset, aborted transactions
+//	v5: log start offset
+//	v6: same as v5
+//	v7: fetch sessions (KIP-227); this broker never creates one (session id 0)
+//	v8: same as v7
+//	v9: current leader epoch per partition (KIP-320)
+//	v10: same as v9
+//	v11: rack and preferred read replica (KIP-392); always -1 here
+//	v12: flexible, last fetched epoch, diverging epoch
+//
+// Consumers read below the high watermark; followers (replica id >= 0) up to
+// the log end offset. When less than min.bytes is ready the fetch waits up to
+// max.wait.ms for an append to any of its partitions.
+
+import (
+	"context"
+	"time"
+
+	"github.com/twmb/franz-go/pkg/kerr"
+	"github.com/twmb/franz-go/pkg/kmsg"
+)
+
+var fetchAPI = api{
+	key: 1, min: 4, max: maxVersion(1),
+	handle: func(ctx context.Context, s *Server, r *request) kmsg.Response {
+		return s.handleFetch(ctx, r.body.(*kmsg.FetchRequest))
+	},
+	errorResponse: func(req kmsg.Request, code int16) kmsg.Response {
+		resp := req.ResponseKind().(*kmsg.FetchResponse)
+		resp.ErrorCode = code
+		for _, t := range req.(*kmsg.FetchRequest).Topics {
+			rt := kmsg.FetchResponseTopic{Topic: t.Topic}
+			for _, p := range t.Partitions {
+				rp := kmsg.NewFetchResponseTopicPartition()
+				rp.Partition, rp.ErrorCode = p.Partition, code
+				rt.Partitions = append(rt.Partitions, rp)
+			}
+			resp.Topics = append(resp.Topics, rt)
+		}
+		return resp
+	},
+}
+
+func (s *Server) handleFetch(ctx context.Context, req *kmsg.FetchRequest) *kmsg.FetchResponse {
+	if req.Version >= 7 && req.SessionID != 0 {
+		resp := req.ResponseKind().(*kmsg.FetchResponse)
+		resp.ErrorCode = kerr.FetchSessionIDNotFound.Code
+		return resp
+	}
+	deadline := time.Now().Add(time.Duration(req.MaxWaitMillis) * time.Millisecond)
+	for {
+		resp, size, failed, wait := s.readFetch(req)
+		if size >= int64(req.MinBytes) || failed || req.MaxWaitMillis <= 0 || len(wait) == 0 {
+			return resp
+		}
+		remaining := time.Until(deadline)
+		if remaining <= 0 {
+			return resp
+		}
+		if !waitAny(ctx, wait, remaining) {
+			// Timed out or shutting down: answer with what there is now.
+			resp, _, _, _ = s.readFetch(req)
+			return resp
+		}
+	}
+}
+
+// waitAny waits until one of chans closes (true) or the timeout or ctx ends
+// (false).
+func waitAny(ctx context.Context, chans []<-chan struct{}, timeout time.Duration) bool {
+	woke := make(chan struct{}, 1)
+	stop := make(chan struct{})
+	defer close(stop)
+	for _, ch := range chans {
+		go func() {
+			select {
+			case <-ch:
+				select {
+				case woke <- struct{}{}:
+				default:
+				}
+			case <-stop:
+			}
+		}()
+	}
+	t := time.NewTimer(timeout)
+	defer t.Stop()
+	select {
+	case <-woke:
+		return true
+	case <-t.C:
+		return false
+	case <-ctx.Done():
+		return false
+	}
+}
+
+// readFetch reads every requested partition once. It returns the response,
+// the record bytes in it, whether any partition failed, and the channels to
+// wait on for more data.
+func (s *Server) readFetch(req *kmsg.FetchRequest) (resp *kmsg.FetchResponse, size int64, failed bool, wait []<-chan struct{}) {
+	resp = req.ResponseKind().(*kmsg.FetchResponse)
+	maxBytes := int64(req.MaxBytes)
+	if req.Version < 3 || maxBytes <= 0 {
+		maxBytes = 1<<31 - 1
+	}
+	follower := req.ReplicaID >= 0
+	for _, t := range req.Topics {
+		rt := kmsg.FetchResponseTopic{Topic: t.Topic}
+		for _, fp := range t.Partitions {
+			rp := kmsg.NewFetchResponseTopicPartition()
+			rp.Partition = fp.Partition
+			rp.HighWatermark, rp.LastStableOffset, rp.LogStartOffset = -1, -1, -1
+			p, _, err := s.replicas.leaderPartition(t.Topic, fp.Partition, fp.CurrentLeaderEpoch)
+			if err != nil {
+				rp.ErrorCode = errorCode(err)
+				failed = true
+				rt.Partitions = append(rt.Partitions, rp)
+				continue
+			}
+			wait = append(wait, p.waitChan())
+			hw := p.HighWatermark()
+			rp.HighWatermark, rp.LastStableOffset, rp.LogStartOffset = hw, hw, p.log.LogStartOffset()
+			bound := hw
+			if follower {
+				bound = p.log.LogEndOffset()
+			}
+			limit := min(int64(fp.PartitionMaxBytes), maxBytes-size)
+			// KIP-74: the first partition returns at least one batch even
+			// when it is larger than the limits, so consumers make progress.
+			records, err := p.log.Read(fp.FetchOffset, int32(max(limit, 0)), bound, size == 0)
+			if err != nil {
+				rp.ErrorCode = errorCode(err)
+				failed = true
+			} else {
+				rp.RecordBatches = records
+				size += int64(len(records))
+			}
+			rt.Partitions = append(rt.Partitions, rp)
+		}
+		resp.Topics = append(resp.Topics, rt)
+	}
+	return resp, size, failed, wait
+}

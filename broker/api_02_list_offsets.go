@@ -1,0 +1,92 @@
+package broker
+
+// ListOffsets (key 2), versions 0–6 (Kafka 2.8).
+//
+//	v0: old-style list of offsets (max_num_offsets)
+//	v1: a single offset and its timestamp
+//	v2: isolation level
+//	v3: same as v2
+//	v4: current leader epoch in the request, leader epoch in the response
+//	v5: same as v4
+//	v6: flexible
+//
+// Timestamp -1 is the latest offset (the high watermark for consumers, the
+// log end offset for a replica), -2 the earliest (log start offset); any
+// other value finds the first offset whose timestamp is at least it.
+
+import (
+	"context"
+
+	"github.com/twmb/franz-go/pkg/kerr"
+	"github.com/twmb/franz-go/pkg/kmsg"
+)
+
+const (
+	latestTimestamp   = -1
+	earliestTimestamp = -2
+)
+
+var listOffsetsAPI = api{
+	key: 2, min: 0, max: maxVersion(2),
+	handle: func(_ context.Context, s *Server, r *request) kmsg.Response {
+		return s.handleListOffsets(r.body.(*kmsg.ListOffsetsRequest))
+	},
+	errorResponse: func(req kmsg.Request, code int16) kmsg.Response {
+		return listOffsetsResponse(req.(*kmsg.ListOffsetsRequest), func(string, kmsg.ListOffsetsRequestTopicPartition) kmsg.ListOffsetsResponseTopicPartition {
+			rp := kmsg.NewListOffsetsResponseTopicPartition()
+			rp.ErrorCode = code
+			return rp
+		})
+	},
+}
+
+func listOffsetsResponse(req *kmsg.ListOffsetsRequest, fn func(string, kmsg.ListOffsetsRequestTopicPartition) kmsg.ListOffsetsResponseTopicPartition) *kmsg.ListOffsetsResponse {
+	resp := req.ResponseKind().(*kmsg.ListOffsetsResponse)
+	for _, t := range req.Topics {
+		rt := kmsg.ListOffsetsResponseTopic{Topic: t.Topic}
+		for _, p := range t.Partitions {
+			rp := fn(t.Topic, p)
+			rp.Partition = p.Partition
+			rt.Partitions = append(rt.Partitions, rp)
+		}
+		resp.Topics = append(resp.Topics, rt)
+	}
+	return resp
+}
+
+func (s *Server) handleListOffsets(req *kmsg.ListOffsetsRequest) *kmsg.ListOffsetsResponse {
+	return listOffsetsResponse(req, func(topic string, lp kmsg.ListOffsetsRequestTopicPartition) kmsg.ListOffsetsResponseTopicPartition {
+		rp := kmsg.NewListOffsetsResponseTopicPartition()
+		rp.Timestamp, rp.Offset = -1, -1
+		p, epoch, err := s.replicas.leaderPartition(topic, lp.Partition, lp.CurrentLeaderEpoch)
+		if err != nil {
+			rp.ErrorCode = errorCode(err)
+			return rp
+		}
+		rp.LeaderEpoch = epoch
+		switch lp.Timestamp {
+		case latestTimestamp:
+			rp.Offset = p.HighWatermark()
+			if req.ReplicaID >= 0 {
+				rp.Offset = p.log.LogEndOffset()
+			}
+		case earliestTimestamp:
+			rp.Offset = p.log.LogStartOffset()
+		default:
+			if lp.Timestamp < 0 {
+				rp.ErrorCode = kerr.UnsupportedVersion.Code
+				return rp
+			}
+			offset, ts, ok := p.log.FetchOffsetByTimestamp(lp.Timestamp)
+			if ok && offset < p.HighWatermark() {
+				rp.Offset, rp.Timestamp = offset, ts
+			}
+		}
+		if req.Version == 0 {
+			if rp.Offset >= 0 && lp.MaxNumOffsets > 0 {
+				rp.OldStyleOffsets = []int64{rp.Offset}
+			}
+		}
+		return rp
+	})
+}

@@ -1,0 +1,64 @@
+package broker
+
+import (
+	"context"
+
+	"github.com/twmb/franz-go/pkg/kerr"
+	"github.com/twmb/franz-go/pkg/kmsg"
+
+	"github.com/zkafka/zkafka/wire"
+)
+
+// api is one Kafka API this broker serves: its supported version range (what
+// ApiVersions advertises) and its handler. Each lives in api_NN_name.go.
+type api struct {
+	key      int16
+	min, max int16
+	// handle answers a request of a supported version; a nil response means
+	// no response is sent (Produce with acks=0).
+	handle func(ctx context.Context, s *Server, r *request) kmsg.Response
+	// errorResponse answers a request of an unsupported version with code on
+	// every entry, in the request's own shape.
+	errorResponse func(req kmsg.Request, code int16) kmsg.Response
+}
+
+// apiTable lists every API the broker serves. Minimum versions are those the
+// v2 record-batch format allows (Produce from v3, Fetch from v4); maxima are
+// Kafka 2.8's.
+func apiTable() map[int16]api {
+	apis := []api{
+		produceAPI,
+		fetchAPI,
+		listOffsetsAPI,
+		metadataAPI,
+		leaderAndIsrAPI,
+		updateMetadataAPI,
+		apiVersionsAPI,
+		createTopicsAPI,
+	}
+	m := make(map[int16]api, len(apis))
+	for _, a := range apis {
+		m[a.key] = a
+	}
+	return m
+}
+
+func (s *Server) supported(key, version int16) bool {
+	a, ok := s.apis[key]
+	return ok && version >= a.min && version <= a.max
+}
+
+// unsupportedVersion answers a request whose version this broker does not
+// serve with UNSUPPORTED_VERSION. ApiVersions gets Kafka's KIP-511 answer;
+// an API the broker does not serve, or a version it cannot even decode, gets
+// nil and the caller answers with a bare error code.
+func (s *Server) unsupportedVersion(h wire.RequestHeader, req kmsg.Request) kmsg.Response {
+	a, ok := s.apis[h.APIKey]
+	switch {
+	case h.APIKey == apiVersionsAPI.key:
+		return s.apiVersionsResponse(0, kerr.UnsupportedVersion.Code)
+	case !ok || h.APIVersion > req.MaxVersion():
+		return nil
+	}
+	return a.errorResponse(req, kerr.UnsupportedVersion.Code)
+}

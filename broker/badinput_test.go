@@ -1,0 +1,219 @@
+package broker_test
+
+import (
+	"bufio"
+	"encoding/binary"
+	"hash/crc32"
+	"net"
+	"testing"
+	"time"
+
+	"github.com/twmb/franz-go/pkg/kerr"
+	"github.com/twmb/franz-go/pkg/kmsg"
+
+	"github.com/zkafka/zkafka/internal/testcluster"
+	"github.com/zkafka/zkafka/wire"
+)
+
+// recordBatch builds a valid v2 batch holding one record per value.
+func recordBatch(values ...[]byte) []byte {
+	var records []byte
+	for i, v := range values {
+		r := kmsg.Record{OffsetDelta: int32(i), Value: v}
+		// AppendTo writes the Length field as given: encode once with 0
+		// (a one-byte varint) to learn the body's size.
+		r.Length = int32(len(r.AppendTo(nil)) - 1)
+		records = r.AppendTo(records)
+	}
+	now := time.Now().UnixMilli()
+	b := kmsg.RecordBatch{
+		Magic: 2, LastOffsetDelta: int32(len(values) - 1), FirstTimestamp: now, MaxTimestamp: now,
+		ProducerID: -1, ProducerEpoch: -1, FirstSequence: -1, NumRecords: int32(len(values)), Records: records,
+	}
+	raw := b.AppendTo(nil)
+	binary.BigEndian.PutUint32(raw[8:], uint32(len(raw)-12))
+	binary.BigEndian.PutUint32(raw[17:], crc32.Checksum(raw[21:], crc32.MakeTable(crc32.Castagnoli)))
+	return raw
+}
+
+func produceReq(topic string, partition int32, records []byte) *kmsg.ProduceRequest {
+	req := kmsg.NewPtrProduceRequest()
+	req.Acks, req.TimeoutMillis = 1, 5000
+	req.Topics = []kmsg.ProduceRequestTopic{{Topic: topic, Partitions: []kmsg.ProduceRequestTopicPartition{{Partition: partition, Records: records}}}}
+	return req
+}
+
+func produceCode(t *testing.T, c *testcluster.Cluster, addr string, req *kmsg.ProduceRequest) (int16, int64) {
+	t.Helper()
+	resp := raw(t, addr, req, 7).(*kmsg.ProduceResponse)
+	p := resp.Topics[0].Partitions[0]
+	return p.ErrorCode, p.BaseOffset
+}
+
+func createTopicRaw(t *testing.T, addr, name string, partitions int32) int16 {
+	t.Helper()
+	req := kmsg.NewPtrCreateTopicsRequest()
+	req.TimeoutMillis = 10000
+	rt := kmsg.NewCreateTopicsRequestTopic()
+	rt.Topic, rt.NumPartitions, rt.ReplicationFactor = name, partitions, 1
+	req.Topics = append(req.Topics, rt)
+	resp := raw(t, addr, req, 5).(*kmsg.CreateTopicsResponse)
+	return resp.Topics[0].ErrorCode
+}
+
+func TestBadProduceInput(t *testing.T) {
+	c := testcluster.Start(t, testcluster.Options{Brokers: 1, Properties: map[string]string{"message.max.bytes": "2000"}})
+	addr := c.Addr(1)
+	if code := createTopicRaw(t, addr, "bad-input", 1); code != 0 {
+		t.Fatalf("create topic: %v", kerr.ErrorForCode(code))
+	}
+	c.WaitForLeader("bad-input", 0)
+
+	good := recordBatch([]byte("a"), []byte("b"))
+	if code, off := produceCode(t, c, addr, produceReq("bad-input", 0, good)); code != 0 || off != 0 {
+		t.Fatalf("good batch: code %d offset %d", code, off)
+	}
+	corrupt := recordBatch([]byte("c"))
+	corrupt[len(corrupt)-1] ^= 0xff
+	if code, _ := produceCode(t, c, addr, produceReq("bad-input", 0, corrupt)); code != kerr.CorruptMessage.Code {
+		t.Errorf("bad CRC: code %d, want CORRUPT_MESSAGE", code)
+	}
+	huge := recordBatch(make([]byte, 3000))
+	if code, _ := produceCode(t, c, addr, produceReq("bad-input", 0, huge)); code != kerr.MessageTooLarge.Code {
+		t.Errorf("oversized batch: code %d, want MESSAGE_TOO_LARGE", code)
+	}
+	if code, _ := produceCode(t, c, addr, produceReq("bad/topic", 0, good)); code != kerr.InvalidTopicException.Code {
+		t.Errorf("illegal topic name: code %d, want INVALID_TOPIC_EXCEPTION", code)
+	}
+	if code, _ := produceCode(t, c, addr, produceReq("no-such-topic", 0, good)); code != kerr.UnknownTopicOrPartition.Code {
+		t.Errorf("unknown topic: code %d, want UNKNOWN_TOPIC_OR_PARTITION", code)
+	}
+	bad := produceReq("bad-input", 0, good)
+	bad.Acks = 2
+	if code, _ := produceCode(t, c, addr, bad); code != kerr.InvalidRequiredAcks.Code {
+		t.Errorf("acks=2: code %d, want INVALID_REQUIRED_ACKS", code)
+	}
+	// Nothing of the rejected batches was appended: the next offset is 2.
+	if code, off := produceCode(t, c, addr, produceReq("bad-input", 0, good)); code != 0 || off != 2 {
+		t.Fatalf("after rejected batches: code %d offset %d, want offset 2", code, off)
+	}
+}
+
+func TestIllegalTopicNames(t *testing.T) {
+	c := testcluster.Start(t, testcluster.Options{Brokers: 1})
+	for _, name := range []string{"", ".", "..", "has space", "slash/", string(make([]byte, 250))} {
+		if code := createTopicRaw(t, c.Addr(1), name, 1); code != kerr.InvalidTopicException.Code {
+			t.Errorf("CreateTopics %q: code %d, want INVALID_TOPIC_EXCEPTION", name, code)
+		}
+	}
+	md := kmsg.NewPtrMetadataRequest()
+	bad := "bad name"
+	md.AllowAutoTopicCreation = true
+	md.Topics = []kmsg.MetadataRequestTopic{{Topic: &bad}}
+	resp := raw(t, c.Addr(1), md, 9).(*kmsg.MetadataResponse)
+	if resp.Topics[0].ErrorCode != kerr.InvalidTopicException.Code {
+		t.Errorf("Metadata auto-create of %q: code %d", bad, resp.Topics[0].ErrorCode)
+	}
+}
+
+// stillServes checks the broker answers ApiVersions on a new connection.
+func stillServes(t *testing.T, addr string) {
+	t.Helper()
+	resp := raw(t, addr, kmsg.NewPtrApiVersionsRequest(), 3).(*kmsg.ApiVersionsResponse)
+	if resp.ErrorCode != 0 || len(resp.ApiKeys) == 0 {
+		t.Fatalf("broker stopped serving: %+v", resp)
+	}
+}
+
+// expectClosed writes b and expects the broker to close the connection.
+func expectClosed(t *testing.T, addr string, b []byte) {
+	t.Helper()
+	conn, err := net.Dial("tcp", addr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close()
+	if _, err := conn.Write(b); err != nil {
+		t.Fatal(err)
+	}
+	conn.SetReadDeadline(time.Now().Add(10 * time.Second))
+	if n, err := conn.Read(make([]byte, 64)); err == nil {
+		t.Fatalf("connection answered %d bytes instead of closing", n)
+	} else if ne, ok := err.(net.Error); ok && ne.Timeout() {
+		t.Fatal("connection left open")
+	}
+}
+
+func TestMalformedFrames(t *testing.T) {
+	c := testcluster.Start(t, testcluster.Options{Brokers: 1, Properties: map[string]string{"socket.request.max.bytes": "1048576"}})
+	addr := c.Addr(1)
+
+	// Garbage: a frame whose body does not decode as its API.
+	garbage := append(binary.BigEndian.AppendUint32(nil, 12), 0, 0, 0, 7, 0, 0, 0, 1, 0xff, 0xff, 0xde, 0xad)
+	expectClosed(t, addr, garbage)
+	stillServes(t, addr)
+
+	// Over socket.request.max.bytes: closed after the size prefix alone.
+	expectClosed(t, addr, binary.BigEndian.AppendUint32(nil, 1<<30))
+	stillServes(t, addr)
+
+	// A truncated frame: the size promises more than arrives, then EOF.
+	conn, err := net.Dial("tcp", addr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	conn.Write(append(binary.BigEndian.AppendUint32(nil, 100), 0, 18, 0, 3))
+	conn.Close()
+	stillServes(t, addr)
+}
+
+func TestUnsupportedAPIsAndVersions(t *testing.T) {
+	c := testcluster.Start(t, testcluster.Options{Brokers: 1})
+	addr := c.Addr(1)
+
+	// ApiVersions at a version the broker lacks: KIP-511 answer in v0 shape.
+	conn, err := net.Dial("tcp", addr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close()
+	r := bufio.NewReader(conn)
+	send := func(key, version int16, corr int32, body []byte) []byte {
+		frame := binary.BigEndian.AppendUint16(nil, uint16(key))
+		frame = binary.BigEndian.AppendUint16(frame, uint16(version))
+		frame = binary.BigEndian.AppendUint32(frame, uint32(corr))
+		frame = append(frame, 0, 1, 'x')
+		frame = append(frame, body...)
+		if _, err := conn.Write(append(binary.BigEndian.AppendUint32(nil, uint32(len(frame))), frame...)); err != nil {
+			t.Fatal(err)
+		}
+		resp, err := wire.ReadFrame(r, 1<<20)
+		if err != nil {
+			t.Fatalf("key %d v%d: %v", key, version, err)
+		}
+		if got := int32(binary.BigEndian.Uint32(resp)); got != corr {
+			t.Fatalf("correlation id %d, want %d", got, corr)
+		}
+		return resp[4:]
+	}
+	body := send(18, 99, 1, nil)
+	av := kmsg.NewPtrApiVersionsResponse()
+	av.SetVersion(0)
+	if err := av.ReadFrom(body); err != nil || av.ErrorCode != kerr.UnsupportedVersion.Code || len(av.ApiKeys) == 0 {
+		t.Fatalf("ApiVersions v99: %v %+v", err, av)
+	}
+	// Unknown API key: a bare UNSUPPORTED_VERSION, connection kept.
+	if body := send(999, 0, 2, nil); int16(binary.BigEndian.Uint16(body)) != kerr.UnsupportedVersion.Code {
+		t.Fatalf("unknown key answered %x", body)
+	}
+	// A known API this broker does not serve (JoinGroup).
+	if body := send(11, 5, 3, nil); int16(binary.BigEndian.Uint16(body)) != kerr.UnsupportedVersion.Code {
+		t.Fatalf("JoinGroup answered %x", body)
+	}
+	// Produce v2 (magic 1 era), below the served range: per-partition error.
+	resp := raw(t, addr, produceReq("t", 0, nil), 2).(*kmsg.ProduceResponse)
+	if resp.Topics[0].Partitions[0].ErrorCode != kerr.UnsupportedVersion.Code {
+		t.Fatalf("Produce v2: %+v", resp.Topics[0].Partitions[0])
+	}
+	stillServes(t, addr)
+}

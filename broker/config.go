@@ -1,0 +1,404 @@
+package broker
+
+import (
+	"bufio"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"os"
+	"sort"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// Config is a broker's configuration, with Kafka's server.properties names
+// and Kafka 2.8's defaults.
+type Config struct {
+	BrokerID                         int32         // broker.id (-1: generate through /brokers/seqid)
+	BrokerIDGenerationEnable         bool          // broker.id.generation.enable
+	ReservedBrokerMaxID              int32         // reserved.broker.max.id
+	Rack                             string        // broker.rack
+	Listeners                        []Listener    // listeners
+	AdvertisedListeners              []Listener    // advertised.listeners (defaults to listeners)
+	InterBrokerListenerName          string        // inter.broker.listener.name
+	LogDirs                          []string      // log.dirs, falling back to log.dir
+	ZooKeeperConnect                 string        // zookeeper.connect, with an optional chroot
+	ZooKeeperSessionTimeout          time.Duration // zookeeper.session.timeout.ms
+	ZooKeeperConnectionTimeout       time.Duration // zookeeper.connection.timeout.ms (defaults to the session timeout)
+	NumPartitions                    int32         // num.partitions
+	DefaultReplicationFactor         int16         // default.replication.factor
+	MinInsyncReplicas                int32         // min.insync.replicas
+	ReplicaLagTimeMax                time.Duration // replica.lag.time.max.ms
+	UncleanLeaderElectionEnable      bool          // unclean.leader.election.enable
+	AutoLeaderRebalanceEnable        bool          // auto.leader.rebalance.enable
+	AutoCreateTopicsEnable           bool          // auto.create.topics.enable
+	DeleteTopicEnable                bool          // delete.topic.enable
+	OffsetsTopicNumPartitions        int32         // offsets.topic.num.partitions
+	OffsetsTopicReplicationFactor    int16         // offsets.topic.replication.factor
+	GroupInitialRebalanceDelay       time.Duration // group.initial.rebalance.delay.ms
+	LogSegmentBytes                  int64         // log.segment.bytes
+	LogRollTime                      time.Duration // log.roll.ms / log.roll.hours
+	LogRetentionTime                 time.Duration // log.retention.ms / .minutes / .hours (negative: forever)
+	LogRetentionBytes                int64         // log.retention.bytes
+	LogRetentionCheckInterval        time.Duration // log.retention.check.interval.ms
+	LogIndexIntervalBytes            int32         // log.index.interval.bytes
+	LogIndexSizeMaxBytes             int32         // log.index.size.max.bytes
+	LogFlushOffsetCheckpointInterval time.Duration // log.flush.offset.checkpoint.interval.ms
+	MessageMaxBytes                  int32         // message.max.bytes
+	SocketRequestMaxBytes            int32         // socket.request.max.bytes
+	RequestTimeout                   time.Duration // request.timeout.ms
+	ControllerSocketTimeout          time.Duration // controller.socket.timeout.ms
+
+	// Unknown holds supplied keys the broker does not know, logged at start
+	// the way Kafka warns about them.
+	Unknown []string
+}
+
+// Listener is one entry of listeners or advertised.listeners:
+// NAME://host:port, with the security protocol from
+// listener.security.protocol.map.
+type Listener struct {
+	Name             string
+	SecurityProtocol string
+	Host             string
+	Port             int32
+}
+
+func (l Listener) String() string {
+	return fmt.Sprintf("%s://%s", l.Name, net.JoinHostPort(l.Host, strconv.Itoa(int(l.Port))))
+}
+
+// ErrConfig marks a configuration error; the message names the key.
+var ErrConfig = errors.New("invalid configuration")
+
+// defaultProperties are Kafka 2.8's defaults for every key the broker reads.
+var defaultProperties = map[string]string{
+	"broker.id":                               "-1",
+	"broker.id.generation.enable":             "true",
+	"reserved.broker.max.id":                  "1000",
+	"broker.rack":                             "",
+	"listeners":                               "PLAINTEXT://:9092",
+	"advertised.listeners":                    "",
+	"listener.security.protocol.map":          "PLAINTEXT:PLAINTEXT,SSL:SSL,SASL_PLAINTEXT:SASL_PLAINTEXT,SASL_SSL:SASL_SSL",
+	"inter.broker.listener.name":              "",
+	"security.inter.broker.protocol":          "PLAINTEXT",
+	"log.dir":                                 "/tmp/kafka-logs",
+	"log.dirs":                                "",
+	"zookeeper.connect":                       "",
+	"zookeeper.session.timeout.ms":            "18000",
+	"zookeeper.connection.timeout.ms":         "",
+	"num.partitions":                          "1",
+	"default.replication.factor":              "1",
+	"min.insync.replicas":                     "1",
+	"replica.lag.time.max.ms":                 "30000",
+	"unclean.leader.election.enable":          "false",
+	"auto.leader.rebalance.enable":            "true",
+	"auto.create.topics.enable":               "true",
+	"delete.topic.enable":                     "true",
+	"offsets.topic.num.partitions":            "50",
+	"offsets.topic.replication.factor":        "3",
+	"group.initial.rebalance.delay.ms":        "3000",
+	"log.segment.bytes":                       "1073741824",
+	"log.roll.ms":                             "",
+	"log.roll.hours":                          "168",
+	"log.retention.ms":                        "",
+	"log.retention.minutes":                   "",
+	"log.retention.hours":                     "168",
+	"log.retention.bytes":                     "-1",
+	"log.retention.check.interval.ms":         "300000",
+	"log.index.interval.bytes":                "4096",
+	"log.index.size.max.bytes":                "10485760",
+	"log.flush.offset.checkpoint.interval.ms": "60000",
+	"message.max.bytes":                       "1048588",
+	"socket.request.max.bytes":                "104857600",
+	"request.timeout.ms":                      "30000",
+	"controller.socket.timeout.ms":            "30000",
+}
+
+// knownButUnused are Kafka keys the teaching cluster's files carry that this
+// broker accepts without acting on them, so they do not warn.
+var knownButUnused = map[string]bool{
+	"num.network.threads": true, "num.io.threads": true, "socket.send.buffer.bytes": true,
+	"socket.receive.buffer.bytes": true, "num.recovery.threads.per.data.dir": true,
+	"transaction.state.log.replication.factor": true, "transaction.state.log.min.isr": true,
+	"log.flush.interval.messages": true, "log.flush.interval.ms": true, "group.min.session.timeout.ms": true,
+	"group.max.session.timeout.ms": true, "controlled.shutdown.enable": true, "controlled.shutdown.max.retries": true,
+	"controlled.shutdown.retry.backoff.ms": true, "num.replica.fetchers": true, "offsets.retention.minutes": true,
+	"leader.imbalance.check.interval.seconds": true, "leader.imbalance.per.broker.percentage": true,
+	"inter.broker.protocol.version": true, "log.message.format.version": true, "replica.fetch.max.bytes": true,
+	"replica.fetch.wait.max.ms": true, "replica.high.watermark.checkpoint.interval.ms": true,
+}
+
+// ReadPropertiesFile reads a Java properties file.
+func ReadPropertiesFile(path string) (map[string]string, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	props, err := ParseProperties(f)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", path, err)
+	}
+	return props, nil
+}
+
+// ParseProperties reads the subset of the Java properties format that Kafka's
+// files use: key=value or key:value lines, '#' and '!' comments, trailing '\'
+// continuations.
+func ParseProperties(r io.Reader) (map[string]string, error) {
+	props := make(map[string]string)
+	sc := bufio.NewScanner(r)
+	var pending string
+	for sc.Scan() {
+		line := strings.TrimLeft(sc.Text(), " \t\f")
+		if pending == "" && (line == "" || line[0] == '#' || line[0] == '!') {
+			continue
+		}
+		if strings.HasSuffix(line, `\`) && !strings.HasSuffix(line, `\\`) {
+			pending += line[:len(line)-1]
+			continue
+		}
+		line, pending = pending+line, ""
+		i := strings.IndexAny(line, "=:")
+		if i < 0 {
+			props[strings.TrimSpace(line)] = ""
+			continue
+		}
+		props[strings.TrimSpace(line[:i])] = strings.TrimSpace(line[i+1:])
+	}
+	return props, sc.Err()
+}
+
+// ParseOverrides turns "key=value" strings (kafka-server-start.sh's
+// --override) into a map.
+func ParseOverrides(overrides []string) (map[string]string, error) {
+	props := make(map[string]string, len(overrides))
+	for _, o := range overrides {
+		k, v, ok := strings.Cut(o, "=")
+		if !ok || strings.TrimSpace(k) == "" {
+			return nil, fmt.Errorf("override %q is not key=value: %w", o, ErrConfig)
+		}
+		props[strings.TrimSpace(k)] = strings.TrimSpace(v)
+	}
+	return props, nil
+}
+
+// NewConfig builds a Config from properties, applying Kafka's defaults to
+// everything missing.
+func NewConfig(props map[string]string) (*Config, error) {
+	p := &parser{props: props}
+	c := &Config{
+		BrokerID:                         p.int32("broker.id"),
+		BrokerIDGenerationEnable:         p.bool("broker.id.generation.enable"),
+		ReservedBrokerMaxID:              p.int32("reserved.broker.max.id"),
+		Rack:                             p.str("broker.rack"),
+		ZooKeeperConnect:                 p.str("zookeeper.connect"),
+		ZooKeeperSessionTimeout:          p.ms("zookeeper.session.timeout.ms"),
+		NumPartitions:                    p.int32("num.partitions"),
+		DefaultReplicationFactor:         int16(p.int32("default.replication.factor")),
+		MinInsyncReplicas:                p.int32("min.insync.replicas"),
+		ReplicaLagTimeMax:                p.ms("replica.lag.time.max.ms"),
+		UncleanLeaderElectionEnable:      p.bool("unclean.leader.election.enable"),
+		AutoLeaderRebalanceEnable:        p.bool("auto.leader.rebalance.enable"),
+		AutoCreateTopicsEnable:           p.bool("auto.create.topics.enable"),
+		DeleteTopicEnable:                p.bool("delete.topic.enable"),
+		OffsetsTopicNumPartitions:        p.int32("offsets.topic.num.partitions"),
+		OffsetsTopicReplicationFactor:    int16(p.int32("offsets.topic.replication.factor")),
+		GroupInitialRebalanceDelay:       p.ms("group.initial.rebalance.delay.ms"),
+		LogSegmentBytes:                  p.int64("log.segment.bytes"),
+		LogRetentionBytes:                p.int64("log.retention.bytes"),
+		LogRetentionCheckInterval:        p.ms("log.retention.check.interval.ms"),
+		LogIndexIntervalBytes:            p.int32("log.index.interval.bytes"),
+		LogIndexSizeMaxBytes:             p.int32("log.index.size.max.bytes"),
+		LogFlushOffsetCheckpointInterval: p.ms("log.flush.offset.checkpoint.interval.ms"),
+		MessageMaxBytes:                  p.int32("message.max.bytes"),
+		SocketRequestMaxBytes:            p.int32("socket.request.max.bytes"),
+		RequestTimeout:                   p.ms("request.timeout.ms"),
+		ControllerSocketTimeout:          p.ms("controller.socket.timeout.ms"),
+	}
+	c.ZooKeeperConnectionTimeout = c.ZooKeeperSessionTimeout
+	if p.has("zookeeper.connection.timeout.ms") {
+		c.ZooKeeperConnectionTimeout = p.ms("zookeeper.connection.timeout.ms")
+	}
+	c.LogRollTime = time.Duration(p.int64("log.roll.hours")) * time.Hour
+	if p.has("log.roll.ms") {
+		c.LogRollTime = p.ms("log.roll.ms")
+	}
+	// Kafka's precedence: log.retention.ms, then .minutes, then .hours.
+	switch {
+	case p.has("log.retention.ms"):
+		c.LogRetentionTime = p.ms("log.retention.ms")
+	case p.has("log.retention.minutes"):
+		c.LogRetentionTime = time.Duration(p.int64("log.retention.minutes")) * time.Minute
+	default:
+		c.LogRetentionTime = time.Duration(p.int64("log.retention.hours")) * time.Hour
+	}
+	c.LogDirs = p.list("log.dirs")
+	if len(c.LogDirs) == 0 {
+		c.LogDirs = []string{p.str("log.dir")}
+	}
+	protocols, err := parseProtocolMap(p.str("listener.security.protocol.map"))
+	if err != nil {
+		return nil, err
+	}
+	if c.Listeners, err = parseListeners("listeners", p.str("listeners"), protocols); err != nil {
+		return nil, err
+	}
+	c.AdvertisedListeners = c.Listeners
+	if p.has("advertised.listeners") {
+		if c.AdvertisedListeners, err = parseListeners("advertised.listeners", p.str("advertised.listeners"), protocols); err != nil {
+			return nil, err
+		}
+	}
+	c.InterBrokerListenerName = p.str("inter.broker.listener.name")
+	if c.InterBrokerListenerName == "" {
+		c.InterBrokerListenerName = p.str("security.inter.broker.protocol")
+	}
+	if p.err != nil {
+		return nil, p.err
+	}
+	for k := range props {
+		if _, ok := defaultProperties[k]; !ok && !knownButUnused[k] {
+			c.Unknown = append(c.Unknown, k)
+		}
+	}
+	sort.Strings(c.Unknown)
+	return c, c.validate()
+}
+
+func (c *Config) validate() error {
+	switch {
+	case c.ZooKeeperConnect == "":
+		return fmt.Errorf("zookeeper.connect is required: %w", ErrConfig)
+	case c.BrokerID < -1:
+		return fmt.Errorf("broker.id %d must be -1 or non-negative: %w", c.BrokerID, ErrConfig)
+	case c.BrokerID > c.ReservedBrokerMaxID:
+		return fmt.Errorf("broker.id %d is above reserved.broker.max.id %d: %w", c.BrokerID, c.ReservedBrokerMaxID, ErrConfig)
+	case c.MessageMaxBytes <= 0 || c.SocketRequestMaxBytes <= 0:
+		return fmt.Errorf("message.max.bytes and socket.request.max.bytes must be positive: %w", ErrConfig)
+	case c.LogSegmentBytes < 14:
+		return fmt.Errorf("log.segment.bytes %d is below 14: %w", c.LogSegmentBytes, ErrConfig)
+	case c.NumPartitions <= 0 || c.DefaultReplicationFactor <= 0:
+		return fmt.Errorf("num.partitions and default.replication.factor must be positive: %w", ErrConfig)
+	}
+	if _, ok := c.AdvertisedListener(c.InterBrokerListenerName); !ok {
+		return fmt.Errorf("inter.broker.listener.name %s is not among advertised.listeners: %w", c.InterBrokerListenerName, ErrConfig)
+	}
+	for _, l := range c.Listeners {
+		if l.SecurityProtocol != "PLAINTEXT" {
+			return fmt.Errorf("listener %s: security protocol %s is not supported, only PLAINTEXT: %w", l.Name, l.SecurityProtocol, ErrConfig)
+		}
+	}
+	return nil
+}
+
+// AdvertisedListener returns the advertised listener with the given name.
+func (c *Config) AdvertisedListener(name string) (Listener, bool) {
+	for _, l := range c.AdvertisedListeners {
+		if l.Name == name {
+			return l, true
+		}
+	}
+	return Listener{}, false
+}
+
+func parseProtocolMap(s string) (map[string]string, error) {
+	m := make(map[string]string)
+	for _, entry := range splitList(s) {
+		name, proto, ok := strings.Cut(entry, ":")
+		if !ok {
+			return nil, fmt.Errorf("listener.security.protocol.map entry %q is not NAME:PROTOCOL: %w", entry, ErrConfig)
+		}
+		m[strings.ToUpper(name)] = strings.ToUpper(proto)
+	}
+	return m, nil
+}
+
+func parseListeners(key, s string, protocols map[string]string) ([]Listener, error) {
+	var ls []Listener
+	seen := map[string]bool{}
+	for _, entry := range splitList(s) {
+		name, addr, ok := strings.Cut(entry, "://")
+		if !ok {
+			return nil, fmt.Errorf("%s entry %q is not NAME://host:port: %w", key, entry, ErrConfig)
+		}
+		host, portStr, err := net.SplitHostPort(addr)
+		if err != nil {
+			return nil, fmt.Errorf("%s entry %q: %v: %w", key, entry, err, ErrConfig)
+		}
+		port, err := strconv.ParseUint(portStr, 10, 16)
+		if err != nil {
+			return nil, fmt.Errorf("%s entry %q: bad port: %w", key, entry, ErrConfig)
+		}
+		name = strings.ToUpper(name)
+		proto, ok := protocols[name]
+		if !ok {
+			return nil, fmt.Errorf("%s: listener %s has no entry in listener.security.protocol.map: %w", key, name, ErrConfig)
+		}
+		if seen[name] {
+			return nil, fmt.Errorf("%s: listener name %s appears twice: %w", key, name, ErrConfig)
+		}
+		seen[name] = true
+		ls = append(ls, Listener{Name: name, SecurityProtocol: proto, Host: host, Port: int32(port)})
+	}
+	if len(ls) == 0 {
+		return nil, fmt.Errorf("%s is empty: %w", key, ErrConfig)
+	}
+	return ls, nil
+}
+
+func splitList(s string) []string {
+	var out []string
+	for _, part := range strings.Split(s, ",") {
+		if part = strings.TrimSpace(part); part != "" {
+			out = append(out, part)
+		}
+	}
+	return out
+}
+
+// parser reads typed values, remembering the first error.
+type parser struct {
+	props map[string]string
+	err   error
+}
+
+func (p *parser) has(k string) bool { return strings.TrimSpace(p.props[k]) != "" }
+
+func (p *parser) str(k string) string {
+	if v, ok := p.props[k]; ok {
+		return v
+	}
+	return defaultProperties[k]
+}
+
+func (p *parser) list(k string) []string { return splitList(p.str(k)) }
+
+func (p *parser) int64(k string) int64 {
+	v, err := strconv.ParseInt(p.str(k), 10, 64)
+	if err != nil && p.err == nil {
+		p.err = fmt.Errorf("%s=%q is not an integer: %w", k, p.str(k), ErrConfig)
+	}
+	return v
+}
+
+func (p *parser) int32(k string) int32 {
+	v, err := strconv.ParseInt(p.str(k), 10, 32)
+	if err != nil && p.err == nil {
+		p.err = fmt.Errorf("%s=%q is not a 32-bit integer: %w", k, p.str(k), ErrConfig)
+	}
+	return int32(v)
+}
+
+func (p *parser) ms(k string) time.Duration { return time.Duration(p.int64(k)) * time.Millisecond }
+
+func (p *parser) bool(k string) bool {
+	v, err := strconv.ParseBool(p.str(k))
+	if err != nil && p.err == nil {
+		p.err = fmt.Errorf("%s=%q is not true or false: %w", k, p.str(k), ErrConfig)
+	}
+	return v
+}

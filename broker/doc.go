@@ -1,0 +1,26 @@
+// Package broker is a Kafka broker in ZooKeeper mode.
+//
+// A Server owns, for its lifetime: the ZooKeeper session and the broker's
+// ephemeral registration /brokers/ids/<id> (its czxid is the broker epoch),
+// the log manager, the replica manager (this broker's partitions and their
+// leader/ISR/high-watermark state), the metadata cache, the listeners, and a
+// controller component that acts only while this broker holds /controller.
+//
+// Startup follows Kafka's KafkaServer: ZooKeeper and the persistent top-level
+// paths, /cluster/id, meta.properties and the broker id (generated through
+// /brokers/seqid when broker.id is -1), log recovery, listeners bound, the
+// registration, the controller election, then request processing.
+//
+// Requests flow in a straight line: listener → one goroutine per connection
+// reading frames in order (wire) → the API table (apis.go) → one handler per
+// API key in api_NN_name.go, each stating the versions it serves →
+// replica manager → partition → storage log → response. Controller requests
+// (LeaderAndIsr, UpdateMetadata) are checked against the broker epoch and the
+// newest controller epoch seen before anything is applied; a LeaderAndIsr
+// partition state is applied only when its leader epoch is newer.
+//
+// Locking: each Partition has one mutex for leader, ISR and high-watermark
+// changes; appends to a log are serialized inside the log; the replica
+// manager's map lock is held only to look a partition up. Nothing on the
+// request path takes a broker-wide lock.
+package broker

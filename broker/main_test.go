@@ -1,0 +1,24 @@
+package broker_test
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	"github.com/zkafka/zkafka/internal/zkclient"
+	"github.com/zkafka/zkafka/internal/zktest"
+)
+
+func TestMain(m *testing.M) { zktest.Main(m) }
+
+func zkSession(t *testing.T, connect string) *zkclient.Client {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	zk, err := zkclient.Connect(ctx, zkclient.Config{Connect: connect})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { zk.Close() })
+	return zk
+}

@@ -1,0 +1,121 @@
+package broker
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/go-zookeeper/zk"
+	"go.uber.org/zap"
+
+	"github.com/zkafka/zkafka/zkpaths"
+)
+
+var (
+	zkErrNoNode     = zk.ErrNoNode
+	zkErrNodeExists = zk.ErrNodeExists
+)
+
+// registration returns this broker's /brokers/ids/<id> data.
+func (s *Server) registration() zkpaths.BrokerRegistration {
+	reg := zkpaths.BrokerRegistration{
+		ID:        s.brokerID,
+		JmxPort:   -1,
+		Rack:      s.cfg.Rack,
+		Timestamp: time.Now().UnixMilli(),
+	}
+	for _, l := range s.advertised {
+		reg.Endpoints = append(reg.Endpoints, zkpaths.Endpoint{
+			ListenerName: l.Name, SecurityProtocol: l.SecurityProtocol, Host: l.Host, Port: l.Port,
+		})
+	}
+	return reg
+}
+
+// register creates the ephemeral /brokers/ids/<id> the way Kafka 2.2+ does: a
+// multi of {create with no data, set the data at version 0}, so the returned
+// czxid is this create's and becomes the broker epoch. If the znode is held by
+// another session (our own previous process, after a kill -9) it waits for
+// that session to expire, up to the session timeout plus a margin.
+func (s *Server) register(ctx context.Context) error {
+	path := zkpaths.BrokerPath(s.brokerID)
+	data := s.registration().Encode()
+	deadline := time.Now().Add(s.cfg.ZooKeeperSessionTimeout + 5*time.Second)
+	for {
+		resps, err := s.zk.Multi(
+			&zk.CreateRequest{Path: path, Flags: zk.FlagEphemeral, Acl: zk.WorldACL(zk.PermAll)},
+			&zk.SetDataRequest{Path: path, Data: data, Version: 0},
+		)
+		if err == nil {
+			s.brokerEpoch.Store(resps[1].Stat.Czxid)
+			s.log.Info("Registered broker", zap.String("path", path), zap.Int64("broker-epoch", resps[1].Stat.Czxid))
+			return nil
+		}
+		if !errors.Is(err, zkErrNodeExists) {
+			return fmt.Errorf("register %s: %w", path, err)
+		}
+		_, stat, err := s.zk.Get(path)
+		if errors.Is(err, zkErrNoNode) {
+			continue
+		}
+		if err != nil {
+			return fmt.Errorf("register %s: %w", path, err)
+		}
+		if stat.EphemeralOwner == s.zk.SessionID() {
+			s.brokerEpoch.Store(stat.Czxid)
+			return nil
+		}
+		if time.Now().After(deadline) {
+			return fmt.Errorf("register %s: broker id %d is in use by another live ZooKeeper session 0x%x", path, s.brokerID, stat.EphemeralOwner)
+		}
+		s.log.Warn("Waiting for the previous registration of this broker id to expire", zap.String("path", path), zap.String("owner-session", fmt.Sprintf("0x%x", stat.EphemeralOwner)))
+		exists, _, ch, err := s.zk.ExistsW(path)
+		if err != nil {
+			return fmt.Errorf("register %s: %w", path, err)
+		}
+		if !exists {
+			continue
+		}
+		select {
+		case <-ch:
+		case <-time.After(time.Until(deadline)):
+		case <-ctx.Done():
+			return ctx.Err()
+		}
+	}
+}
+
+// reregister runs after a session expiry replaced the ZooKeeper session: the
+// old ephemeral is gone, so the broker registers again with a new epoch.
+func (s *Server) reregister() {
+	if s.ctx.Err() != nil {
+		return
+	}
+	s.log.Info("Re-registering after ZooKeeper session expiry")
+	if err := s.register(s.ctx); err != nil {
+		s.log.Error("Re-registration failed", zap.Error(err))
+	}
+}
+
+// deregister removes /brokers/ids/<id> if this session still owns it.
+func (s *Server) deregister() error {
+	path := zkpaths.BrokerPath(s.brokerID)
+	_, stat, err := s.zk.Get(path)
+	if errors.Is(err, zkErrNoNode) {
+		return nil
+	}
+	if err != nil {
+		return fmt.Errorf("deregister %s: %w", path, err)
+	}
+	if stat.EphemeralOwner != s.zk.SessionID() {
+		return nil
+	}
+	if err := s.zk.Delete(path, stat.Version); err != nil && !errors.Is(err, zkErrNoNode) {
+		return fmt.Errorf("deregister %s: %w", path, err)
+	}
+	return nil
+}
+
+// BrokerEpoch returns the czxid of this broker's registration.
+func (s *Server) BrokerEpoch() int64 { return s.brokerEpoch.Load() }

@@ -1,0 +1,343 @@
+package broker
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net"
+	"os"
+	"strconv"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"go.uber.org/zap"
+
+	"github.com/zkafka/zkafka/controller"
+	"github.com/zkafka/zkafka/internal/zkclient"
+	"github.com/zkafka/zkafka/storage"
+	"github.com/zkafka/zkafka/zkpaths"
+)
+
+// Server is one Kafka broker: its ZooKeeper session and registration, its
+// logs and replicas, its listeners, and the controller component that acts
+// only while this broker holds /controller.
+type Server struct {
+	cfg  *Config
+	log  *zap.Logger
+	zk   *zkclient.Client
+	logs *storage.Manager
+
+	brokerID    int32
+	clusterID   string
+	brokerEpoch atomic.Int64 // czxid of /brokers/ids/<id>
+	advertised  []Listener   // advertised listeners with bound ports filled in
+
+	metadata   *MetadataCache
+	replicas   *ReplicaManager
+	controller *controller.Controller
+	apis       map[int16]api
+
+	listeners []*listener
+	ctx       context.Context // cancelled at shutdown; parent of every request
+	cancel    context.CancelFunc
+	wg        sync.WaitGroup
+	stopOnce  sync.Once
+	stopErr   error
+}
+
+// NewServer checks the configuration; Start brings the broker up.
+func NewServer(cfg *Config, logger *zap.Logger) *Server {
+	if logger == nil {
+		logger = zap.NewNop()
+	}
+	return &Server{cfg: cfg, log: logger, brokerID: cfg.BrokerID, metadata: NewMetadataCache()}
+}
+
+// Start runs Kafka's startup sequence: connect to ZooKeeper and create the
+// top-level paths, get or create the cluster id, resolve the broker id, recover
+// the logs, bind the listeners, register /brokers/ids/<id>, write
+// meta.properties, join the controller election and start serving.
+func (s *Server) Start(ctx context.Context) (err error) {
+	s.ctx, s.cancel = context.WithCancel(context.Background())
+	defer func() {
+		if err != nil {
+			s.Shutdown()
+		}
+	}()
+	for _, k := range s.cfg.Unknown {
+		s.log.Warn("The configuration was supplied but isn't a known config", zap.String("key", k))
+	}
+	if err := s.connectZooKeeper(ctx); err != nil {
+		return err
+	}
+	for _, p := range zkpaths.PersistentPaths {
+		if err := s.zk.CreateIfMissing(p, nil); err != nil {
+			return fmt.Errorf("create %s: %w", p, err)
+		}
+	}
+	if s.clusterID, err = s.getOrCreateClusterID(); err != nil {
+		return err
+	}
+	if err := s.resolveBrokerID(); err != nil {
+		return err
+	}
+	s.log = s.log.With(zap.Int32("broker-id", s.brokerID))
+	s.log.Info("Starting broker", zap.String("cluster-id", s.clusterID))
+
+	if s.logs, err = storage.NewManager(s.cfg.LogDirs, s.defaultLogConfig(), s.log.Named("log-manager")); err != nil {
+		return fmt.Errorf("load logs: %w", err)
+	}
+	s.wg.Add(1)
+	go func() {
+		defer s.wg.Done()
+		s.logs.Run(s.ctx, s.cfg.LogRetentionCheckInterval, s.cfg.LogFlushOffsetCheckpointInterval)
+	}()
+	if err := s.bindListeners(); err != nil {
+		return err
+	}
+	s.replicas = newReplicaManager(s.brokerID, s.logs, s.topicLogConfig, s.log.Named("replica-manager"))
+	s.apis = apiTable()
+
+	// The broker re-registers before the controller re-elects: callbacks run
+	// in registration order.
+	s.zk.OnNewSession(s.reregister)
+	if err := s.register(ctx); err != nil {
+		return err
+	}
+	for _, dir := range s.cfg.LogDirs {
+		if err := storage.WriteMetaProperties(dir, storage.MetaProperties{BrokerID: s.brokerID, ClusterID: s.clusterID}); err != nil {
+			return fmt.Errorf("write meta.properties: %w", err)
+		}
+	}
+	s.controller = controller.New(controller.Config{
+		BrokerID:              s.brokerID,
+		InterBrokerListener:   s.cfg.InterBrokerListenerName,
+		UncleanLeaderElection: s.cfg.UncleanLeaderElectionEnable,
+		Logger:                s.log,
+	}, s.zk)
+	s.controller.Start(s.ctx)
+	for _, l := range s.listeners {
+		s.wg.Add(1)
+		go func() {
+			defer s.wg.Done()
+			l.serve()
+		}()
+	}
+	s.log.Info("Started broker", zap.Stringers("advertised-listeners", listenerStringers(s.advertised)))
+	return nil
+}
+
+func listenerStringers(ls []Listener) []fmt.Stringer {
+	out := make([]fmt.Stringer, len(ls))
+	for i, l := range ls {
+		out[i] = l
+	}
+	return out
+}
+
+// connectZooKeeper retries until zookeeper.connection.timeout.ms, logging each
+// failure, so a broker started before ZooKeeper waits instead of dying.
+func (s *Server) connectZooKeeper(ctx context.Context) error {
+	ctx, cancel := context.WithTimeout(ctx, s.cfg.ZooKeeperConnectionTimeout)
+	defer cancel()
+	backoff := 100 * time.Millisecond
+	for {
+		attempt, cancelAttempt := context.WithTimeout(ctx, 5*time.Second)
+		zkc, err := zkclient.Connect(attempt, zkclient.Config{
+			Connect: s.cfg.ZooKeeperConnect, SessionTimeout: s.cfg.ZooKeeperSessionTimeout, Logger: s.log,
+		})
+		cancelAttempt()
+		if err == nil {
+			s.zk = zkc
+			return nil
+		}
+		s.log.Warn("Waiting for ZooKeeper", zap.String("zookeeper.connect", s.cfg.ZooKeeperConnect), zap.Error(err))
+		select {
+		case <-ctx.Done():
+			return fmt.Errorf("connect to ZooKeeper %s: %w", s.cfg.ZooKeeperConnect, err)
+		case <-time.After(backoff):
+		}
+		backoff = min(2*backoff, 2*time.Second)
+	}
+}
+
+func (s *Server) getOrCreateClusterID() (string, error) {
+	for {
+		data, _, err := s.zk.Get(zkpaths.ClusterID)
+		if err == nil {
+			c, err := zkpaths.DecodeClusterIDData(data)
+			if err != nil {
+				return "", fmt.Errorf("read %s: %w", zkpaths.ClusterID, err)
+			}
+			return c.ID, nil
+		}
+		if !errors.Is(err, zkErrNoNode) {
+			return "", fmt.Errorf("read %s: %w", zkpaths.ClusterID, err)
+		}
+		id := zkpaths.NewClusterID()
+		err = s.zk.CreateIfMissing(zkpaths.ClusterID, zkpaths.ClusterIDData{ID: id}.Encode())
+		if err != nil {
+			return "", fmt.Errorf("create %s: %w", zkpaths.ClusterID, err)
+		}
+		// Re-read: another broker may have created it first.
+	}
+}
+
+// resolveBrokerID checks meta.properties in every log dir against the cluster
+// id and broker.id, and generates an id through /brokers/seqid when broker.id
+// is -1 and no log dir remembers one.
+func (s *Server) resolveBrokerID() error {
+	stored := int32(-1)
+	for _, dir := range s.cfg.LogDirs {
+		meta, err := storage.ReadMetaProperties(dir)
+		if errors.Is(err, os.ErrNotExist) {
+			continue
+		}
+		if err != nil {
+			return fmt.Errorf("log dir %s: %w", dir, err)
+		}
+		if meta.ClusterID != "" && meta.ClusterID != s.clusterID {
+			return fmt.Errorf("the cluster id %s does not match the stored cluster id %s in %s/meta.properties: the broker is trying to join the wrong cluster", s.clusterID, meta.ClusterID, dir)
+		}
+		if stored >= 0 && meta.BrokerID != stored {
+			return fmt.Errorf("log dirs disagree on broker.id: %d and %d", stored, meta.BrokerID)
+		}
+		stored = meta.BrokerID
+	}
+	switch {
+	case s.brokerID >= 0 && stored >= 0 && s.brokerID != stored:
+		return fmt.Errorf("configured broker.id %d doesn't match stored broker.id %d in meta.properties", s.brokerID, stored)
+	case s.brokerID >= 0:
+		return nil
+	case stored >= 0:
+		s.brokerID = stored
+		return nil
+	case !s.cfg.BrokerIDGenerationEnable:
+		return fmt.Errorf("broker.id is not set and broker.id.generation.enable is false: %w", ErrConfig)
+	}
+	stat, err := s.zk.Set(zkpaths.BrokerSeqID, nil, -1)
+	if err != nil {
+		return fmt.Errorf("generate a broker id through %s: %w", zkpaths.BrokerSeqID, err)
+	}
+	s.brokerID = stat.Version + s.cfg.ReservedBrokerMaxID
+	return nil
+}
+
+func (s *Server) defaultLogConfig() storage.LogConfig {
+	c := storage.DefaultLogConfig()
+	c.SegmentBytes = s.cfg.LogSegmentBytes
+	c.SegmentMs = s.cfg.LogRollTime.Milliseconds()
+	c.RetentionMs = s.cfg.LogRetentionTime.Milliseconds()
+	if c.RetentionMs < 0 {
+		c.RetentionMs = -1
+	}
+	c.RetentionBytes = s.cfg.LogRetentionBytes
+	c.IndexIntervalBytes = s.cfg.LogIndexIntervalBytes
+	c.MaxIndexSize = s.cfg.LogIndexSizeMaxBytes
+	c.MaxMessageBytes = s.cfg.MessageMaxBytes
+	return c
+}
+
+// topicLogConfig merges /config/topics/<t> over the broker defaults.
+func (s *Server) topicLogConfig(topic string) (storage.LogConfig, error) {
+	c := s.defaultLogConfig()
+	data, _, err := s.zk.Get(zkpaths.TopicConfigPath(topic))
+	if errors.Is(err, zkErrNoNode) {
+		return c, nil
+	}
+	if err != nil {
+		return c, fmt.Errorf("read config of topic %s: %w", topic, err)
+	}
+	ec, err := zkpaths.DecodeEntityConfig(data)
+	if err != nil {
+		return c, fmt.Errorf("config of topic %s: %w", topic, err)
+	}
+	if err := applyTopicConfig(&c, ec.Config); err != nil {
+		return c, fmt.Errorf("config of topic %s: %w", topic, err)
+	}
+	return c, nil
+}
+
+// bindListeners opens every listener; an advertised port of 0 (tests bind
+// port 0) takes the bound port of the listener of the same name.
+func (s *Server) bindListeners() error {
+	bound := map[string]int32{}
+	for _, cfgL := range s.cfg.Listeners {
+		ln, err := net.Listen("tcp", net.JoinHostPort(cfgL.Host, strconv.Itoa(int(cfgL.Port))))
+		if err != nil {
+			return fmt.Errorf("listener %s: %w", cfgL, err)
+		}
+		port := int32(ln.Addr().(*net.TCPAddr).Port)
+		bound[cfgL.Name] = port
+		s.listeners = append(s.listeners, newListener(s, cfgL.Name, ln))
+	}
+	for _, a := range s.cfg.AdvertisedListeners {
+		if a.Port == 0 {
+			a.Port = bound[a.Name]
+		}
+		if a.Host == "" {
+			// Kafka advertises the canonical host name for an empty host.
+			if h, err := os.Hostname(); err == nil {
+				a.Host = h
+			}
+		}
+		s.advertised = append(s.advertised, a)
+	}
+	return nil
+}
+
+// ListenerAddr returns the bound address of the named listener.
+func (s *Server) ListenerAddr(name string) (string, bool) {
+	for _, l := range s.listeners {
+		if l.name == name {
+			return l.ln.Addr().String(), true
+		}
+	}
+	return "", false
+}
+
+// BrokerID returns the broker's id (resolved at start when broker.id is -1).
+func (s *Server) BrokerID() int32 { return s.brokerID }
+
+// ClusterID returns the cluster id from /cluster/id.
+func (s *Server) ClusterID() string { return s.clusterID }
+
+// Controller returns the broker's controller component.
+func (s *Server) Controller() *controller.Controller { return s.controller }
+
+// ZooKeeper returns the broker's ZooKeeper session (tests expire it).
+func (s *Server) ZooKeeper() *zkclient.Client { return s.zk }
+
+// Shutdown stops serving, leaves the controller election, deregisters
+// /brokers/ids/<id>, closes the logs cleanly and closes the ZooKeeper session.
+func (s *Server) Shutdown() error {
+	s.stopOnce.Do(func() {
+		s.log.Info("Shutting down broker")
+		for _, l := range s.listeners {
+			l.close()
+		}
+		if s.controller != nil {
+			s.controller.Stop()
+		}
+		if s.cancel != nil {
+			s.cancel()
+		}
+		s.wg.Wait()
+		var errs []error
+		if s.zk != nil && s.brokerEpoch.Load() != 0 {
+			if err := s.deregister(); err != nil {
+				errs = append(errs, err)
+			}
+		}
+		if s.logs != nil {
+			errs = append(errs, s.logs.Close())
+		}
+		if s.zk != nil {
+			errs = append(errs, s.zk.Close())
+		}
+		s.stopErr = errors.Join(errs...)
+		s.log.Info("Shut down completed")
+	})
+	return s.stopErr
+}

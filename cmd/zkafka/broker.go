@@ -1,0 +1,93 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"maps"
+	"os"
+	"os/signal"
+	"strings"
+	"syscall"
+
+	"go.uber.org/zap"
+	"go.uber.org/zap/zapcore"
+
+	"github.com/zkafka/zkafka/broker"
+)
+
+// overrides collects repeated --override key=value flags.
+type overrides []string
+
+func (o *overrides) String() string     { return strings.Join(*o, ",") }
+func (o *overrides) Set(v string) error { *o = append(*o, v); return nil }
+
+// runBroker is kafka-server-start.sh: a properties file, then overrides; it
+// runs until SIGTERM or SIGINT and then shuts down cleanly.
+func runBroker(args []string, stderr io.Writer) int {
+	fs := flag.NewFlagSet("broker", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	var ov overrides
+	fs.Var(&ov, "override", "key=value that overrides the properties file (repeatable)")
+	if len(args) == 0 || strings.HasPrefix(args[0], "-") {
+		fmt.Fprintln(stderr, "USAGE: zkafka broker server.properties [--override property=value]*")
+		return 2
+	}
+	if err := fs.Parse(args[1:]); err != nil {
+		return 2
+	}
+	if fs.NArg() > 0 {
+		fmt.Fprintf(stderr, "zkafka broker: unexpected argument %q\n", fs.Arg(0))
+		return 2
+	}
+	props, err := broker.ReadPropertiesFile(args[0])
+	if err != nil {
+		fmt.Fprintf(stderr, "zkafka broker: %v\n", err)
+		return 1
+	}
+	extra, err := broker.ParseOverrides(ov)
+	if err != nil {
+		fmt.Fprintf(stderr, "zkafka broker: %v\n", err)
+		return 2
+	}
+	maps.Copy(props, extra)
+	cfg, err := broker.NewConfig(props)
+	if err != nil {
+		fmt.Fprintf(stderr, "zkafka broker: %v\n", err)
+		return 1
+	}
+	logger := newLogger()
+	defer logger.Sync()
+
+	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGTERM, syscall.SIGINT)
+	defer stop()
+	s := broker.NewServer(cfg, logger)
+	if err := s.Start(ctx); err != nil {
+		logger.Error("Broker failed to start", zap.Error(err))
+		fmt.Fprintf(stderr, "zkafka broker: %v\n", err)
+		return 1
+	}
+	<-ctx.Done()
+	if err := s.Shutdown(); err != nil && !errors.Is(err, context.Canceled) {
+		logger.Error("Shutdown finished with errors", zap.Error(err))
+		return 1
+	}
+	return 0
+}
+
+// newLogger logs to stderr in a console layout close to Kafka's log4j lines:
+// time, level, logger name, message, then fields.
+func newLogger() *zap.Logger {
+	enc := zap.NewDevelopmentEncoderConfig()
+	enc.EncodeTime = zapcore.ISO8601TimeEncoder
+	enc.EncodeLevel = zapcore.CapitalLevelEncoder
+	enc.EncodeCaller = nil
+	level := zapcore.InfoLevel
+	if os.Getenv("ZKAFKA_LOG_LEVEL") == "debug" {
+		level = zapcore.DebugLevel
+	}
+	core := zapcore.NewCore(zapcore.NewConsoleEncoder(enc), zapcore.Lock(os.Stderr), level)
+	return zap.New(core)
+}

@@ -1,0 +1,41 @@
+// Command zkafka is the one binary of the project: a Kafka broker in
+// ZooKeeper mode and the tools around it, one subcommand each, named after
+// Kafka's bin/*.sh scripts.
+package main
+
+import (
+	"fmt"
+	"io"
+	"os"
+
+	"github.com/zkafka/zkafka/internal/bench"
+)
+
+const usage = `usage: zkafka <command> [args]
+
+commands:
+  broker <server.properties> [--override key=value ...]   run a broker (kafka-server-start.sh)
+  bench [flags]                                            produce then consume a load; --help for flags
+`
+
+func main() {
+	os.Exit(run(os.Args[1:], os.Stdout, os.Stderr))
+}
+
+func run(args []string, stdout, stderr io.Writer) int {
+	if len(args) == 0 {
+		fmt.Fprint(stderr, usage)
+		return 2
+	}
+	switch args[0] {
+	case "broker":
+		return runBroker(args[1:], stderr)
+	case "bench":
+		return bench.Main(args[1:], stdout, stderr)
+	case "help", "-h", "--help":
+		fmt.Fprint(stdout, usage)
+		return 0
+	}
+	fmt.Fprintf(stderr, "zkafka: unknown command %q\n%s", args[0], usage)
+	return 2
+}

@@ -1,0 +1,144 @@
+package testcluster
+
+import (
+	"bytes"
+	"fmt"
+	"net"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"runtime"
+	"sort"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+)
+
+var build struct {
+	once sync.Once
+	path string
+	err  error
+}
+
+// Binary builds cmd/zkafka once per test binary and returns its path.
+func Binary(t testing.TB) string {
+	t.Helper()
+	build.once.Do(func() {
+		_, file, _, _ := runtime.Caller(0)
+		root := filepath.Join(filepath.Dir(file), "..", "..")
+		dir, err := os.MkdirTemp("", "zkafka-bin-")
+		if err != nil {
+			build.err = err
+			return
+		}
+		build.path = filepath.Join(dir, "zkafka")
+		cmd := exec.Command("go", "build", "-o", build.path, "./cmd/zkafka")
+		cmd.Dir = root
+		if out, err := cmd.CombinedOutput(); err != nil {
+			build.err = fmt.Errorf("go build ./cmd/zkafka: %v\n%s", err, out)
+		}
+	})
+	if build.err != nil {
+		t.Fatal(build.err)
+	}
+	return build.path
+}
+
+// Process is a broker running as its own zkafka process, for tests that must
+// kill -9 it.
+type Process struct {
+	t     testing.TB
+	props map[string]string
+	dir   string
+	cmd   *exec.Cmd
+	log   *bytes.Buffer
+	done  chan struct{}
+}
+
+// FreePort returns a port on 127.0.0.1 that was free a moment ago.
+func FreePort(t testing.TB) int {
+	t.Helper()
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Close()
+	return l.Addr().(*net.TCPAddr).Port
+}
+
+// StartProcess writes props to a server.properties and runs
+// `zkafka broker` on it until the test ends (or Kill/Terminate).
+func StartProcess(t testing.TB, props map[string]string) *Process {
+	t.Helper()
+	p := &Process{t: t, props: props, dir: t.TempDir()}
+	p.start()
+	t.Cleanup(func() { p.Kill() })
+	return p
+}
+
+func (p *Process) start() {
+	p.t.Helper()
+	var b bytes.Buffer
+	keys := make([]string, 0, len(p.props))
+	for k := range p.props {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	for _, k := range keys {
+		fmt.Fprintf(&b, "%s=%s\n", k, p.props[k])
+	}
+	path := filepath.Join(p.dir, "server.properties")
+	if err := os.WriteFile(path, b.Bytes(), 0o644); err != nil {
+		p.t.Fatal(err)
+	}
+	p.log = &bytes.Buffer{}
+	p.cmd = exec.Command(Binary(p.t), "broker", path)
+	p.cmd.Stdout, p.cmd.Stderr = p.log, p.log
+	if err := p.cmd.Start(); err != nil {
+		p.t.Fatal(err)
+	}
+	p.done = make(chan struct{})
+	go func() {
+		p.cmd.Wait()
+		close(p.done)
+	}()
+}
+
+// Restart starts the process again with the same properties.
+func (p *Process) Restart() { p.start() }
+
+// Kill sends SIGKILL and waits for the process to exit.
+func (p *Process) Kill() { p.signal(syscall.SIGKILL) }
+
+// Terminate sends SIGTERM and waits for a clean exit.
+func (p *Process) Terminate() { p.signal(syscall.SIGTERM) }
+
+func (p *Process) signal(sig syscall.Signal) {
+	select {
+	case <-p.done:
+		return
+	default:
+	}
+	p.cmd.Process.Signal(sig)
+	select {
+	case <-p.done:
+	case <-time.After(30 * time.Second):
+		p.cmd.Process.Kill()
+		<-p.done
+		p.t.Errorf("broker process ignored %v for 30s; log:\n%s", sig, p.log)
+	}
+}
+
+// Exited reports whether the process has exited, and its exit code.
+func (p *Process) Exited() (bool, int) {
+	select {
+	case <-p.done:
+		return true, p.cmd.ProcessState.ExitCode()
+	default:
+		return false, 0
+	}
+}
+
+// Log returns what the process wrote so far (valid once it exited).
+func (p *Process) Log() string { return p.log.String() }
