@@ -146,7 +146,6 @@ func (s *Server) topicMetadata(name, listener string) kmsg.MetadataResponseTopic
 	return t
 }
 
-
 // parseTopicID decodes a topic id from /brokers/topics/<t>.
 func parseTopicID(s string) ([16]byte, bool) {
 	var id [16]byte
