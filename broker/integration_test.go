@@ -94,9 +94,9 @@ func TestProduceConsumeWithKgo(t *testing.T) {
 
 func TestDefaultKgoProducerAndAutoCreate(t *testing.T) {
 	c := testcluster.Start(t, testcluster.Options{Brokers: 1})
-	// kgo's defaults (acks=all) save the idempotent producer, which needs
-	// InitProducerId from the replication issue.
-	cl := c.Client(kgo.DisableIdempotentWrite(), kgo.AllowAutoTopicCreation())
+	// kgo's defaults: acks=all, idempotent (it falls back to producer id -1
+	// when the broker does not advertise InitProducerId), snappy, 10 ms linger.
+	cl := c.Client(kgo.AllowAutoTopicCreation())
 	sent := produceAll(t, cl, "auto-created", 20)
 	if len(sent[0]) != 20 {
 		t.Fatalf("produced %v", sent)

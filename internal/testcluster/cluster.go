@@ -59,7 +59,7 @@ func Start(t testing.TB, opts Options) *Cluster {
 	c := &Cluster{t: t, ZK: opts.ZooKeeper, opts: opts, brokers: map[int32]*node{}}
 	// The data dir is removed after the brokers stop: cleanups run last first.
 	dir := t.TempDir()
-	t.Cleanup(c.stopAll)
+	t.Cleanup(c.Stop)
 	for i := 1; i <= opts.Brokers; i++ {
 		n := &node{id: int32(i), dir: filepath.Join(dir, "broker-"+strconv.Itoa(i))}
 		c.brokers[n.id] = n
@@ -136,12 +136,15 @@ func (c *Cluster) StopBroker(id int32) {
 	n.server = nil
 }
 
-func (c *Cluster) stopAll() {
+// Stop shuts every broker down and closes the harness's ZooKeeper session;
+// it runs at test cleanup and may be called earlier (leak checks).
+func (c *Cluster) Stop() {
 	for id := range c.brokers {
 		c.StopBroker(id)
 	}
 	if c.zk != nil {
 		c.zk.Close()
+		c.zk = nil
 	}
 }
 
