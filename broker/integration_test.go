@@ -246,3 +246,29 @@ func TestStaleControllerEpochRejected(t *testing.T) {
 		t.Fatalf("LeaderAndIsr to an old broker epoch: error %d, want STALE_BROKER_EPOCH", got.ErrorCode)
 	}
 }
+
+func TestControllerFailoverThenCreateTopic(t *testing.T) {
+	c := testcluster.Start(t, testcluster.Options{Brokers: 3})
+	first := c.WaitForController()
+	c.StopBroker(first)
+	second := c.WaitForController()
+	if second == first {
+		t.Fatalf("broker %d is still controller after it stopped", first)
+	}
+	epoch, _, err := c.ZooKeeper().Get(zkpaths.ControllerEpoch)
+	if err != nil || string(epoch) != "2" {
+		t.Fatalf("/controller_epoch = %q %v, want 2", epoch, err)
+	}
+	adm := kadm.NewClient(c.Client())
+	resp, err := adm.CreateTopic(ctxT(t, 30*time.Second), 4, 2, nil, "after-failover")
+	if err != nil || resp.Err != nil {
+		t.Fatalf("create topic on the new controller: %v %v", err, resp.Err)
+	}
+	for p := range int32(4) {
+		leader := c.WaitForLeader("after-failover", p)
+		state, _ := c.PartitionState("after-failover", p)
+		if leader == first || state.ControllerEpoch != 2 {
+			t.Errorf("partition %d: leader %d, state %+v", p, leader, state)
+		}
+	}
+}
