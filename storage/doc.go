@@ -1,0 +1,53 @@
+// Package storage is the broker's on-disk partition log, laid out and behaving as Kafka 2.8's.
+//
+// # What it owns
+//
+// A Log is one partition's directory, `<log.dirs entry>/<topic>-<partition>`, holding segments named by
+// their base offset:
+//
+//	00000000000000000000.log        record batches (v2, magic 2), exactly as produced except for the
+//	                                baseOffset and partitionLeaderEpoch the leader assigns
+//	00000000000000000000.index      sparse offset index: int32 relative offset, int32 file position
+//	00000000000000000000.timeindex  time index: int64 timestamp, int32 relative offset
+//	00000000000000004096.log        ... the next segment, starting at offset 4096
+//
+// A Manager owns every log in the broker's log.dirs, the checkpoint files beside them
+// (recovery-point-offset-checkpoint, log-start-offset-checkpoint, replication-offset-checkpoint), the
+// `.kafka_cleanshutdown` marker and the `.lock` file. meta.properties is read and written here for the
+// broker, which decides what it means.
+//
+// # How data flows
+//
+// Produce: the broker hands a request's records to Log.AppendAsLeader. Every batch is validated (length,
+// magic, CRC-32C, size, record count) before any is written; offsets are assigned from the log end offset
+// (LEO) by rewriting each batch's baseOffset; the bytes are written to the active segment with one
+// pwrite. Each append after IndexIntervalBytes of data adds an offset index entry (its last offset → its
+// position) and a time index entry (largest timestamp so far → its offset). An append that would
+// overflow SegmentBytes, a segment older than SegmentMs, or a full index rolls a new segment at the LEO;
+// the old one is flushed in the background, which moves the recovery point. Appends never fsync.
+//
+// Replication: followers append the leader's batches unchanged with Log.AppendAsFollower, and cut their
+// log back with Truncate or TruncateFullyAndStartAt when the leader changes.
+//
+// Fetch: Log.Read finds the segment holding an offset, looks up the offset index for a nearby position,
+// scans batch headers from there, and returns whole batches bounded by maxBytes and by maxOffset (the high
+// watermark for consumers). Reads share a read lock with each other and only wait for appends while those
+// publish their new size; they see exactly the batches below the LEO they observed.
+//
+// ListOffsets: Log.FetchOffsetByTimestamp uses the time index to skip ahead, then scans batches and, in
+// the first batch recent enough, the records (decompressing if needed).
+//
+// Retention: Manager.Run calls Log.DeleteOldSegments, which deletes the oldest segments past retention.ms
+// or retention.bytes, or below the log start offset, but never the active segment nor data at or above
+// the high watermark.
+//
+// Recovery: Open trusts segments below the recovery point and rescans the rest batch by batch, verifying
+// each CRC; the log is cut at the first torn or corrupt batch.
+//
+// # Errors
+//
+// Failures that Kafka reports on the wire wrap kerr values (CorruptMessage, MessageTooLarge, InvalidRecord,
+// UnsupportedForMessageFormat, RecordListTooLarge, OffsetOutOfRange, KafkaStorageError); find them with
+// errors.As into *kerr.Error. A failed write leaves the log refusing further writes, as Kafka takes a log
+// directory offline on an I/O error.
+package storage

@@ -1,0 +1,633 @@
+package storage
+
+import (
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"math"
+	"os"
+	"sort"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/twmb/franz-go/pkg/kerr"
+	"go.uber.org/zap"
+)
+
+// Special timestamps of ListOffsets that FetchOffsetByTimestamp understands.
+const (
+	LatestTimestamp   int64 = -1 // the log end offset
+	EarliestTimestamp int64 = -2 // the log start offset
+)
+
+// AppendInfo describes a completed append, in the terms of Kafka's LogAppendInfo and the produce response.
+type AppendInfo struct {
+	FirstOffset          int64 // offset of the first record; -1 when the append held no batches
+	LastOffset           int64 // offset of the last record; -1 when the append held no batches
+	MaxTimestamp         int64 // largest batch max timestamp, -1 if none
+	OffsetOfMaxTimestamp int64 // last offset of the batch holding MaxTimestamp, -1 if none
+	LogAppendTime        int64 // always -1: topics use CreateTime, which the produce response reports as -1
+	LogStartOffset       int64 // the log start offset after the append
+	ValidBytes           int   // bytes appended
+}
+
+// Log is one partition's log: a directory of segments, each a `.log` file with `.index` and `.timeindex`.
+// Appends are serialized; reads run concurrently with appends and see whole batches up to the log end
+// offset they observe. All methods are safe for concurrent use.
+//
+// Lock order: mu before segMu; flushMu before segMu. Nothing is taken while segMu is held.
+type Log struct {
+	dir    string
+	logger *zap.Logger
+	config atomic.Pointer[LogConfig]
+
+	// mu serializes the writers: appends, rolls, truncation, retention and close.
+	mu sync.Mutex
+
+	// segMu guards the fields below and the published state of every segment (size, offsets, index
+	// entries). Writers hold mu and take segMu exclusively only to publish or to remove segments; readers
+	// hold it shared for their whole read, so no segment file is closed under a reader.
+	segMu          sync.RWMutex
+	segments       []*segment // by base offset; the last one is active
+	logEndOffset   int64
+	logStartOffset int64
+	highWatermark  int64
+	recoveryPoint  int64  // everything below has been fsynced
+	truncations    uint64 // lets a flush see that the data it synced was cut away meanwhile
+	closed         bool
+	failure        error // the first write failure: the log then refuses writes, as Kafka takes its dir offline
+
+	flushMu sync.Mutex     // serializes flushes
+	flushes sync.WaitGroup // flushes of rolled segments, which run in the background as in Kafka
+}
+
+// Dir is the log's directory, `<log.dirs entry>/<topic>-<partition>`.
+func (l *Log) Dir() string { return l.dir }
+
+// Config returns the log's current settings.
+func (l *Log) Config() LogConfig { return *l.config.Load() }
+
+// SetConfig replaces the log's settings (Kafka's updateConfig after a topic config change); they apply
+// from the next append, roll or retention check.
+func (l *Log) SetConfig(cfg LogConfig) error {
+	if err := cfg.Validate(); err != nil {
+		return fmt.Errorf("log %s: %w", l.dir, err)
+	}
+	l.config.Store(&cfg)
+	return nil
+}
+
+// LogStartOffset is the first offset a reader may fetch.
+func (l *Log) LogStartOffset() int64 {
+	l.segMu.RLock()
+	defer l.segMu.RUnlock()
+	return l.logStartOffset
+}
+
+// LogEndOffset (LEO) is the offset the next appended record gets.
+func (l *Log) LogEndOffset() int64 {
+	l.segMu.RLock()
+	defer l.segMu.RUnlock()
+	return l.logEndOffset
+}
+
+// HighWatermark is the value last given to SetHighWatermark, kept within the log's offsets. Retention
+// never deletes a segment that holds offsets at or above it.
+func (l *Log) HighWatermark() int64 {
+	l.segMu.RLock()
+	defer l.segMu.RUnlock()
+	return l.highWatermark
+}
+
+// SetHighWatermark records the partition's high watermark, clamped to [log start offset, LEO] as Kafka's
+// Log.updateHighWatermark does, and returns the value kept.
+func (l *Log) SetHighWatermark(hw int64) int64 {
+	l.segMu.Lock()
+	defer l.segMu.Unlock()
+	l.highWatermark = min(max(hw, l.logStartOffset), l.logEndOffset)
+	return l.highWatermark
+}
+
+// RecoveryPoint is the offset below which the log has been flushed to disk; recovery after a crash
+// starts there.
+func (l *Log) RecoveryPoint() int64 {
+	l.segMu.RLock()
+	defer l.segMu.RUnlock()
+	return l.recoveryPoint
+}
+
+// Size is the total bytes of all segments.
+func (l *Log) Size() int64 {
+	l.segMu.RLock()
+	defer l.segMu.RUnlock()
+	var n int64
+	for _, s := range l.segments {
+		n += s.size
+	}
+	return n
+}
+
+// NumSegments is how many segments the log has.
+func (l *Log) NumSegments() int {
+	l.segMu.RLock()
+	defer l.segMu.RUnlock()
+	return len(l.segments)
+}
+
+// usable reports why the log cannot be used; callers hold segMu.
+func (l *Log) usable() error {
+	if l.closed {
+		return ErrLogClosed
+	}
+	return l.failure
+}
+
+// writable is usable for writers, which hold mu but not segMu: a background flush may record a failure
+// under segMu alone.
+func (l *Log) writable() error {
+	l.segMu.RLock()
+	defer l.segMu.RUnlock()
+	return l.usable()
+}
+
+// fail records the first write failure and returns it as a KAFKA_STORAGE_ERROR. Callers do not hold
+// segMu.
+func (l *Log) fail(op string, err error) error {
+	l.segMu.Lock()
+	defer l.segMu.Unlock()
+	return l.failLocked(op, err)
+}
+
+// failLocked is fail for callers that hold segMu.
+func (l *Log) failLocked(op string, err error) error {
+	err = storageError(fmt.Sprintf("%s in %s", op, l.dir), err)
+	if l.failure == nil {
+		l.failure = err
+		l.logger.Error("Log failed, refusing further writes", zap.String("op", op), zap.Error(err))
+	}
+	return err
+}
+
+func (l *Log) active() *segment { return l.segments[len(l.segments)-1] }
+
+// floorSegment is the index of the last segment whose base offset is at most offset, or 0.
+func (l *Log) floorSegment(offset int64) int {
+	i := sort.Search(len(l.segments), func(i int) bool { return l.segments[i].baseOffset > offset })
+	return max(i-1, 0)
+}
+
+// AppendAsLeader appends records, one or more v2 record batches from a producer, assigning offsets from
+// the log end offset and stamping leaderEpoch. Every batch is validated before anything is written, so a
+// bad batch fails the whole append with nothing stored. The batches are stored as received except for
+// baseOffset and partitionLeaderEpoch, which are rewritten in records itself; the CRC does not cover them.
+//
+// Errors wrap kerr.CorruptMessage (torn framing, bad CRC), kerr.UnsupportedForMessageFormat (magic other
+// than 2), kerr.MessageTooLarge (a batch above MaxMessageBytes), kerr.InvalidRecord (a record count that
+// does not match lastOffsetDelta+1, no records, control batches, malformed records: Kafka 2.8 raises
+// InvalidRecordException for these), kerr.RecordListTooLarge (the append is larger than a segment) and
+// kerr.KafkaStorageError (I/O). Records holding no batch append nothing and report offsets of -1, as Kafka
+// does.
+func (l *Log) AppendAsLeader(records []byte, leaderEpoch int32) (AppendInfo, error) {
+	cfg := l.Config()
+	spans, err := validateBatches(records, cfg.MaxMessageBytes, originClient)
+	if err != nil {
+		return AppendInfo{}, err
+	}
+	if err := checkAppendSize(records, cfg); err != nil {
+		return AppendInfo{}, err
+	}
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if err := l.writable(); err != nil {
+		return AppendInfo{}, err
+	}
+	next := l.logEndOffset
+	for i := range spans {
+		b := records[spans[i].pos:]
+		binary.BigEndian.PutUint64(b[offBaseOffset:], uint64(next))
+		binary.BigEndian.PutUint32(b[offLeaderEpoch:], uint32(leaderEpoch))
+		spans[i].hdr.baseOffset = next
+		spans[i].hdr.partitionLeaderEpoch = leaderEpoch
+		next = spans[i].hdr.lastOffset() + 1
+	}
+	return l.appendLocked(records, spans, cfg)
+}
+
+// AppendAsFollower appends batches fetched from the leader, keeping their offsets and leader epochs.
+// The first batch must start at or after the log end offset (else ErrUnexpectedAppendOffset) and offsets
+// must increase (else ErrOffsetsOutOfOrder). Framing, CRC and size are checked as for the leader, but not
+// the record count: compaction leaves batches with fewer records than their offset range.
+func (l *Log) AppendAsFollower(records []byte) (AppendInfo, error) {
+	cfg := l.Config()
+	spans, err := validateBatches(records, cfg.MaxMessageBytes, originReplication)
+	if err != nil {
+		return AppendInfo{}, err
+	}
+	if err := checkAppendSize(records, cfg); err != nil {
+		return AppendInfo{}, err
+	}
+	for i := 1; i < len(spans); i++ {
+		if spans[i].hdr.baseOffset <= spans[i-1].hdr.lastOffset() {
+			return AppendInfo{}, fmt.Errorf("batch at offset %d follows one ending at %d: %w",
+				spans[i].hdr.baseOffset, spans[i-1].hdr.lastOffset(), ErrOffsetsOutOfOrder)
+		}
+	}
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if err := l.writable(); err != nil {
+		return AppendInfo{}, err
+	}
+	if len(spans) > 0 && spans[0].hdr.baseOffset < l.logEndOffset {
+		return AppendInfo{}, fmt.Errorf("first batch at offset %d, log end offset %d: %w",
+			spans[0].hdr.baseOffset, l.logEndOffset, ErrUnexpectedAppendOffset)
+	}
+	return l.appendLocked(records, spans, cfg)
+}
+
+// checkAppendSize rejects an append that could not fit even an empty segment, as Kafka does with
+// RecordBatchTooLargeException.
+func checkAppendSize(records []byte, cfg LogConfig) error {
+	if int64(len(records)) > cfg.SegmentBytes {
+		return fmt.Errorf("append of %d bytes is larger than segment.bytes %d: %w", len(records), cfg.SegmentBytes, kerr.RecordListTooLarge)
+	}
+	return nil
+}
+
+// appendLocked writes validated batches whose offsets are final; the caller holds mu.
+func (l *Log) appendLocked(records []byte, spans []batchSpan, cfg LogConfig) (AppendInfo, error) {
+	info := AppendInfo{FirstOffset: -1, LastOffset: -1, MaxTimestamp: -1, OffsetOfMaxTimestamp: -1, LogAppendTime: -1, ValidBytes: len(records)}
+	if len(spans) == 0 {
+		info.LogStartOffset = l.LogStartOffset()
+		return info, nil
+	}
+	info.FirstOffset = spans[0].hdr.baseOffset
+	info.LastOffset = spans[len(spans)-1].hdr.lastOffset()
+	for _, sp := range spans {
+		if sp.hdr.maxTimestamp > info.MaxTimestamp {
+			info.MaxTimestamp, info.OffsetOfMaxTimestamp = sp.hdr.maxTimestamp, sp.hdr.lastOffset()
+		}
+	}
+
+	seg := l.active()
+	if l.shouldRoll(seg, cfg, int64(len(records)), info.MaxTimestamp, info.FirstOffset, info.LastOffset) {
+		var err error
+		if seg, err = l.roll(info.FirstOffset, cfg); err != nil {
+			return AppendInfo{}, err
+		}
+	}
+	if _, err := seg.log.WriteAt(records, seg.size); err != nil {
+		return AppendInfo{}, l.fail("append", err)
+	}
+
+	l.segMu.Lock()
+	defer l.segMu.Unlock()
+	if err := seg.publishAppend(int64(len(records)), info.LastOffset, info.MaxTimestamp, info.OffsetOfMaxTimestamp, cfg.IndexIntervalBytes); err != nil {
+		return AppendInfo{}, l.failLocked("append", err)
+	}
+	l.logEndOffset = info.LastOffset + 1
+	info.LogStartOffset = l.logStartOffset
+	return info, nil
+}
+
+// shouldRoll applies Kafka's LogSegment.shouldRoll: the append would overflow segment.bytes, the segment
+// has spanned segment.ms, an index is full, or the offsets no longer fit the segment's relative offsets.
+func (l *Log) shouldRoll(s *segment, cfg LogConfig, size, maxTimestamp, firstOffset, lastOffset int64) bool {
+	if s.size+size > cfg.SegmentBytes {
+		return true
+	}
+	if s.size > 0 {
+		waited := time.Since(s.created).Milliseconds()
+		if s.rollingBasedTimestamp >= 0 {
+			waited = maxTimestamp - s.rollingBasedTimestamp
+		}
+		if waited > cfg.SegmentMs || s.index.full() || s.timeIndex.full() {
+			return true
+		}
+	}
+	return firstOffset < s.baseOffset || lastOffset-s.baseOffset > math.MaxInt32
+}
+
+// roll makes a new active segment at newBase (the LEO, or a follower's next batch). The old segment is
+// sealed and flushed in the background, which advances the recovery point to newBase. An empty active
+// segment is replaced instead, as Kafka does when a roll lands on one. The caller holds mu.
+func (l *Log) roll(newBase int64, cfg LogConfig) (*segment, error) {
+	old := l.active()
+	if old.size == 0 && old.baseOffset == newBase {
+		return old, nil
+	}
+	seg, err := createSegment(l.dir, newBase, cfg.MaxIndexSize)
+	if err != nil {
+		return nil, l.fail("roll", err)
+	}
+	l.segMu.Lock()
+	if old.size == 0 {
+		l.segments[len(l.segments)-1] = seg
+		err = old.remove()
+	} else {
+		l.segments = append(l.segments, seg)
+		err = old.seal()
+	}
+	l.segMu.Unlock()
+	if err != nil {
+		return nil, l.fail("roll", err)
+	}
+	l.logger.Info("Rolled new log segment", zap.Int64("base-offset", newBase), zap.Int64("previous-base-offset", old.baseOffset))
+	if old.size > 0 {
+		l.flushes.Go(func() {
+			if err := l.flushTo(newBase); err != nil && !errors.Is(err, ErrLogClosed) {
+				l.fail("flush", err)
+			}
+		})
+	}
+	return seg, nil
+}
+
+// publishAppend makes an append of n bytes, already written at s.size, visible: index entries every
+// IndexIntervalBytes (as Kafka's LogSegment.append), size, next offset and timestamps. The caller holds
+// the Log's mu and segMu.
+func (s *segment) publishAppend(n, lastOffset, maxTimestamp, offsetOfMaxTimestamp int64, indexInterval int32) error {
+	pos := s.size
+	if pos == 0 {
+		s.rollingBasedTimestamp = maxTimestamp
+	}
+	if maxTimestamp > s.maxTimestamp {
+		s.maxTimestamp, s.offsetOfMaxTimestamp = maxTimestamp, offsetOfMaxTimestamp
+	}
+	if s.bytesSinceLastIndexEntry > int64(indexInterval) {
+		if err := s.index.append(lastOffset, pos); err != nil {
+			return err
+		}
+		if err := s.timeIndex.maybeAppend(s.maxTimestamp, s.offsetOfMaxTimestamp); err != nil {
+			return err
+		}
+		s.bytesSinceLastIndexEntry = 0
+	}
+	s.bytesSinceLastIndexEntry += n
+	s.size += n
+	s.nextOffset = lastOffset + 1
+	return nil
+}
+
+// Read returns whole record batches, as stored, starting with the batch that holds offset. It stops
+// before the first batch holding an offset at or above maxOffset (the high watermark for consumers;
+// a batch reaching past maxOffset is left out whole, as Kafka bounds reads by that batch's position) and
+// before going past maxBytes, except that with minOneMessage a first batch larger than maxBytes is
+// returned alone (KIP-74). Offsets outside [log start offset, LEO] fail with kerr.OffsetOutOfRange; offset
+// == LEO returns no bytes. Like Kafka, one read never spans two segments.
+func (l *Log) Read(offset int64, maxBytes int32, maxOffset int64, minOneMessage bool) ([]byte, error) {
+	l.segMu.RLock()
+	defer l.segMu.RUnlock()
+	if err := l.usable(); err != nil {
+		return nil, err
+	}
+	if offset < l.logStartOffset || offset > l.logEndOffset {
+		return nil, fmt.Errorf("offset %d is outside [%d, %d] in %s: %w", offset, l.logStartOffset, l.logEndOffset, l.dir, kerr.OffsetOutOfRange)
+	}
+	if offset == l.logEndOffset {
+		return []byte{}, nil
+	}
+	for i := l.floorSegment(offset); i < len(l.segments); i++ {
+		data, found, err := l.segments[i].read(offset, maxBytes, maxOffset, minOneMessage)
+		if err != nil {
+			return nil, storageError("read "+l.dir, err)
+		}
+		if found {
+			return data, nil
+		}
+	}
+	return []byte{}, nil
+}
+
+// FetchOffsetByTimestamp answers ListOffsets: the first record at or after the log start offset whose
+// timestamp is at least ts, with that timestamp. LatestTimestamp and EarliestTimestamp return the LEO and
+// the log start offset with timestamp -1. ok is false when no record is that recent.
+func (l *Log) FetchOffsetByTimestamp(ts int64) (offset, timestamp int64, ok bool) {
+	l.segMu.RLock()
+	defer l.segMu.RUnlock()
+	if l.usable() != nil {
+		return 0, 0, false
+	}
+	switch ts {
+	case LatestTimestamp:
+		return l.logEndOffset, -1, true
+	case EarliestTimestamp:
+		return l.logStartOffset, -1, true
+	}
+	for _, s := range l.segments {
+		if s.maxTimestamp < ts || s.nextOffset <= l.logStartOffset {
+			continue
+		}
+		offset, timestamp, ok, err := s.findByTimestamp(ts, l.logStartOffset)
+		if err != nil {
+			l.logger.Warn("Timestamp lookup failed", zap.Int64("timestamp", ts), zap.Int64("segment", s.baseOffset), zap.Error(err))
+			return 0, 0, false
+		}
+		if ok {
+			return offset, timestamp, true
+		}
+	}
+	return 0, 0, false
+}
+
+// Truncate removes every batch holding an offset at or above to, as a follower does before fetching from
+// a new leader. Whole batches go, so when to falls inside a batch the LEO ends at that batch's base offset.
+// The high watermark and recovery point are lowered to the new LEO.
+func (l *Log) Truncate(to int64) error {
+	if to < 0 {
+		return fmt.Errorf("truncate %s to negative offset %d", l.dir, to)
+	}
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if err := l.writable(); err != nil {
+		return err
+	}
+	if to >= l.logEndOffset {
+		return nil
+	}
+	cfg := l.Config()
+	if to < l.segments[0].baseOffset {
+		return l.truncateFullyLocked(to, cfg)
+	}
+	l.segMu.Lock()
+	defer l.segMu.Unlock()
+	keep := l.floorSegment(to)
+	var err error
+	for _, s := range l.segments[keep+1:] {
+		err = errors.Join(err, s.remove())
+	}
+	clear(l.segments[keep+1:])
+	l.segments = l.segments[:keep+1]
+	seg := l.segments[keep]
+	err = errors.Join(err, seg.truncateTo(to, cfg.MaxIndexSize))
+	if err != nil {
+		return l.failLocked("truncate", err)
+	}
+	l.logger.Info("Truncated log", zap.Int64("target-offset", to), zap.Int64("previous-log-end-offset", l.logEndOffset),
+		zap.Int64("log-end-offset", seg.nextOffset))
+	l.logEndOffset = seg.nextOffset
+	l.logStartOffset = min(l.logStartOffset, l.logEndOffset)
+	l.afterTruncationLocked()
+	return nil
+}
+
+// afterTruncationLocked lowers the offsets that may not pass the LEO.
+func (l *Log) afterTruncationLocked() {
+	l.recoveryPoint = min(l.recoveryPoint, l.logEndOffset)
+	l.highWatermark = min(max(l.highWatermark, l.logStartOffset), l.logEndOffset)
+	l.truncations++
+}
+
+// TruncateFullyAndStartAt deletes every segment and restarts the log empty at offset, as a follower does
+// when the leader's log starts past the follower's end.
+func (l *Log) TruncateFullyAndStartAt(offset int64) error {
+	if offset < 0 {
+		return fmt.Errorf("restart %s at negative offset %d", l.dir, offset)
+	}
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if err := l.writable(); err != nil {
+		return err
+	}
+	return l.truncateFullyLocked(offset, l.Config())
+}
+
+func (l *Log) truncateFullyLocked(offset int64, cfg LogConfig) error {
+	l.segMu.Lock()
+	defer l.segMu.Unlock()
+	var err error
+	for _, s := range l.segments {
+		err = errors.Join(err, s.remove())
+	}
+	l.segments = nil
+	if err != nil {
+		return l.failLocked("truncate", err)
+	}
+	seg, err := createSegment(l.dir, offset, cfg.MaxIndexSize)
+	if err != nil {
+		return l.failLocked("truncate", err)
+	}
+	l.logger.Info("Truncated log fully", zap.Int64("new-start-offset", offset), zap.Int64("previous-log-end-offset", l.logEndOffset))
+	l.segments = []*segment{seg}
+	l.logEndOffset, l.logStartOffset = offset, offset
+	l.afterTruncationLocked()
+	return nil
+}
+
+// MaybeIncrementLogStartOffset moves the log start offset up to offset (DeleteRecords, or a follower
+// following its leader). Offsets above the high watermark fail with kerr.OffsetOutOfRange, as in Kafka.
+// Segments wholly below the new start are deleted by the next retention pass.
+func (l *Log) MaybeIncrementLogStartOffset(offset int64) error {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.segMu.Lock()
+	defer l.segMu.Unlock()
+	if err := l.usable(); err != nil {
+		return err
+	}
+	if offset > l.highWatermark {
+		return fmt.Errorf("log start offset %d is above the high watermark %d of %s: %w", offset, l.highWatermark, l.dir, kerr.OffsetOutOfRange)
+	}
+	if offset > l.logStartOffset {
+		l.logStartOffset = offset
+	}
+	return nil
+}
+
+// Flush fsyncs every segment written since the recovery point (data and indexes) and the directory, then
+// advances the recovery point to the LEO observed at the start. Appends never fsync: like Kafka's
+// defaults, durability comes from replication, with flushes on roll and shutdown.
+func (l *Log) Flush() error {
+	l.segMu.RLock()
+	leo, err := l.logEndOffset, l.usable()
+	l.segMu.RUnlock()
+	if err != nil {
+		return err
+	}
+	return l.flushTo(leo)
+}
+
+// flushTo fsyncs the segments holding offsets in [recovery point, offset) and then moves the recovery
+// point to offset, unless a truncation meanwhile cut away what was synced.
+func (l *Log) flushTo(offset int64) error {
+	l.flushMu.Lock()
+	defer l.flushMu.Unlock()
+	l.segMu.RLock()
+	if err := l.usable(); err != nil {
+		l.segMu.RUnlock()
+		return err
+	}
+	if offset <= l.recoveryPoint {
+		l.segMu.RUnlock()
+		return nil
+	}
+	generation := l.truncations
+	var dirty []*segment
+	for i, s := range l.segments {
+		last := i == len(l.segments)-1
+		if s.baseOffset < offset && (last || l.segments[i+1].baseOffset > l.recoveryPoint) {
+			dirty = append(dirty, s)
+		}
+	}
+	l.segMu.RUnlock()
+
+	for _, s := range dirty {
+		// A segment deleted by retention or truncation meanwhile has closed files; nothing to sync.
+		if err := s.flush(); err != nil && !errors.Is(err, os.ErrClosed) {
+			return storageError("flush "+l.dir, err)
+		}
+	}
+	if err := syncDir(l.dir); err != nil {
+		return storageError("flush "+l.dir, err)
+	}
+
+	l.segMu.Lock()
+	defer l.segMu.Unlock()
+	if l.truncations == generation && offset > l.recoveryPoint {
+		l.recoveryPoint = min(offset, l.logEndOffset)
+	}
+	return nil
+}
+
+// Close seals the active segment's indexes (trimming the preallocated files) and closes every file. It
+// does not fsync: the Manager flushes before closing, as Kafka's LogManager does.
+func (l *Log) Close() error {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.segMu.Lock()
+	if l.closed {
+		l.segMu.Unlock()
+		return nil
+	}
+	l.closed = true
+	l.segMu.Unlock()
+	l.flushes.Wait()
+	var err error
+	for _, s := range l.segments {
+		err = errors.Join(err, s.close())
+	}
+	if err != nil {
+		return storageError("close "+l.dir, err)
+	}
+	return nil
+}
+
+// Delete closes the log and removes its directory. Kafka renames the directory to `*-delete` and removes
+// it later; this broker removes it at once.
+func (l *Log) Delete() error {
+	closeErr := l.Close()
+	if err := os.RemoveAll(l.dir); err != nil {
+		return storageError("delete "+l.dir, errors.Join(closeErr, err))
+	}
+	l.logger.Info("Deleted log")
+	return nil
+}
+
+// syncDir fsyncs a directory so that created, renamed and removed entries are durable.
+func syncDir(dir string) error {
+	d, err := os.Open(dir)
+	if err != nil {
+		return err
+	}
+	return errors.Join(d.Sync(), d.Close())
+}

@@ -1,0 +1,364 @@
+package storage
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"time"
+
+	"go.uber.org/zap"
+)
+
+// ErrManagerClosed is returned by Manager methods after Close.
+var ErrManagerClosed = errors.New("storage: log manager is closed")
+
+// Manager owns the logs of every log.dirs entry, as Kafka's LogManager does: it loads them at start,
+// creates and deletes them, runs retention, and keeps each directory's checkpoint files
+// (recovery-point-offset-checkpoint, log-start-offset-checkpoint, replication-offset-checkpoint) and
+// clean-shutdown marker.
+type Manager struct {
+	logger   *zap.Logger
+	defaults LogConfig
+	dirs     []string
+	locks    []*os.File
+
+	mu     sync.Mutex
+	logs   map[TopicPartition]*Log
+	closed bool
+
+	checkpointMu sync.Mutex // one checkpoint writer at a time
+}
+
+// NewManager locks every directory in dirs (creating missing ones) and loads every `<topic>-<partition>`
+// log in them with the defaults config; GetOrCreate applies a topic's own config later. A directory with
+// a `.kafka_cleanshutdown` marker was closed cleanly: its logs are trusted up to their checkpointed
+// recovery point, or wholly when the checkpoint lacks them. Without the marker the logs recover from their
+// checkpointed recovery points (from 0 when missing). The marker is removed once the logs are loaded.
+func NewManager(dirs []string, defaults LogConfig, logger *zap.Logger) (*Manager, error) {
+	if len(dirs) == 0 {
+		return nil, errors.New("storage: no log directories")
+	}
+	if err := defaults.Validate(); err != nil {
+		return nil, fmt.Errorf("storage: default log config: %w", err)
+	}
+	if logger == nil {
+		logger = zap.NewNop()
+	}
+	m := &Manager{
+		logger:   logger.Named("log-manager"),
+		defaults: defaults,
+		logs:     make(map[TopicPartition]*Log),
+	}
+	start := time.Now()
+	for _, dir := range dirs {
+		if err := m.loadDir(dir); err != nil {
+			m.abort()
+			return nil, err
+		}
+	}
+	m.logger.Info("Logs loading complete", zap.Int("logs", len(m.logs)), zap.Duration("took", time.Since(start)))
+	return m, nil
+}
+
+// loadDir locks dir and loads its logs.
+func (m *Manager) loadDir(dir string) error {
+	dir = filepath.Clean(dir)
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return fmt.Errorf("storage: create log dir: %w", err)
+	}
+	lock, err := lockDir(dir)
+	if err != nil {
+		return fmt.Errorf("storage: %w", err)
+	}
+	m.dirs = append(m.dirs, dir)
+	m.locks = append(m.locks, lock)
+
+	recoveryPoints, err := ReadOffsetCheckpoint(filepath.Join(dir, RecoveryPointCheckpointFile))
+	if err != nil {
+		return fmt.Errorf("storage: %w", err)
+	}
+	startOffsets, err := ReadOffsetCheckpoint(filepath.Join(dir, LogStartOffsetCheckpointFile))
+	if err != nil {
+		return fmt.Errorf("storage: %w", err)
+	}
+	highWatermarks, err := ReadOffsetCheckpoint(filepath.Join(dir, ReplicationOffsetCheckpointFile))
+	if err != nil {
+		return fmt.Errorf("storage: %w", err)
+	}
+	marker := filepath.Join(dir, CleanShutdownFile)
+	_, statErr := os.Stat(marker)
+	clean := statErr == nil
+	m.logger.Info("Loading logs", zap.String("dir", dir), zap.Bool("clean-shutdown", clean))
+
+	entries, err := os.ReadDir(dir)
+	if err != nil {
+		return fmt.Errorf("storage: %w", err)
+	}
+	for _, e := range entries {
+		name := e.Name()
+		if !e.IsDir() {
+			continue
+		}
+		if strings.HasSuffix(name, "-delete") || strings.HasSuffix(name, "-future") {
+			// Kafka's directories pending deletion or being moved between log dirs; never ours.
+			m.logger.Warn("Skipping directory", zap.String("dir", dir), zap.String("name", name))
+			continue
+		}
+		tp, err := ParseTopicPartition(name)
+		if err != nil {
+			m.logger.Warn("Skipping directory that is not a partition log", zap.String("dir", dir), zap.String("name", name))
+			continue
+		}
+		if other, dup := m.logs[tp]; dup {
+			return fmt.Errorf("storage: partition %s has logs in both %s and %s", tp, filepath.Dir(other.Dir()), dir)
+		}
+		recoveryPoint, ok := recoveryPoints[tp]
+		switch {
+		case !ok && clean:
+			recoveryPoint = math.MaxInt64
+		case !ok:
+			recoveryPoint = 0
+		}
+		l, err := openLog(filepath.Join(dir, name), m.defaults, recoveryPoint, startOffsets[tp], m.logger.Named("log"))
+		if err != nil {
+			return err
+		}
+		m.logs[tp] = l
+		if hw, ok := highWatermarks[tp]; ok {
+			l.SetHighWatermark(hw)
+		}
+	}
+	if clean {
+		if err := os.Remove(marker); err != nil {
+			return fmt.Errorf("storage: remove clean shutdown marker: %w", err)
+		}
+	}
+	return nil
+}
+
+// abort closes what a failed NewManager opened.
+func (m *Manager) abort() {
+	for _, l := range m.logs {
+		l.Close()
+	}
+	for _, f := range m.locks {
+		unlockDir(f)
+	}
+}
+
+// Dirs returns the log directories in the order given.
+func (m *Manager) Dirs() []string { return append([]string(nil), m.dirs...) }
+
+// GetOrCreate returns the partition's log, creating it in the directory holding the fewest logs when it
+// does not exist. cfg becomes the log's config either way: Kafka hands topic overrides to its LogManager
+// at load, but this one loads without ZooKeeper, so the broker brings them here.
+func (m *Manager) GetOrCreate(topic string, partition int32, cfg LogConfig) (*Log, error) {
+	tp := TopicPartition{Topic: topic, Partition: partition}
+	if err := validTopicPartition(tp); err != nil {
+		return nil, err
+	}
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if m.closed {
+		return nil, ErrManagerClosed
+	}
+	if l, ok := m.logs[tp]; ok {
+		return l, l.SetConfig(cfg)
+	}
+	counts := make(map[string]int, len(m.dirs))
+	for _, l := range m.logs {
+		counts[filepath.Dir(l.Dir())]++
+	}
+	dir := m.dirs[0]
+	for _, d := range m.dirs[1:] {
+		if counts[d] < counts[dir] {
+			dir = d
+		}
+	}
+	l, err := openLog(filepath.Join(dir, tp.String()), cfg, 0, 0, m.logger.Named("log"))
+	if err != nil {
+		return nil, err
+	}
+	m.logs[tp] = l
+	m.logger.Info("Created log", zap.Stringer("partition", tp), zap.String("dir", dir))
+	return l, nil
+}
+
+// validTopicPartition rejects names that could not be a directory of their own.
+func validTopicPartition(tp TopicPartition) error {
+	if tp.Topic == "" || tp.Topic == "." || tp.Topic == ".." || strings.ContainsAny(tp.Topic, `/\`+"\x00") || tp.Partition < 0 {
+		return fmt.Errorf("storage: invalid partition %q %d", tp.Topic, tp.Partition)
+	}
+	return nil
+}
+
+// Get returns the partition's log if it exists.
+func (m *Manager) Get(topic string, partition int32) (*Log, bool) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	l, ok := m.logs[TopicPartition{Topic: topic, Partition: partition}]
+	return l, ok
+}
+
+// All returns every log by partition.
+func (m *Manager) All() map[TopicPartition]*Log {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	out := make(map[TopicPartition]*Log, len(m.logs))
+	for tp, l := range m.logs {
+		out[tp] = l
+	}
+	return out
+}
+
+// Delete removes the partition's log and its directory, then rewrites the checkpoints of its log dir so
+// they no longer name it. Deleting a partition that has no log is not an error.
+func (m *Manager) Delete(topic string, partition int32) error {
+	tp := TopicPartition{Topic: topic, Partition: partition}
+	m.mu.Lock()
+	if m.closed {
+		m.mu.Unlock()
+		return ErrManagerClosed
+	}
+	l, ok := m.logs[tp]
+	delete(m.logs, tp)
+	m.mu.Unlock()
+	if !ok {
+		return nil
+	}
+	if err := l.Delete(); err != nil {
+		return err
+	}
+	m.logger.Info("Deleted log", zap.Stringer("partition", tp))
+	return m.Checkpoint()
+}
+
+// Run applies retention every retentionCheckInterval (log.retention.check.interval.ms) and writes the
+// checkpoints every checkpointInterval until ctx is done. A non-positive interval turns that task off.
+func (m *Manager) Run(ctx context.Context, retentionCheckInterval, checkpointInterval time.Duration) {
+	retention := tickerChan(retentionCheckInterval)
+	defer retention.stop()
+	checkpoint := tickerChan(checkpointInterval)
+	defer checkpoint.stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-retention.c:
+			m.CleanupLogs()
+		case <-checkpoint.c:
+			if err := m.Checkpoint(); err != nil && !errors.Is(err, ErrManagerClosed) {
+				m.logger.Error("Writing checkpoints failed", zap.Error(err))
+			}
+		}
+	}
+}
+
+// ticker is a time.Ticker whose channel is nil (never ready) when the interval is off.
+type ticker struct {
+	t *time.Ticker
+	c <-chan time.Time
+}
+
+func tickerChan(d time.Duration) ticker {
+	if d <= 0 {
+		return ticker{}
+	}
+	t := time.NewTicker(d)
+	return ticker{t: t, c: t.C}
+}
+
+func (t ticker) stop() {
+	if t.t != nil {
+		t.t.Stop()
+	}
+}
+
+// CleanupLogs runs DeleteOldSegments on every log and returns how many segments went.
+func (m *Manager) CleanupLogs() int {
+	total := 0
+	for tp, l := range m.All() {
+		n, err := l.DeleteOldSegments()
+		total += n
+		if err != nil && !errors.Is(err, ErrLogClosed) {
+			m.logger.Error("Retention failed", zap.Stringer("partition", tp), zap.Error(err))
+		}
+	}
+	return total
+}
+
+// Checkpoint writes every directory's recovery points, log start offsets and high watermarks.
+func (m *Manager) Checkpoint() error {
+	m.mu.Lock()
+	if m.closed {
+		m.mu.Unlock()
+		return ErrManagerClosed
+	}
+	m.mu.Unlock()
+	return m.checkpoint(m.All())
+}
+
+func (m *Manager) checkpoint(logs map[TopicPartition]*Log) error {
+	m.checkpointMu.Lock()
+	defer m.checkpointMu.Unlock()
+	type offsets struct{ recovery, start, hw map[TopicPartition]int64 }
+	byDir := make(map[string]offsets, len(m.dirs))
+	for _, dir := range m.dirs {
+		byDir[dir] = offsets{map[TopicPartition]int64{}, map[TopicPartition]int64{}, map[TopicPartition]int64{}}
+	}
+	for tp, l := range logs {
+		o := byDir[filepath.Dir(l.Dir())]
+		o.recovery[tp] = l.RecoveryPoint()
+		o.start[tp] = l.LogStartOffset()
+		o.hw[tp] = l.HighWatermark()
+	}
+	var err error
+	for dir, o := range byDir {
+		err = errors.Join(err,
+			WriteOffsetCheckpoint(filepath.Join(dir, RecoveryPointCheckpointFile), o.recovery),
+			WriteOffsetCheckpoint(filepath.Join(dir, LogStartOffsetCheckpointFile), o.start),
+			WriteOffsetCheckpoint(filepath.Join(dir, ReplicationOffsetCheckpointFile), o.hw))
+	}
+	return err
+}
+
+// Close flushes and closes every log, writes the checkpoints and, when all of that succeeded, the clean
+// shutdown marker of each directory; then it releases the directory locks. Stop Run first.
+func (m *Manager) Close() error {
+	m.mu.Lock()
+	if m.closed {
+		m.mu.Unlock()
+		return nil
+	}
+	m.closed = true
+	logs := m.logs
+	m.mu.Unlock()
+
+	var err error
+	for tp, l := range logs {
+		if ferr := l.Flush(); ferr != nil {
+			err = errors.Join(err, fmt.Errorf("flush %s: %w", tp, ferr))
+		}
+		if cerr := l.Close(); cerr != nil {
+			err = errors.Join(err, fmt.Errorf("close %s: %w", tp, cerr))
+		}
+	}
+	err = errors.Join(err, m.checkpoint(logs))
+	if err == nil {
+		for _, dir := range m.dirs {
+			if werr := writeFileAtomic(filepath.Join(dir, CleanShutdownFile), nil); werr != nil {
+				err = errors.Join(err, werr)
+			}
+		}
+	}
+	for _, f := range m.locks {
+		err = errors.Join(err, unlockDir(f))
+	}
+	m.logger.Info("Log manager shut down", zap.Bool("clean", err == nil))
+	return err
+}

@@ -1,0 +1,253 @@
+package storage
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"slices"
+	"testing"
+	"time"
+)
+
+func newTestManager(t *testing.T, dirs []string, cfg LogConfig) *Manager {
+	t.Helper()
+	m, err := NewManager(dirs, cfg, testLogger(t))
+	if err != nil {
+		t.Fatalf("NewManager: %v", err)
+	}
+	t.Cleanup(func() { m.Close() })
+	return m
+}
+
+// waitFor polls cond until it holds or five seconds pass.
+func waitFor(t *testing.T, what string, cond func() bool) {
+	t.Helper()
+	deadline := time.Now().Add(5 * time.Second)
+	for !cond() {
+		if time.Now().After(deadline) {
+			t.Fatalf("timed out waiting for %s", what)
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+}
+
+func TestManagerReopenKeepsData(t *testing.T) {
+	root := t.TempDir()
+	dirs := []string{filepath.Join(root, "d1"), filepath.Join(root, "d2")}
+	cfg := testConfig()
+	cfg.SegmentBytes = 1024
+	m := newTestManager(t, dirs, cfg)
+
+	partitions := []TopicPartition{{"orders", 0}, {"orders", 1}, {"my-dashed-topic", 2}, {"t", 0}}
+	want := map[TopicPartition][]string{}
+	for i, tp := range partitions {
+		l, err := m.GetOrCreate(tp.Topic, tp.Partition, cfg)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for j := range 10 * (i + 1) {
+			v := fmt.Sprintf("%s/%d/%s", tp, j, "............................................................")
+			want[tp] = append(want[tp], v)
+			mustAppend(t, l, makeBatch(int64(j), v))
+		}
+		l.SetHighWatermark(l.LogEndOffset() - 1)
+	}
+	// New partitions go to the directory with the fewest logs: two in each.
+	perDir := map[string]int{}
+	for _, l := range m.All() {
+		perDir[filepath.Dir(l.Dir())]++
+	}
+	if perDir[dirs[0]] != 2 || perDir[dirs[1]] != 2 {
+		t.Fatalf("logs per dir %v", perDir)
+	}
+	l, _ := m.Get("orders", 1)
+	if err := l.MaybeIncrementLogStartOffset(5); err != nil {
+		t.Fatal(err)
+	}
+	want[TopicPartition{"orders", 1}] = want[TopicPartition{"orders", 1}][5:]
+	if again, err := m.GetOrCreate("orders", 1, cfg); err != nil || again != l {
+		t.Fatalf("GetOrCreate of an existing log gave %p, %v; want %p", again, err, l)
+	}
+	if _, ok := m.Get("orders", 9); ok {
+		t.Fatal("Get found a log never created")
+	}
+	if err := m.Close(); err != nil {
+		t.Fatal(err)
+	}
+
+	for _, dir := range dirs {
+		if _, err := os.Stat(filepath.Join(dir, CleanShutdownFile)); err != nil {
+			t.Fatalf("no clean shutdown marker in %s: %v", dir, err)
+		}
+		rps, err := ReadOffsetCheckpoint(filepath.Join(dir, RecoveryPointCheckpointFile))
+		if err != nil || len(rps) != 2 {
+			t.Fatalf("recovery points in %s: %v, %v", dir, rps, err)
+		}
+	}
+
+	m2 := newTestManager(t, dirs, cfg)
+	if got := len(m2.All()); got != len(partitions) {
+		t.Fatalf("reopened manager has %d logs, want %d", got, len(partitions))
+	}
+	for _, tp := range partitions {
+		l, ok := m2.Get(tp.Topic, tp.Partition)
+		if !ok {
+			t.Fatalf("%v not loaded", tp)
+		}
+		if got := readAllRecords(t, l); !slices.Equal(got, want[tp]) {
+			t.Fatalf("%v holds %d records, want %d", tp, len(got), len(want[tp]))
+		}
+		if l.HighWatermark() != l.LogEndOffset()-1 {
+			t.Fatalf("%v high watermark %d, want %d", tp, l.HighWatermark(), l.LogEndOffset()-1)
+		}
+		if l.RecoveryPoint() != l.LogEndOffset() {
+			t.Fatalf("%v recovery point %d, want the LEO %d", tp, l.RecoveryPoint(), l.LogEndOffset())
+		}
+	}
+	if l, _ := m2.Get("orders", 1); l.LogStartOffset() != 5 {
+		t.Fatalf("log start offset %d after reopen, want 5", l.LogStartOffset())
+	}
+	for _, dir := range dirs {
+		if _, err := os.Stat(filepath.Join(dir, CleanShutdownFile)); !errors.Is(err, os.ErrNotExist) {
+			t.Fatalf("clean shutdown marker not removed at start: %v", err)
+		}
+	}
+}
+
+func TestManagerUncleanRestartRecoversFromCheckpoint(t *testing.T) {
+	dir := t.TempDir()
+	cfg := testConfig()
+	m := newTestManager(t, []string{dir}, cfg)
+	l, err := m.GetOrCreate("t", 0, cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := range 10 {
+		mustAppend(t, l, makeBatch(int64(i), fmt.Sprint(i)))
+	}
+	if err := m.Close(); err != nil {
+		t.Fatal(err)
+	}
+	// Simulate a crash: no marker, and the last write torn.
+	os.Remove(filepath.Join(dir, CleanShutdownFile))
+	seg := filepath.Join(dir, "t-0", "00000000000000000000.log")
+	st, _ := os.Stat(seg)
+	os.Truncate(seg, st.Size()-5)
+
+	m2 := newTestManager(t, []string{dir}, cfg)
+	l2, ok := m2.Get("t", 0)
+	if !ok {
+		t.Fatal("log not loaded")
+	}
+	if l2.LogEndOffset() != 9 {
+		t.Fatalf("LEO %d after a torn last batch, want 9", l2.LogEndOffset())
+	}
+}
+
+func TestManagerLocksDirectories(t *testing.T) {
+	dir := t.TempDir()
+	newTestManager(t, []string{dir}, testConfig())
+	if m, err := NewManager([]string{dir}, testConfig(), testLogger(t)); err == nil {
+		m.Close()
+		t.Fatal("second manager on the same directory started")
+	}
+}
+
+func TestManagerSkipsForeignDirectories(t *testing.T) {
+	dir := t.TempDir()
+	for _, name := range []string{"not_a_partition", "t-0.0123abcd-delete", "lost+found"} {
+		os.MkdirAll(filepath.Join(dir, name), 0o755)
+	}
+	m := newTestManager(t, []string{dir}, testConfig())
+	if n := len(m.All()); n != 0 {
+		t.Fatalf("loaded %d logs from foreign directories", n)
+	}
+}
+
+func TestManagerDelete(t *testing.T) {
+	dir := t.TempDir()
+	cfg := testConfig()
+	m := newTestManager(t, []string{dir}, cfg)
+	for p := range int32(2) {
+		l, err := m.GetOrCreate("t", p, cfg)
+		if err != nil {
+			t.Fatal(err)
+		}
+		mustAppend(t, l, makeBatch(1, "a"))
+	}
+	if err := m.Delete("t", 0); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Stat(filepath.Join(dir, "t-0")); !errors.Is(err, os.ErrNotExist) {
+		t.Fatalf("t-0 still on disk: %v", err)
+	}
+	if _, ok := m.Get("t", 0); ok {
+		t.Fatal("deleted log still returned")
+	}
+	rps, err := ReadOffsetCheckpoint(filepath.Join(dir, RecoveryPointCheckpointFile))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, ok := rps[TopicPartition{"t", 0}]; ok || len(rps) != 1 {
+		t.Fatalf("checkpoint after delete: %v", rps)
+	}
+	if err := m.Delete("t", 0); err != nil {
+		t.Fatalf("deleting again: %v", err)
+	}
+}
+
+func TestManagerRunAppliesRetentionAndCheckpoints(t *testing.T) {
+	dir := t.TempDir()
+	cfg := testConfig()
+	cfg.SegmentBytes = 1024
+	cfg.RetentionBytes = 0
+	m := newTestManager(t, []string{dir}, cfg)
+	l, err := m.GetOrCreate("t", 0, cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for range 10 {
+		mustAppend(t, l, makeSizedBatch(time.Now().UnixMilli(), 300))
+	}
+	l.SetHighWatermark(l.LogEndOffset())
+	if l.NumSegments() < 3 {
+		t.Fatalf("%d segments", l.NumSegments())
+	}
+
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		m.Run(ctx, 10*time.Millisecond, 10*time.Millisecond)
+	}()
+	waitFor(t, "retention to leave only the active segment", func() bool { return l.NumSegments() == 1 })
+	waitFor(t, "a log start offset checkpoint", func() bool {
+		starts, err := ReadOffsetCheckpoint(filepath.Join(dir, LogStartOffsetCheckpointFile))
+		return err == nil && starts[TopicPartition{"t", 0}] == l.LogStartOffset()
+	})
+	cancel()
+	<-done
+}
+
+func TestManagerRejectsBadInput(t *testing.T) {
+	if _, err := NewManager(nil, testConfig(), nil); err == nil {
+		t.Fatal("no dirs accepted")
+	}
+	bad := testConfig()
+	bad.SegmentBytes = 0
+	if _, err := NewManager([]string{t.TempDir()}, bad, nil); err == nil {
+		t.Fatal("invalid config accepted")
+	}
+	m := newTestManager(t, []string{t.TempDir()}, testConfig())
+	for _, tp := range []TopicPartition{{"", 0}, {"..", 0}, {"a/b", 0}, {"t", -1}} {
+		if _, err := m.GetOrCreate(tp.Topic, tp.Partition, testConfig()); err == nil {
+			t.Errorf("GetOrCreate(%q, %d) accepted", tp.Topic, tp.Partition)
+		}
+	}
+	m.Close()
+	if _, err := m.GetOrCreate("t", 0, testConfig()); !errors.Is(err, ErrManagerClosed) {
+		t.Fatalf("GetOrCreate after Close: %v", err)
+	}
+}

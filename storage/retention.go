@@ -1,0 +1,91 @@
+package storage
+
+import (
+	"errors"
+	"slices"
+	"time"
+
+	"go.uber.org/zap"
+)
+
+// DeleteOldSegments applies retention as Kafka's Log.deleteOldSegments does and returns how many segments
+// it deleted. In order: segments whose largest timestamp is older than RetentionMs; the oldest segments
+// while the log is more than RetentionBytes over; segments wholly below the log start offset. Time and
+// size apply only when CleanupPolicy includes "delete". A segment is deleted only when every offset in
+// it is below the high watermark, and the active segment never is. The log start offset rises to the
+// first remaining segment. Kafka renames deleted segments to `.deleted` and removes them a minute later
+// (file.delete.delay.ms) so that in-flight reads finish; here readers hold the segment lock, so the files
+// are removed at once.
+func (l *Log) DeleteOldSegments() (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if err := l.writable(); err != nil {
+		return 0, err
+	}
+	cfg := l.Config()
+	var deleted int
+	if cfg.deletes() && cfg.RetentionMs >= 0 {
+		now := time.Now().UnixMilli()
+		n, err := l.deleteSegmentsLocked("retention.ms", func(s *segment) bool {
+			return now-s.largestTimestamp() > cfg.RetentionMs
+		})
+		deleted += n
+		if err != nil {
+			return deleted, err
+		}
+	}
+	if cfg.deletes() && cfg.RetentionBytes >= 0 {
+		var size int64
+		for _, s := range l.segments {
+			size += s.size
+		}
+		excess := size - cfg.RetentionBytes
+		n, err := l.deleteSegmentsLocked("retention.bytes", func(s *segment) bool {
+			if excess-s.size < 0 {
+				return false
+			}
+			excess -= s.size
+			return true
+		})
+		deleted += n
+		if err != nil {
+			return deleted, err
+		}
+	}
+	start := l.LogStartOffset()
+	n, err := l.deleteSegmentsLocked("log-start-offset", func(s *segment) bool {
+		return s.nextOffset <= start
+	})
+	return deleted + n, err
+}
+
+// deleteSegmentsLocked deletes the longest prefix of segments that satisfy deletable, stopping at the
+// active segment and at the first segment reaching the high watermark. The caller holds mu.
+func (l *Log) deleteSegmentsLocked(reason string, deletable func(*segment) bool) (int, error) {
+	hw := l.HighWatermark()
+	n := 0
+	for n < len(l.segments)-1 && l.segments[n+1].baseOffset <= hw && deletable(l.segments[n]) {
+		n++
+	}
+	if n == 0 {
+		return 0, nil
+	}
+	l.segMu.Lock()
+	doomed := l.segments[:n]
+	l.segments = slices.Clone(l.segments[n:])
+	l.logStartOffset = max(l.logStartOffset, l.segments[0].baseOffset)
+	l.recoveryPoint = max(l.recoveryPoint, l.segments[0].baseOffset)
+	l.segMu.Unlock()
+
+	// No reader can hold the doomed segments: readers keep segMu shared while they read.
+	var err error
+	for _, s := range doomed {
+		l.logger.Info("Deleting segment", zap.String("reason", reason), zap.Int64("segment", s.baseOffset),
+			zap.Int64("size", s.size), zap.Int64("largest-timestamp", s.maxTimestamp))
+		err = errors.Join(err, s.remove())
+	}
+	if err != nil {
+		return n, storageError("delete segments of "+l.dir, err)
+	}
+	return n, nil
+}
