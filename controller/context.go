@@ -1,0 +1,197 @@
+package controller
+
+import (
+	"cmp"
+	"fmt"
+	"maps"
+	"slices"
+	"strconv"
+	"strings"
+
+	"github.com/zkafka/zkafka/zkpaths"
+)
+
+// Kafka's LeaderAndIsr constants.
+const (
+	noLeader           int32 = -1 // a partition no replica could be elected to lead
+	initialLeaderEpoch int32 = 0
+	initialZkVersion   int32 = 0 // zkVersion of a freshly created znode
+)
+
+// topicPartition names one partition.
+type topicPartition struct {
+	topic     string
+	partition int32
+}
+
+// String is Kafka's "t-0".
+func (tp topicPartition) String() string { return tp.topic + "-" + strconv.Itoa(int(tp.partition)) }
+
+func compareTopicPartitions(a, b topicPartition) int {
+	return cmp.Or(strings.Compare(a.topic, b.topic), cmp.Compare(a.partition, b.partition))
+}
+
+// leaderAndISR is a partition's leadership as stored in its state znode, with the znode's
+// zkVersion, on which every write of it is conditional (Kafka's LeaderAndIsr).
+type leaderAndISR struct {
+	leader      int32
+	leaderEpoch int32
+	isr         []int32
+	zkVersion   int32
+}
+
+// newLeaderAndISR is the next leadership after a controller decision: the leader epoch always
+// grows by one; zkVersion is still that of the znode being replaced, for the conditional write.
+func (l leaderAndISR) newLeaderAndISR(leader int32, isr []int32) leaderAndISR {
+	return leaderAndISR{leader: leader, leaderEpoch: l.leaderEpoch + 1, isr: isr, zkVersion: l.zkVersion}
+}
+
+// String reads like Kafka's state-change log: LeaderAndIsr(leader=2, leaderEpoch=3, isr=2,3, zkVersion=4).
+func (l leaderAndISR) String() string {
+	return fmt.Sprintf("LeaderAndIsr(leader=%d, leaderEpoch=%d, isr=%s, zkVersion=%d)",
+		l.leader, l.leaderEpoch, joinIDs(l.isr), l.zkVersion)
+}
+
+// leaderISRAndEpoch is a leadership with the epoch of the controller that decided it (Kafka's
+// LeaderIsrAndControllerEpoch): what a partition state znode holds.
+type leaderISRAndEpoch struct {
+	leaderAndISR
+	controllerEpoch int32
+}
+
+// znode returns the state znode's data.
+func (l leaderISRAndEpoch) znode() zkpaths.LeaderAndIsr {
+	return zkpaths.LeaderAndIsr{Leader: l.leader, LeaderEpoch: l.leaderEpoch, ISR: l.isr, ControllerEpoch: l.controllerEpoch}
+}
+
+// liveBroker is a registered broker and its epoch, the czxid of its /brokers/ids/<id> znode.
+type liveBroker struct {
+	reg   zkpaths.BrokerRegistration
+	epoch int64
+}
+
+// topicInfo is a topic's replica assignment as read from /brokers/topics/<t>.
+type topicInfo struct {
+	id         [16]byte // zero until a topic id is assigned
+	assignment zkpaths.TopicAssignment
+}
+
+// controllerContext is the active controller's picture of the cluster (Kafka's ControllerContext).
+// Only the event loop reads or writes it, and resignation discards it.
+type controllerContext struct {
+	epoch          int32 // this controller's epoch
+	epochZkVersion int32 // zkVersion of /controller_epoch after the election: the fencing token
+
+	liveBrokers     map[int32]liveBroker
+	topics          map[string]*topicInfo
+	leadership      map[topicPartition]leaderISRAndEpoch
+	partitionStates map[topicPartition]partitionState
+}
+
+func newControllerContext(epoch, epochZkVersion int32) *controllerContext {
+	return &controllerContext{
+		epoch:           epoch,
+		epochZkVersion:  epochZkVersion,
+		liveBrokers:     map[int32]liveBroker{},
+		topics:          map[string]*topicInfo{},
+		leadership:      map[topicPartition]leaderISRAndEpoch{},
+		partitionStates: map[topicPartition]partitionState{},
+	}
+}
+
+func (cc *controllerContext) isLive(broker int32) bool {
+	_, ok := cc.liveBrokers[broker]
+	return ok
+}
+
+// liveBrokerIDs returns the live brokers in id order.
+func (cc *controllerContext) liveBrokerIDs() []int32 {
+	return slices.Sorted(maps.Keys(cc.liveBrokers))
+}
+
+// replicas returns a partition's assigned replicas in assignment order (first = preferred leader).
+func (cc *controllerContext) replicas(tp topicPartition) []int32 {
+	if t, ok := cc.topics[tp.topic]; ok {
+		return t.assignment.Partitions[tp.partition]
+	}
+	return nil
+}
+
+// liveReplicas returns the assigned replicas whose brokers are live, in assignment order.
+func (cc *controllerContext) liveReplicas(tp topicPartition) []int32 {
+	var live []int32
+	for _, r := range cc.replicas(tp) {
+		if cc.isLive(r) {
+			live = append(live, r)
+		}
+	}
+	return live
+}
+
+// allPartitions returns every assigned partition, sorted.
+func (cc *controllerContext) allPartitions() []topicPartition {
+	var all []topicPartition
+	for topic, t := range cc.topics {
+		for p := range t.assignment.Partitions {
+			all = append(all, topicPartition{topic, p})
+		}
+	}
+	slices.SortFunc(all, compareTopicPartitions)
+	return all
+}
+
+// partitionsOnBrokers returns, sorted, the partitions with a replica on any of brokers.
+func (cc *controllerContext) partitionsOnBrokers(brokers []int32) []topicPartition {
+	var on []topicPartition
+	for _, tp := range cc.allPartitions() {
+		if slices.ContainsFunc(cc.replicas(tp), func(r int32) bool { return slices.Contains(brokers, r) }) {
+			on = append(on, tp)
+		}
+	}
+	return on
+}
+
+// partitionsWithLeadership returns, sorted, the partitions whose state znode has been read or
+// written, i.e. those UpdateMetadata can describe.
+func (cc *controllerContext) partitionsWithLeadership() []topicPartition {
+	return slices.SortedFunc(maps.Keys(cc.leadership), compareTopicPartitions)
+}
+
+// partitionsInStates returns, sorted, the partitions in any of states.
+func (cc *controllerContext) partitionsInStates(states ...partitionState) []topicPartition {
+	var in []topicPartition
+	for tp, s := range cc.partitionStates {
+		if slices.Contains(states, s) {
+			in = append(in, tp)
+		}
+	}
+	slices.SortFunc(in, compareTopicPartitions)
+	return in
+}
+
+// removeTopic forgets a topic and its partitions.
+func (cc *controllerContext) removeTopic(topic string) {
+	delete(cc.topics, topic)
+	for tp := range cc.leadership {
+		if tp.topic == topic {
+			delete(cc.leadership, tp)
+		}
+	}
+	for tp := range cc.partitionStates {
+		if tp.topic == topic {
+			delete(cc.partitionStates, tp)
+		}
+	}
+}
+
+// joinIDs formats broker ids as Kafka's mkString(","): "1,2,3".
+func joinIDs(ids []int32) string {
+	var b strings.Builder
+	for i, id := range ids {
+		if i > 0 {
+			b.WriteByte(',')
+		}
+		b.WriteString(strconv.Itoa(int(id)))
+	}
+	return b.String()
+}

@@ -1,0 +1,250 @@
+package controller
+
+import (
+	"context"
+	"errors"
+	"strconv"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/twmb/franz-go/pkg/kmsg"
+	"go.uber.org/zap"
+
+	"github.com/zkafka/zkafka/internal/zkclient"
+	"github.com/zkafka/zkafka/wire"
+)
+
+// DefaultInterBrokerListener is the listener the controller connects to brokers on when
+// Config.InterBrokerListener is empty (Kafka's inter.broker.listener.name default).
+const DefaultInterBrokerListener = "PLAINTEXT"
+
+// Config configures a broker's controller component.
+type Config struct {
+	// BrokerID is this broker's broker.id.
+	BrokerID int32
+	// InterBrokerListener names the listener, as registered in /brokers/ids/<id>, that the
+	// controller connects to. Empty means DefaultInterBrokerListener.
+	InterBrokerListener string
+	// Logger is the parent of the "controller" and "state-change" loggers. Nil means no logs.
+	Logger *zap.Logger
+	// Dial connects to a broker's address (host:port). Nil means wire.Dial.
+	Dial func(ctx context.Context, addr string) (BrokerClient, error)
+	// UncleanLeaderElection is the broker's unclean.leader.election.enable; a topic overrides it
+	// in /config/topics/<t>.
+	UncleanLeaderElection bool
+}
+
+// BrokerClient is the controller's connection to one broker.
+type BrokerClient interface {
+	// Request sends req at the version it carries (req.GetVersion()) and returns the response.
+	Request(ctx context.Context, req kmsg.Request) (kmsg.Response, error)
+	Close() error
+}
+
+// Controller is a broker's controller component: it runs for election through /controller and,
+// while elected, manages partition leadership (see the package documentation).
+type Controller struct {
+	cfg          Config
+	zk           *zkclient.Client
+	baseLog      *zap.Logger
+	baseStateLog *zap.Logger
+	events       *fifo[queuedEvent]
+
+	// Read by any goroutine.
+	active   atomic.Bool
+	epoch    atomic.Int32
+	activeID atomic.Int32
+	stopped  atomic.Bool
+
+	startOnce  sync.Once
+	stopOnce   sync.Once
+	started    bool
+	loopCtx    context.Context
+	cancelLoop context.CancelFunc
+	loopDone   chan struct{}
+	watchers   sync.WaitGroup // watch goroutines
+
+	// Owned by the event loop.
+	log          *zap.Logger // "controller", with controller-epoch while active
+	stateLog     *zap.Logger // "state-change", likewise
+	cc           *controllerContext
+	session      int64 // the ZooKeeper session that won the election
+	channels     *channelManager
+	watches      map[watchKey]armedWatch
+	nextWatchID  uint64
+	activeCtx    context.Context // ends at resignation; active-scope watch goroutines follow it
+	cancelActive context.CancelFunc
+}
+
+// New returns a controller for the broker cfg.BrokerID on the session zk. It registers the
+// controller's session callbacks, so the broker must register its own callbacks (re-registering
+// /brokers/ids/<id> on a new session) before calling New: callbacks run in registration order
+// and the controller's re-election must follow the re-registration. The persistent paths
+// (zkpaths.PersistentPaths) must exist before Start, as the broker creates them at start-up.
+func New(cfg Config, zk *zkclient.Client) *Controller {
+	if cfg.InterBrokerListener == "" {
+		cfg.InterBrokerListener = DefaultInterBrokerListener
+	}
+	if cfg.Logger == nil {
+		cfg.Logger = zap.NewNop()
+	}
+	if cfg.Dial == nil {
+		clientID := strconv.Itoa(int(cfg.BrokerID))
+		cfg.Dial = func(ctx context.Context, addr string) (BrokerClient, error) {
+			c, err := wire.Dial(ctx, addr, clientID)
+			if err != nil {
+				return nil, err
+			}
+			return wireClient{c}, nil
+		}
+	}
+	id := zap.Int32("broker-id", cfg.BrokerID)
+	c := &Controller{
+		cfg:          cfg,
+		zk:           zk,
+		baseLog:      cfg.Logger.Named("controller").With(id),
+		baseStateLog: cfg.Logger.Named("state-change").With(id),
+		events:       newFIFO[queuedEvent](),
+		loopDone:     make(chan struct{}),
+		watches:      map[watchKey]armedWatch{},
+	}
+	c.log, c.stateLog = c.baseLog, c.baseStateLog
+	c.activeID.Store(-1)
+	zk.OnSessionExpired(c.onSessionExpired)
+	zk.OnNewSession(func() { c.enqueue(registerBrokerAndReelectEvent{}) })
+	return c
+}
+
+// Start starts the event loop and queues the Startup event, which runs for election; it returns
+// at once. The controller runs until Stop is called or ctx ends; call Stop in either case.
+func (c *Controller) Start(ctx context.Context) {
+	c.startOnce.Do(func() {
+		if c.stopped.Load() {
+			return
+		}
+		c.started = true
+		c.loopCtx, c.cancelLoop = context.WithCancel(ctx)
+		c.enqueue(startupEvent{})
+		go c.run()
+	})
+}
+
+// Stop stops the event loop, resigns if this broker is the active controller (stopping every
+// request sender) and waits for every goroutine of the controller. It leaves ZooKeeper alone:
+// /controller goes away when the broker closes its session, as in Kafka. Calling it again does
+// nothing.
+func (c *Controller) Stop() {
+	c.stopOnce.Do(func() {
+		c.stopped.Store(true)
+		c.startOnce.Do(func() {}) // a later Start does nothing
+		if !c.started {
+			return
+		}
+		c.cancelLoop()
+		<-c.loopDone
+		// The loop has returned, so this goroutine now owns the controller's state.
+		c.resign()
+		c.watchers.Wait()
+		c.events.clear()
+		c.activeID.Store(-1)
+	})
+}
+
+// IsActive reports whether this broker is the active controller.
+func (c *Controller) IsActive() bool { return c.active.Load() }
+
+// Epoch returns the controller epoch of this broker's current or most recent term as the active
+// controller, 0 if it has never been elected.
+func (c *Controller) Epoch() int32 { return c.epoch.Load() }
+
+// ActiveControllerID returns the broker id in /controller as last read, or -1 if unknown.
+func (c *Controller) ActiveControllerID() int32 { return c.activeID.Load() }
+
+func (c *Controller) enqueue(ev event) {
+	c.events.push(queuedEvent{ev: ev, enqueued: time.Now()})
+}
+
+// onSessionExpired runs on zkclient's goroutine. Queued events belong to the dead session, so
+// they are dropped, and Expire goes first (Kafka clears the queue the same way). Until the loop
+// processes Expire, fencedMulti refuses to write because the session id has changed.
+func (c *Controller) onSessionExpired() {
+	if c.stopped.Load() {
+		return
+	}
+	dropped := c.events.clear()
+	c.baseLog.Info("ZooKeeper session expired; dropping queued controller events", zap.Int("dropped", dropped))
+	c.enqueue(expireEvent{})
+}
+
+// run is the event loop (Kafka's ControllerEventThread).
+func (c *Controller) run() {
+	defer close(c.loopDone)
+	for {
+		qe, ok := c.events.pop(c.loopCtx)
+		if !ok {
+			return
+		}
+		c.process(qe)
+	}
+}
+
+func (c *Controller) process(qe queuedEvent) {
+	ev := qe.ev
+	if w, ok := ev.(watchFired); ok {
+		c.disarm(w)
+		if w.inner == nil {
+			return
+		}
+		ev = w.inner
+	}
+	fields := []zap.Field{zap.String("event", ev.name()), zap.Duration("queue-time", time.Since(qe.enqueued))}
+	switch ev.(type) {
+	case leaderAndISRResponseEvent, updateMetadataResponseEvent:
+		c.log.Debug("Processing event", fields...)
+	default:
+		c.log.Info("Processing event", fields...)
+	}
+	err := c.handle(ev)
+	switch {
+	case errors.Is(err, ErrControllerMoved):
+		c.controllerMoved(err)
+	case err != nil:
+		c.log.Error("Error processing event", append(fields, zap.Error(err))...)
+	}
+}
+
+func (c *Controller) handle(ev event) error {
+	switch ev := ev.(type) {
+	case startupEvent:
+		c.elect()
+	case controllerChangeEvent:
+		c.maybeResign()
+	case reelectEvent, registerBrokerAndReelectEvent:
+		c.maybeResign()
+		c.elect()
+	case expireEvent:
+		c.processExpire()
+	case brokerChangeEvent:
+		return c.processBrokerChange()
+	case topicChangeEvent:
+		return c.processTopicChange()
+	case partitionModificationsEvent:
+		return c.processPartitionModifications(ev.topic)
+	case leaderAndISRResponseEvent:
+		c.processLeaderAndISRResponse(ev.broker, ev.resp)
+	case updateMetadataResponseEvent:
+		c.processUpdateMetadataResponse(ev.broker, ev.resp)
+	}
+	return nil
+}
+
+// wireClient adapts wire.Client to BrokerClient: the controller pins request versions, as
+// Kafka's controller does by inter.broker.protocol.version, instead of negotiating them.
+type wireClient struct{ c *wire.Client }
+
+func (w wireClient) Request(ctx context.Context, req kmsg.Request) (kmsg.Response, error) {
+	return w.c.RequestVersion(ctx, req, req.GetVersion())
+}
+
+func (w wireClient) Close() error { return w.c.Close() }

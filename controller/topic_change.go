@@ -1,0 +1,118 @@
+package controller
+
+import (
+	"errors"
+	"slices"
+	"strings"
+
+	"go.uber.org/zap"
+
+	"github.com/zkafka/zkafka/zkpaths"
+)
+
+// processTopicChange handles a change of /brokers/topics' children: new topics are read, watched
+// and brought online; topics whose znode disappeared are forgotten.
+func (c *Controller) processTopicChange() error {
+	if c.cc == nil {
+		return nil
+	}
+	cc := c.cc
+	topics, err := c.readTopics()
+	if err != nil {
+		return err
+	}
+	var added, deleted []string
+	for _, topic := range topics {
+		if _, ok := cc.topics[topic]; !ok {
+			added = append(added, topic)
+		}
+	}
+	for topic := range cc.topics {
+		if !slices.Contains(topics, topic) {
+			deleted = append(deleted, topic)
+		}
+	}
+	slices.Sort(added)
+	slices.Sort(deleted)
+	for _, topic := range deleted {
+		cc.removeTopic(topic)
+	}
+	var partitions []topicPartition
+	for _, topic := range added {
+		t, ok, err := c.loadTopic(topic)
+		if errors.Is(err, zkpaths.ErrMalformed) {
+			c.log.Error("Ignoring a topic whose assignment is unreadable", zap.String("topic", topic), zap.Error(err))
+			continue
+		}
+		if err != nil {
+			return err
+		}
+		if !ok {
+			continue
+		}
+		cc.topics[topic] = t
+		for _, p := range t.assignment.PartitionIDs() {
+			partitions = append(partitions, topicPartition{topic, p})
+		}
+	}
+	if len(added) == 0 && len(deleted) == 0 {
+		return nil
+	}
+	c.log.Info("Topics changed", zap.String("new-topics", strings.Join(added, ",")),
+		zap.String("deleted-topics", strings.Join(deleted, ",")))
+	return c.onNewPartitionCreation(partitions)
+}
+
+// processPartitionModifications handles a change of a topic's assignment: partitions the
+// controller does not know yet are created.
+func (c *Controller) processPartitionModifications(topic string) error {
+	if c.cc == nil {
+		return nil
+	}
+	known, ok := c.cc.topics[topic]
+	if !ok {
+		return nil // a new topic: TopicChange brings it in
+	}
+	t, ok, err := c.loadTopic(topic)
+	if err != nil || !ok {
+		return err
+	}
+	if known.id == ([16]byte{}) {
+		known.id, known.assignment.TopicID = t.id, t.assignment.TopicID
+	}
+	var (
+		added []topicPartition
+		ids   []int32
+	)
+	for _, p := range t.assignment.PartitionIDs() {
+		if _, ok := known.assignment.Partitions[p]; ok {
+			continue
+		}
+		known.assignment.Partitions[p] = t.assignment.Partitions[p]
+		added = append(added, topicPartition{topic, p})
+		ids = append(ids, p)
+	}
+	if len(added) == 0 {
+		return nil
+	}
+	c.log.Info("New partitions to be added", zap.String("topic", topic), zap.Int32s("partitions", ids))
+	return c.onNewPartitionCreation(added)
+}
+
+// onNewPartitionCreation brings new partitions online: NewPartition, then OnlinePartition, which
+// creates their state znodes and sends LeaderAndIsr (isNew) to their replicas and UpdateMetadata
+// to every broker.
+func (c *Controller) onNewPartitionCreation(partitions []topicPartition) error {
+	if len(partitions) == 0 {
+		return nil
+	}
+	b := c.newBatch()
+	if err := c.changePartitionStates(b, partitions, newPartition); err != nil {
+		return err
+	}
+	if err := c.changePartitionStates(b, partitions, onlinePartition); err != nil {
+		return err
+	}
+	b.send()
+	return nil
+}
