@@ -31,7 +31,9 @@ type TopicPartition struct {
 }
 
 // String is Kafka's `<topic>-<partition>`.
-func (tp TopicPartition) String() string { return tp.Topic + "-" + strconv.FormatInt(int64(tp.Partition), 10) }
+func (tp TopicPartition) String() string {
+	return tp.Topic + "-" + strconv.FormatInt(int64(tp.Partition), 10)
+}
 
 // ParseTopicPartition parses a log directory name. Topics may contain '-', so the partition is what
 // follows the last one.

@@ -10,6 +10,9 @@ import (
 // ErrLogClosed is returned by every operation on a Log after Close or Delete.
 var ErrLogClosed = errors.New("storage: log is closed")
 
+// ErrManagerClosed is returned by Manager methods after Close.
+var ErrManagerClosed = errors.New("storage: log manager is closed")
+
 // ErrOffsetsOutOfOrder is returned by AppendAsFollower when the batches' offsets do not increase.
 // Kafka raises OffsetsOutOfOrderException here; it has no wire code of its own.
 var ErrOffsetsOutOfOrder = errors.New("storage: offsets in the appended batches are not increasing")

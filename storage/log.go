@@ -208,7 +208,6 @@ func (l *Log) AppendAsLeader(records []byte, leaderEpoch int32) (AppendInfo, err
 		binary.BigEndian.PutUint64(b[offBaseOffset:], uint64(next))
 		binary.BigEndian.PutUint32(b[offLeaderEpoch:], uint32(leaderEpoch))
 		spans[i].hdr.baseOffset = next
-		spans[i].hdr.partitionLeaderEpoch = leaderEpoch
 		next = spans[i].hdr.lastOffset() + 1
 	}
 	return l.appendLocked(records, spans, cfg)

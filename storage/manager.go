@@ -14,9 +14,6 @@ import (
 	"go.uber.org/zap"
 )
 
-// ErrManagerClosed is returned by Manager methods after Close.
-var ErrManagerClosed = errors.New("storage: log manager is closed")
-
 // Manager owns the logs of every log.dirs entry, as Kafka's LogManager does: it loads them at start,
 // creates and deletes them, runs retention, and keeps each directory's checkpoint files
 // (recovery-point-offset-checkpoint, log-start-offset-checkpoint, replication-offset-checkpoint) and
