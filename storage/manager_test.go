@@ -9,6 +9,10 @@ import (
 	"slices"
 	"testing"
 	"time"
+
+	"go.uber.org/zap"
+	"go.uber.org/zap/zapcore"
+	"go.uber.org/zap/zaptest/observer"
 )
 
 func newTestManager(t *testing.T, dirs []string, cfg LogConfig) *Manager {
@@ -67,8 +71,13 @@ func TestManagerReopenKeepsData(t *testing.T) {
 		t.Fatal(err)
 	}
 	want[TopicPartition{"orders", 1}] = want[TopicPartition{"orders", 1}][5:]
-	if again, err := m.GetOrCreate("orders", 1, cfg); err != nil || again != l {
+	topicCfg := cfg
+	topicCfg.RetentionMs = 1234
+	if again, err := m.GetOrCreate("orders", 1, topicCfg); err != nil || again != l {
 		t.Fatalf("GetOrCreate of an existing log gave %p, %v; want %p", again, err, l)
+	}
+	if l.Config() != topicCfg {
+		t.Fatalf("GetOrCreate did not apply the topic config: %+v", l.Config())
 	}
 	if _, ok := m.Get("orders", 9); ok {
 		t.Fatal("Get found a log never created")
@@ -87,7 +96,15 @@ func TestManagerReopenKeepsData(t *testing.T) {
 		}
 	}
 
-	m2 := newTestManager(t, dirs, cfg)
+	core, logs := observer.New(zapcore.InfoLevel)
+	m2, err := NewManager(dirs, cfg, zap.New(core))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { m2.Close() })
+	if n := logs.FilterMessage("Recovering unflushed segment").Len(); n != 0 {
+		t.Fatalf("a clean restart recovered %d segments; it should trust them all", n)
+	}
 	if got := len(m2.All()); got != len(partitions) {
 		t.Fatalf("reopened manager has %d logs, want %d", got, len(partitions))
 	}
