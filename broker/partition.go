@@ -10,8 +10,9 @@ import (
 
 // Partition is one replica of a topic-partition on this broker: its log, and
 // the leadership state the controller last sent. Its mutex guards leader,
-// ISR and high-watermark changes; appends to the log are serialized by the
-// log itself.
+// ISR and high-watermark changes (the log stores the high watermark, which
+// also bounds retention); appends to the log are serialized by the log
+// itself.
 type Partition struct {
 	Topic string
 	Index int32
@@ -25,7 +26,6 @@ type Partition struct {
 	isr             []int32
 	replicas        []int32
 	zkVersion       int32
-	highWatermark   int64
 	// followerLEO is each follower's log end offset as learnt from its
 	// fetches; unknown followers are absent.
 	followerLEO map[int32]int64
@@ -55,11 +55,10 @@ func (p *Partition) applyState(s partitionState) bool {
 	p.leader, p.leaderEpoch, p.controllerEpoch, p.zkVersion = s.leader, s.leaderEpoch, s.controllerEpoch, s.zkVersion
 	p.isr, p.replicas = slices.Clone(s.isr), slices.Clone(s.replicas)
 	p.followerLEO = map[int32]int64{}
-	if p.leader == p.brokerID {
-		// A new leader starts from what it knows: never above its own LEO.
-		p.highWatermark = min(p.highWatermark, p.log.LogEndOffset())
-		p.maybeIncrementHighWatermarkLocked()
-	}
+	// The log keeps the high watermark (restored from
+	// replication-offset-checkpoint at start); a new leader advances it as
+	// its ISR allows.
+	p.maybeIncrementHighWatermarkLocked()
 	p.notifyLocked()
 	return p.leader == p.brokerID
 }
@@ -125,8 +124,8 @@ func (p *Partition) maybeIncrementHighWatermarkLocked() {
 		}
 		hw = min(hw, leo)
 	}
-	if hw > p.highWatermark {
-		p.highWatermark = hw
+	if hw > p.log.HighWatermark() {
+		p.log.SetHighWatermark(hw)
 		p.notifyLocked()
 	}
 }
@@ -138,11 +137,7 @@ func (p *Partition) notifyLocked() {
 
 // HighWatermark returns the offset below which records are committed and
 // visible to consumers.
-func (p *Partition) HighWatermark() int64 {
-	p.mu.RLock()
-	defer p.mu.RUnlock()
-	return p.highWatermark
-}
+func (p *Partition) HighWatermark() int64 { return p.log.HighWatermark() }
 
 // waitChan returns a channel closed at the next change of readable data.
 func (p *Partition) waitChan() <-chan struct{} {

@@ -1,0 +1,54 @@
+package broker_test
+
+import (
+	"testing"
+	"time"
+
+	"github.com/twmb/franz-go/pkg/kerr"
+	"github.com/twmb/franz-go/pkg/kmsg"
+
+	"github.com/zkafka/zkafka/internal/testcluster"
+)
+
+// TestRetentionBySizeAdvancesLogStart wires the pieces together: a topic's
+// segment.bytes and retention.bytes from CreateTopics reach its log, the
+// retention check deletes old segments below the high watermark, and
+// ListOffsets(earliest) shows the new log start offset.
+func TestRetentionBySizeAdvancesLogStart(t *testing.T) {
+	c := testcluster.Start(t, testcluster.Options{Brokers: 1, Properties: map[string]string{"log.retention.check.interval.ms": "50"}})
+	addr := c.Addr(1)
+	req := kmsg.NewPtrCreateTopicsRequest()
+	req.TimeoutMillis = 10000
+	rt := kmsg.NewCreateTopicsRequestTopic()
+	rt.Topic, rt.NumPartitions, rt.ReplicationFactor = "retained", 1, 1
+	for k, v := range map[string]string{"segment.bytes": "1024", "retention.bytes": "2048"} {
+		rt.Configs = append(rt.Configs, kmsg.CreateTopicsRequestTopicConfig{Name: k, Value: kmsgStr(v)})
+	}
+	req.Topics = append(req.Topics, rt)
+	if resp := raw(t, addr, req, 5).(*kmsg.CreateTopicsResponse); resp.Topics[0].ErrorCode != 0 {
+		t.Fatal(kerr.ErrorForCode(resp.Topics[0].ErrorCode))
+	}
+	c.WaitForLeader("retained", 0)
+	for range 40 {
+		if code, _ := produceCode(t, c, addr, produceReq("retained", 0, recordBatch(make([]byte, 200)))); code != 0 {
+			t.Fatal(kerr.ErrorForCode(code))
+		}
+	}
+	earliest := func() int64 {
+		lr := kmsg.NewPtrListOffsetsRequest()
+		lr.ReplicaID = -1
+		p := kmsg.NewListOffsetsRequestTopicPartition()
+		p.Timestamp = -2
+		lr.Topics = []kmsg.ListOffsetsRequestTopic{{Topic: "retained", Partitions: []kmsg.ListOffsetsRequestTopicPartition{p}}}
+		return raw(t, addr, lr, 5).(*kmsg.ListOffsetsResponse).Topics[0].Partitions[0].Offset
+	}
+	// Each batch is about 270 bytes. What stays is at most retention.bytes
+	// plus one segment plus the active one: about 12 batches, so the log
+	// start offset ends at 28 or more.
+	testcluster.WaitFor(t, 10*time.Second, "retention to delete old segments", func() bool {
+		return earliest() >= 28
+	})
+	if code := raw(t, addr, fetchReq("retained", 0, 0, 1), 11).(*kmsg.FetchResponse).Topics[0].Partitions[0].ErrorCode; code != kerr.OffsetOutOfRange.Code {
+		t.Errorf("fetch at offset 0 after retention: code %d, want OFFSET_OUT_OF_RANGE", code)
+	}
+}
