@@ -36,15 +36,7 @@ var leaderAndIsrAPI = api{
 
 func (s *Server) handleLeaderAndIsr(req *kmsg.LeaderAndISRRequest) *kmsg.LeaderAndISRResponse {
 	resp := req.ResponseKind().(*kmsg.LeaderAndISRResponse)
-	log := s.log.Named("state-change").With(zap.Int32("controller-id", req.ControllerID), zap.Int32("controller-epoch", req.ControllerEpoch))
-	if err := s.checkBrokerEpoch(req.Version >= 2, req.BrokerEpoch); err != nil {
-		log.Warn("Ignoring LeaderAndIsr with a stale broker epoch", zap.Int64("request-broker-epoch", req.BrokerEpoch))
-		resp.ErrorCode = kerr.StaleBrokerEpoch.Code
-		return resp
-	}
-	if err := s.replicas.checkControllerEpoch(req.ControllerEpoch); err != nil {
-		log.Warn("Ignoring LeaderAndIsr from an old controller", zap.Int32("latest-controller-epoch", s.replicas.ControllerEpoch()))
-		resp.ErrorCode = kerr.StaleControllerEpoch.Code
+	if resp.ErrorCode = s.fenceControllerRequest("LeaderAndIsr", req.ControllerID, req.ControllerEpoch, req.Version >= 2, req.BrokerEpoch); resp.ErrorCode != 0 {
 		return resp
 	}
 	codes := s.replicas.becomeLeaderOrFollower(req)
@@ -70,11 +62,20 @@ func (s *Server) handleLeaderAndIsr(req *kmsg.LeaderAndISRRequest) *kmsg.LeaderA
 	return resp
 }
 
-// checkBrokerEpoch rejects a controller request addressed to an older
-// registration of this broker (KIP-380). -1 means the sender did not know.
-func (s *Server) checkBrokerEpoch(hasEpoch bool, epoch int64) error {
-	if hasEpoch && epoch != -1 && epoch < s.brokerEpoch.Load() {
-		return kerr.StaleBrokerEpoch
+// fenceControllerRequest checks a controller request before anything is
+// applied: a broker epoch (KIP-380; -1 means the sender did not know) older
+// than this broker's registration gets STALE_BROKER_EPOCH, a controller epoch
+// older than the newest accepted gets STALE_CONTROLLER_EPOCH. It returns the
+// error code, 0 when the request may proceed.
+func (s *Server) fenceControllerRequest(name string, controllerID, controllerEpoch int32, hasBrokerEpoch bool, brokerEpoch int64) int16 {
+	log := s.log.Named("state-change").With(zap.String("request", name), zap.Int32("controller-id", controllerID), zap.Int32("controller-epoch", controllerEpoch))
+	if hasBrokerEpoch && brokerEpoch != -1 && brokerEpoch < s.brokerEpoch.Load() {
+		log.Warn("Ignoring a controller request with a stale broker epoch", zap.Int64("request-broker-epoch", brokerEpoch))
+		return kerr.StaleBrokerEpoch.Code
 	}
-	return nil
+	if err := s.replicas.checkControllerEpoch(controllerEpoch); err != nil {
+		log.Warn("Ignoring a request from an old controller", zap.Int32("latest-controller-epoch", s.replicas.ControllerEpoch()))
+		return kerr.StaleControllerEpoch.Code
+	}
+	return 0
 }

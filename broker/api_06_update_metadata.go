@@ -16,7 +16,6 @@ package broker
 import (
 	"context"
 
-	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
 	"go.uber.org/zap"
 )
@@ -35,18 +34,10 @@ var updateMetadataAPI = api{
 
 func (s *Server) handleUpdateMetadata(req *kmsg.UpdateMetadataRequest) *kmsg.UpdateMetadataResponse {
 	resp := req.ResponseKind().(*kmsg.UpdateMetadataResponse)
-	log := s.log.Named("state-change").With(zap.Int32("controller-id", req.ControllerID), zap.Int32("controller-epoch", req.ControllerEpoch))
-	if err := s.checkBrokerEpoch(req.Version >= 5, req.BrokerEpoch); err != nil {
-		log.Warn("Ignoring UpdateMetadata with a stale broker epoch", zap.Int64("request-broker-epoch", req.BrokerEpoch))
-		resp.ErrorCode = kerr.StaleBrokerEpoch.Code
-		return resp
-	}
-	if err := s.replicas.checkControllerEpoch(req.ControllerEpoch); err != nil {
-		log.Warn("Ignoring UpdateMetadata from an old controller", zap.Int32("latest-controller-epoch", s.replicas.ControllerEpoch()))
-		resp.ErrorCode = kerr.StaleControllerEpoch.Code
+	if resp.ErrorCode = s.fenceControllerRequest("UpdateMetadata", req.ControllerID, req.ControllerEpoch, req.Version >= 5, req.BrokerEpoch); resp.ErrorCode != 0 {
 		return resp
 	}
 	deleted := s.metadata.Update(req)
-	log.Debug("Cached metadata", zap.Int("live-brokers", len(req.LiveBrokers)), zap.Strings("deleted-topics", deleted))
+	s.log.Named("state-change").Debug("Cached metadata", zap.Int("live-brokers", len(req.LiveBrokers)), zap.Strings("deleted-topics", deleted))
 	return resp
 }
