@@ -11,11 +11,14 @@ package broker
 //	v9: flexible
 //
 // acks 0 gets no response; acks 1 answers once the leader appended; acks -1
-// (all) answers the same way until follower replication arrives.
+// (all) checks min.insync.replicas before appending (NOT_ENOUGH_REPLICAS) and
+// answers once the high watermark passes the appended records
+// (delayed_produce.go), or with REQUEST_TIMED_OUT at the request's timeout.
 
 import (
 	"context"
 	"errors"
+	"time"
 
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
@@ -26,8 +29,8 @@ import (
 
 var produceAPI = api{
 	key: 0, min: 3, max: maxVersion(0),
-	handle: func(_ context.Context, s *Server, r *request) kmsg.Response {
-		resp := s.handleProduce(r.body.(*kmsg.ProduceRequest))
+	handle: func(ctx context.Context, s *Server, r *request) kmsg.Response {
+		resp := s.handleProduce(ctx, r.body.(*kmsg.ProduceRequest))
 		if r.body.(*kmsg.ProduceRequest).Acks == 0 {
 			return nil
 		}
@@ -59,8 +62,9 @@ func produceResponse(req *kmsg.ProduceRequest, fn func(topic string, partition i
 	return resp
 }
 
-func (s *Server) handleProduce(req *kmsg.ProduceRequest) *kmsg.ProduceResponse {
-	return produceResponse(req, func(topic string, partition int32, records []byte) kmsg.ProduceResponseTopicPartition {
+func (s *Server) handleProduce(ctx context.Context, req *kmsg.ProduceRequest) *kmsg.ProduceResponse {
+	var pending []*pendingProduce
+	resp := produceResponse(req, func(topic string, partition int32, records []byte) kmsg.ProduceResponseTopicPartition {
 		rp := kmsg.NewProduceResponseTopicPartition()
 		rp.BaseOffset, rp.LogAppendTime, rp.LogStartOffset = -1, -1, -1
 		if req.Acks != 0 && req.Acks != 1 && req.Acks != -1 {
@@ -81,7 +85,7 @@ func (s *Server) handleProduce(req *kmsg.ProduceRequest) *kmsg.ProduceResponse {
 			rp.ErrorCode = errorCode(err)
 			return rp
 		}
-		info, err := p.appendAsLeader(records)
+		info, epoch, err := p.appendAsLeader(records, req.Acks)
 		if err != nil {
 			rp.ErrorCode = errorCode(err)
 			rp.ErrorMessage = kmsg.StringPtr(err.Error())
@@ -93,8 +97,15 @@ func (s *Server) handleProduce(req *kmsg.ProduceRequest) *kmsg.ProduceResponse {
 		rp.BaseOffset = info.FirstOffset
 		rp.LogAppendTime = info.LogAppendTime
 		rp.LogStartOffset = info.LogStartOffset
+		if req.Acks == -1 && info.LastOffset >= 0 {
+			pending = append(pending, &pendingProduce{topic: topic, partition: partition, p: p, requiredOffset: info.LastOffset + 1, leaderEpoch: epoch})
+		}
 		return rp
 	})
+	if len(pending) > 0 {
+		s.awaitReplication(ctx, resp, pending, time.Duration(req.TimeoutMillis)*time.Millisecond)
+	}
+	return resp
 }
 
 // errorCode maps an error to its Kafka code: kerr values (possibly wrapped)

@@ -15,7 +15,12 @@ package broker
 //
 // Consumers read below the high watermark; followers (replica id >= 0) up to
 // the log end offset. When less than min.bytes is ready the fetch waits up to
-// max.wait.ms for an append to any of its partitions.
+// max.wait.ms for an append to any of its partitions (a consumer: for the high
+// watermark to move).
+//
+// A follower's fetch offset is its log end offset: the leader records it
+// (with the time the follower last caught up), which may advance the high
+// watermark and add the follower back to the ISR.
 
 import (
 	"context"
@@ -53,8 +58,8 @@ func (s *Server) handleFetch(ctx context.Context, req *kmsg.FetchRequest) *kmsg.
 		return resp
 	}
 	deadline := time.Now().Add(time.Duration(req.MaxWaitMillis) * time.Millisecond)
-	for {
-		resp, size, failed, wait := s.readFetch(req)
+	for first := true; ; first = false {
+		resp, size, failed, wait := s.readFetch(req, first)
 		if size >= int64(req.MinBytes) || failed || req.MaxWaitMillis <= 0 || len(wait) == 0 {
 			return resp
 		}
@@ -64,7 +69,7 @@ func (s *Server) handleFetch(ctx context.Context, req *kmsg.FetchRequest) *kmsg.
 		}
 		if !waitAny(ctx, wait, remaining) {
 			// Timed out or shutting down: answer with what there is now.
-			resp, _, _, _ = s.readFetch(req)
+			resp, _, _, _ = s.readFetch(req, false)
 			return resp
 		}
 	}
@@ -102,8 +107,9 @@ func waitAny(ctx context.Context, chans []<-chan struct{}, timeout time.Duration
 
 // readFetch reads every requested partition once. It returns the response,
 // the record bytes in it, whether any partition failed, and the channels to
-// wait on for more data.
-func (s *Server) readFetch(req *kmsg.FetchRequest) (resp *kmsg.FetchResponse, size int64, failed bool, wait []<-chan struct{}) {
+// wait on for more data. The first read of a follower's fetch records the
+// follower's position.
+func (s *Server) readFetch(req *kmsg.FetchRequest, first bool) (resp *kmsg.FetchResponse, size int64, failed bool, wait []<-chan struct{}) {
 	resp = req.ResponseKind().(*kmsg.FetchResponse)
 	maxBytes := int64(req.MaxBytes)
 	if req.Version < 3 || maxBytes <= 0 {
@@ -123,13 +129,16 @@ func (s *Server) readFetch(req *kmsg.FetchRequest) (resp *kmsg.FetchResponse, si
 				rt.Partitions = append(rt.Partitions, rp)
 				continue
 			}
-			wait = append(wait, p.waitChan())
-			hw := p.HighWatermark()
-			rp.HighWatermark, rp.LastStableOffset, rp.LogStartOffset = hw, hw, p.log.LogStartOffset()
-			bound := hw
+			wait = append(wait, p.waitChan(follower))
+			bound := p.HighWatermark()
 			if follower {
 				bound = p.log.LogEndOffset()
+				if first && fp.FetchOffset <= bound && p.followerFetch(req.ReplicaID, fp.FetchOffset, bound, time.Now()) {
+					s.replicas.maybeExpandIsr(p, req.ReplicaID)
+				}
 			}
+			hw := p.HighWatermark()
+			rp.HighWatermark, rp.LastStableOffset, rp.LogStartOffset = hw, hw, p.log.LogStartOffset()
 			limit := min(int64(fp.PartitionMaxBytes), maxBytes-size)
 			// KIP-74: the first partition returns at least one batch even
 			// when it is larger than the limits, so consumers make progress.

@@ -35,6 +35,7 @@ func apiTable() map[int16]api {
 		updateMetadataAPI,
 		apiVersionsAPI,
 		createTopicsAPI,
+		offsetForLeaderEpochAPI,
 	}
 	m := make(map[int16]api, len(apis))
 	for _, a := range apis {

@@ -31,6 +31,13 @@ type Config struct {
 	DefaultReplicationFactor         int16         // default.replication.factor
 	MinInsyncReplicas                int32         // min.insync.replicas
 	ReplicaLagTimeMax                time.Duration // replica.lag.time.max.ms
+	NumReplicaFetchers               int32         // num.replica.fetchers
+	ReplicaFetchMaxBytes             int32         // replica.fetch.max.bytes
+	ReplicaFetchMinBytes             int32         // replica.fetch.min.bytes
+	ReplicaFetchWaitMax              time.Duration // replica.fetch.wait.max.ms
+	ReplicaFetchBackoff              time.Duration // replica.fetch.backoff.ms
+	ReplicaHWCheckpointInterval      time.Duration // replica.high.watermark.checkpoint.interval.ms
+	ReplicaTruncationMode            string        // replica.truncation.mode: epoch (KIP-101) or hw (pre-0.11, to show its failures)
 	UncleanLeaderElectionEnable      bool          // unclean.leader.election.enable
 	AutoLeaderRebalanceEnable        bool          // auto.leader.rebalance.enable
 	AutoCreateTopicsEnable           bool          // auto.create.topics.enable
@@ -115,6 +122,15 @@ var defaultProperties = map[string]string{
 	"socket.request.max.bytes":                "104857600",
 	"request.timeout.ms":                      "30000",
 	"controller.socket.timeout.ms":            "30000",
+
+	// Replication.
+	"num.replica.fetchers":                          "1",
+	"replica.fetch.max.bytes":                       "1048576",
+	"replica.fetch.min.bytes":                       "1",
+	"replica.fetch.wait.max.ms":                     "500",
+	"replica.fetch.backoff.ms":                      "1000",
+	"replica.high.watermark.checkpoint.interval.ms": "5000",
+	"replica.truncation.mode":                       "epoch",
 }
 
 // knownButUnused are Kafka keys the teaching cluster's files carry that this
@@ -125,10 +141,9 @@ var knownButUnused = map[string]bool{
 	"transaction.state.log.replication.factor": true, "transaction.state.log.min.isr": true,
 	"log.flush.interval.messages": true, "log.flush.interval.ms": true, "group.min.session.timeout.ms": true,
 	"group.max.session.timeout.ms": true, "controlled.shutdown.enable": true, "controlled.shutdown.max.retries": true,
-	"controlled.shutdown.retry.backoff.ms": true, "num.replica.fetchers": true, "offsets.retention.minutes": true,
+	"controlled.shutdown.retry.backoff.ms": true, "offsets.retention.minutes": true,
 	"leader.imbalance.check.interval.seconds": true, "leader.imbalance.per.broker.percentage": true,
-	"inter.broker.protocol.version": true, "log.message.format.version": true, "replica.fetch.max.bytes": true,
-	"replica.fetch.wait.max.ms": true, "replica.high.watermark.checkpoint.interval.ms": true,
+	"inter.broker.protocol.version": true, "log.message.format.version": true,
 }
 
 // ReadPropertiesFile reads a Java properties file.
@@ -201,6 +216,13 @@ func NewConfig(props map[string]string) (*Config, error) {
 		DefaultReplicationFactor:         int16(p.int32("default.replication.factor")),
 		MinInsyncReplicas:                p.int32("min.insync.replicas"),
 		ReplicaLagTimeMax:                p.ms("replica.lag.time.max.ms"),
+		NumReplicaFetchers:               p.int32("num.replica.fetchers"),
+		ReplicaFetchMaxBytes:             p.int32("replica.fetch.max.bytes"),
+		ReplicaFetchMinBytes:             p.int32("replica.fetch.min.bytes"),
+		ReplicaFetchWaitMax:              p.ms("replica.fetch.wait.max.ms"),
+		ReplicaFetchBackoff:              p.ms("replica.fetch.backoff.ms"),
+		ReplicaHWCheckpointInterval:      p.ms("replica.high.watermark.checkpoint.interval.ms"),
+		ReplicaTruncationMode:            p.str("replica.truncation.mode"),
 		UncleanLeaderElectionEnable:      p.bool("unclean.leader.election.enable"),
 		AutoLeaderRebalanceEnable:        p.bool("auto.leader.rebalance.enable"),
 		AutoCreateTopicsEnable:           p.bool("auto.create.topics.enable"),
@@ -283,6 +305,10 @@ func (c *Config) validate() error {
 		return fmt.Errorf("log.segment.bytes %d is below 14: %w", c.LogSegmentBytes, ErrConfig)
 	case c.NumPartitions <= 0 || c.DefaultReplicationFactor <= 0:
 		return fmt.Errorf("num.partitions and default.replication.factor must be positive: %w", ErrConfig)
+	case c.ReplicaTruncationMode != "epoch" && c.ReplicaTruncationMode != "hw":
+		return fmt.Errorf("replica.truncation.mode %q must be epoch or hw: %w", c.ReplicaTruncationMode, ErrConfig)
+	case c.NumReplicaFetchers <= 0 || c.ReplicaFetchMaxBytes <= 0 || c.MinInsyncReplicas <= 0:
+		return fmt.Errorf("num.replica.fetchers, replica.fetch.max.bytes and min.insync.replicas must be positive: %w", ErrConfig)
 	}
 	if _, ok := c.AdvertisedListener(c.InterBrokerListenerName); !ok {
 		return fmt.Errorf("inter.broker.listener.name %s is not among advertised.listeners: %w", c.InterBrokerListenerName, ErrConfig)

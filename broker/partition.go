@@ -3,6 +3,7 @@ package broker
 import (
 	"slices"
 	"sync"
+	"time"
 
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/zkafka/zkafka/storage"
@@ -10,13 +11,16 @@ import (
 
 // Partition is one replica of a topic-partition on this broker: its log, and
 // the leadership state the controller last sent. Its mutex guards leader,
-// ISR and high-watermark changes (the log stores the high watermark, which
-// also bounds retention); appends to the log are serialized by the log
-// itself.
+// ISR, follower and high-watermark state (the log stores the high watermark,
+// which also bounds retention); appends to the log are serialized by the log
+// itself. ISR writes to ZooKeeper are serialized by isrMu, taken before mu
+// and never while holding it.
 type Partition struct {
 	Topic string
 	Index int32
 	log   *storage.Log
+
+	isrMu sync.Mutex
 
 	mu              sync.RWMutex
 	brokerID        int32
@@ -26,18 +30,37 @@ type Partition struct {
 	isr             []int32
 	replicas        []int32
 	zkVersion       int32
-	// followerLEO is each follower's log end offset as learnt from its
-	// fetches; unknown followers are absent.
-	followerLEO map[int32]int64
-	// changed is closed and replaced whenever new data becomes readable, to
-	// wake fetches waiting for min.bytes.
-	changed chan struct{}
+	// leaderEpochStartOffset is the LEO when this broker became leader: a
+	// follower joins the ISR only once it has reached it (KAFKA-7128).
+	leaderEpochStartOffset int64
+	// minInsyncReplicas is min.insync.replicas for this topic.
+	minInsyncReplicas int32
+	// remote is the leader's view of each follower, from its fetches.
+	remote map[int32]*replicaState
+	// hwChanged is closed and replaced whenever the high watermark, the ISR
+	// or the leadership changes: consumer fetches and acks=all produces wait
+	// on it. dataChanged is closed on those changes and on every append:
+	// follower fetches wait on it.
+	hwChanged   chan struct{}
+	dataChanged chan struct{}
+}
+
+// replicaState is what the leader knows of one follower (Kafka's Replica).
+type replicaState struct {
+	leo int64 // -1 until the follower's first fetch under this leadership
+	// lastCaughtUp is the last time the follower's fetch reached the
+	// leader's LEO as of its previous fetch; the ISR check measures lag
+	// from it.
+	lastCaughtUp       time.Time
+	lastFetchLeaderLEO int64
+	lastFetchTime      time.Time
 }
 
 func newPartition(topic string, index, brokerID int32, log *storage.Log) *Partition {
 	return &Partition{
 		Topic: topic, Index: index, brokerID: brokerID, log: log,
-		leader: -1, leaderEpoch: -1, followerLEO: map[int32]int64{}, changed: make(chan struct{}),
+		leader: -1, leaderEpoch: -1, minInsyncReplicas: 1, remote: map[int32]*replicaState{},
+		hwChanged: make(chan struct{}), dataChanged: make(chan struct{}),
 	}
 }
 
@@ -47,20 +70,50 @@ type partitionState struct {
 	isr, replicas                                   []int32
 }
 
-// applyState takes a new leadership state; the caller has checked the leader
-// epoch. It reports whether this broker is now the leader.
-func (p *Partition) applyState(s partitionState) bool {
+// makeLeader takes leadership (Kafka's Partition.makeLeader): the new epoch
+// starts at the current LEO and is recorded in the leader-epoch cache, ISR
+// followers count as caught up now, the others never; follower LEOs are
+// unknown until they fetch, unless this broker led already.
+func (p *Partition) makeLeader(s partitionState, minInsync int32, now time.Time) error {
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	p.leader, p.leaderEpoch, p.controllerEpoch, p.zkVersion = s.leader, s.leaderEpoch, s.controllerEpoch, s.zkVersion
-	p.isr, p.replicas = slices.Clone(s.isr), slices.Clone(s.replicas)
-	p.followerLEO = map[int32]int64{}
-	// The log keeps the high watermark (restored from
-	// replication-offset-checkpoint at start); a new leader advances it as
-	// its ISR allows.
+	wasLeader := p.leader == p.brokerID
+	p.setStateLocked(s)
+	p.minInsyncReplicas = minInsync
+	p.leaderEpochStartOffset = p.log.LogEndOffset()
+	old := p.remote
+	p.remote = make(map[int32]*replicaState, len(s.replicas))
+	for _, r := range s.replicas {
+		if r == p.brokerID {
+			continue
+		}
+		st := &replicaState{leo: -1}
+		if prev, ok := old[r]; ok && wasLeader {
+			st.leo = prev.leo
+		}
+		if containsID(s.isr, r) {
+			st.lastCaughtUp = now
+		}
+		p.remote[r] = st
+	}
+	err := p.log.AssignLeaderEpoch(s.leaderEpoch)
 	p.maybeIncrementHighWatermarkLocked()
 	p.notifyLocked()
-	return p.leader == p.brokerID
+	return err
+}
+
+// makeFollower takes a follower's state; followers track no replica state.
+func (p *Partition) makeFollower(s partitionState) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.setStateLocked(s)
+	p.remote = map[int32]*replicaState{}
+	p.notifyLocked()
+}
+
+func (p *Partition) setStateLocked(s partitionState) {
+	p.leader, p.leaderEpoch, p.controllerEpoch, p.zkVersion = s.leader, s.leaderEpoch, s.controllerEpoch, s.zkVersion
+	p.isr, p.replicas = slices.Clone(s.isr), slices.Clone(s.replicas)
 }
 
 // LeaderEpoch returns the current leader epoch (-1 before the first state).
@@ -68,6 +121,40 @@ func (p *Partition) LeaderEpoch() int32 {
 	p.mu.RLock()
 	defer p.mu.RUnlock()
 	return p.leaderEpoch
+}
+
+// Leader returns the current leader's id (-1 before the first state).
+func (p *Partition) Leader() int32 {
+	p.mu.RLock()
+	defer p.mu.RUnlock()
+	return p.leader
+}
+
+// ISR returns the in-sync replicas as the leader knows them (a follower
+// keeps what the controller last sent).
+func (p *Partition) ISR() []int32 {
+	p.mu.RLock()
+	defer p.mu.RUnlock()
+	return slices.Clone(p.isr)
+}
+
+// FollowerLEO returns the log end offset the leader last learnt from a
+// follower's fetch; false when unknown.
+func (p *Partition) FollowerLEO(replica int32) (int64, bool) {
+	p.mu.RLock()
+	defer p.mu.RUnlock()
+	r, ok := p.remote[replica]
+	if !ok || r.leo < 0 {
+		return 0, false
+	}
+	return r.leo, true
+}
+
+// SetMinInsyncReplicas changes min.insync.replicas (a topic config change).
+func (p *Partition) SetMinInsyncReplicas(n int32) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.minInsyncReplicas = n
 }
 
 // checkLeader returns NOT_LEADER_OR_FOLLOWER unless this broker leads, and the
@@ -88,63 +175,208 @@ func (p *Partition) checkLeader(currentLeaderEpoch int32) (leaderEpoch int32, er
 }
 
 // appendAsLeader appends a produce request's records and advances the high
-// watermark when the ISR allows.
-func (p *Partition) appendAsLeader(records []byte) (storage.AppendInfo, error) {
+// watermark when the ISR allows. With acks=all it first checks
+// min.insync.replicas (NOT_ENOUGH_REPLICAS, nothing appended). It returns the
+// leader epoch the records were written in.
+func (p *Partition) appendAsLeader(records []byte, acks int16) (storage.AppendInfo, int32, error) {
 	p.mu.RLock()
-	leader, epoch := p.leader, p.leaderEpoch
+	leader, epoch, isrSize, minInsync := p.leader, p.leaderEpoch, len(p.isr), p.minInsyncReplicas
 	p.mu.RUnlock()
 	if leader != p.brokerID {
-		return storage.AppendInfo{}, kerr.NotLeaderForPartition
+		return storage.AppendInfo{}, epoch, kerr.NotLeaderForPartition
+	}
+	if acks == -1 && int32(isrSize) < minInsync {
+		return storage.AppendInfo{}, epoch, kerr.NotEnoughReplicas
 	}
 	info, err := p.log.AppendAsLeader(records, epoch)
 	if err != nil {
-		return info, err
+		return info, epoch, err
 	}
 	p.mu.Lock()
-	p.maybeIncrementHighWatermarkLocked()
+	if !p.maybeIncrementHighWatermarkLocked() {
+		p.notifyDataLocked()
+	}
 	p.mu.Unlock()
-	return info, nil
+	return info, epoch, nil
+}
+
+// produceStatus reports whether an acks=all produce of records ending at
+// requiredOffset (exclusive), appended in leaderEpoch, is complete, and with
+// which error (Kafka's Partition.checkEnoughReplicasReachOffset).
+func (p *Partition) produceStatus(requiredOffset int64, leaderEpoch int32) (done bool, err error) {
+	p.mu.RLock()
+	defer p.mu.RUnlock()
+	if p.leader != p.brokerID || p.leaderEpoch != leaderEpoch {
+		return true, kerr.NotLeaderForPartition
+	}
+	if p.log.HighWatermark() < requiredOffset {
+		return false, nil
+	}
+	if int32(len(p.isr)) < p.minInsyncReplicas {
+		return true, kerr.NotEnoughReplicasAfterAppend
+	}
+	return true, nil
 }
 
 // maybeIncrementHighWatermarkLocked sets the high watermark to the smallest
-// log end offset in the ISR, never moving it back. Followers whose position is
-// not known yet hold it where it is.
-func (p *Partition) maybeIncrementHighWatermarkLocked() {
+// log end offset in the ISR, never moving it back; a follower whose position
+// is not known yet holds it where it is. It reports whether it moved (and
+// woke the waiters).
+func (p *Partition) maybeIncrementHighWatermarkLocked() bool {
 	if p.leader != p.brokerID {
-		return
+		return false
 	}
 	hw := p.log.LogEndOffset()
 	for _, r := range p.isr {
 		if r == p.brokerID {
 			continue
 		}
-		leo, ok := p.followerLEO[r]
-		if !ok {
-			return
+		st, ok := p.remote[r]
+		if !ok || st.leo < 0 {
+			return false
 		}
-		hw = min(hw, leo)
+		hw = min(hw, st.leo)
 	}
 	if hw > p.log.HighWatermark() {
 		p.log.SetHighWatermark(hw)
 		p.notifyLocked()
+		return true
+	}
+	return false
+}
+
+// followerFetch records a follower's fetch at fetchOffset (its LEO) when the
+// leader's LEO was leaderLEO (Kafka's updateFollowerFetchState), advances the
+// high watermark, and reports whether the follower should now join the ISR:
+// it is not in it, has reached the high watermark and the start of the
+// current leader epoch.
+func (p *Partition) followerFetch(replica int32, fetchOffset, leaderLEO int64, now time.Time) (expand bool) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	st, ok := p.remote[replica]
+	if !ok || p.leader != p.brokerID {
+		return false
+	}
+	switch {
+	case fetchOffset >= leaderLEO:
+		st.lastCaughtUp = maxTime(st.lastCaughtUp, now)
+	case fetchOffset >= st.lastFetchLeaderLEO:
+		// It reached what the leader had at its previous fetch: a steady
+		// trickle of produces does not make it lag.
+		st.lastCaughtUp = maxTime(st.lastCaughtUp, st.lastFetchTime)
+	}
+	st.lastFetchLeaderLEO, st.lastFetchTime = leaderLEO, now
+	st.leo = fetchOffset
+	p.maybeIncrementHighWatermarkLocked()
+	return !containsID(p.isr, replica) && fetchOffset >= p.log.HighWatermark() && fetchOffset >= p.leaderEpochStartOffset
+}
+
+func maxTime(a, b time.Time) time.Time {
+	if a.After(b) {
+		return a
+	}
+	return b
+}
+
+// outOfSyncReplicas returns the ISR followers that have not caught up to the
+// leader's LEO within maxLag (Kafka's getOutOfSyncReplicas).
+func (p *Partition) outOfSyncReplicas(now time.Time, maxLag time.Duration) []int32 {
+	p.mu.RLock()
+	defer p.mu.RUnlock()
+	if p.leader != p.brokerID {
+		return nil
+	}
+	leo := p.log.LogEndOffset()
+	var out []int32
+	for _, r := range p.isr {
+		st, ok := p.remote[r]
+		if r == p.brokerID || !ok {
+			continue
+		}
+		if st.leo != leo && now.Sub(st.lastCaughtUp) > maxLag {
+			out = append(out, r)
+		}
+	}
+	return out
+}
+
+// isrSnapshot is what an ISR write to ZooKeeper is conditional on.
+type isrSnapshot struct {
+	leaderEpoch, controllerEpoch, zkVersion int32
+	isr                                     []int32
+}
+
+func (p *Partition) leaderSnapshot() (isrSnapshot, bool) {
+	p.mu.RLock()
+	defer p.mu.RUnlock()
+	return isrSnapshot{p.leaderEpoch, p.controllerEpoch, p.zkVersion, slices.Clone(p.isr)}, p.leader == p.brokerID
+}
+
+// adoptIsr takes an ISR this leader wrote to ZooKeeper at zkVersion, unless
+// the leadership changed meanwhile.
+func (p *Partition) adoptIsr(leaderEpoch int32, isr []int32, zkVersion int32) bool {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.leader != p.brokerID || p.leaderEpoch != leaderEpoch {
+		return false
+	}
+	p.isr, p.zkVersion = slices.Clone(isr), zkVersion
+	p.maybeIncrementHighWatermarkLocked()
+	p.notifyLocked()
+	return true
+}
+
+// updateFollowerHighWatermark is a follower's high watermark after a fetch:
+// the leader's, bounded by its own LEO.
+func (p *Partition) updateFollowerHighWatermark(leaderHW int64) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if hw := min(leaderHW, p.log.LogEndOffset()); hw > p.log.HighWatermark() {
+		p.log.SetHighWatermark(hw)
 	}
 }
 
 func (p *Partition) notifyLocked() {
-	close(p.changed)
-	p.changed = make(chan struct{})
+	close(p.hwChanged)
+	p.hwChanged = make(chan struct{})
+	p.notifyDataLocked()
+}
+
+func (p *Partition) notifyDataLocked() {
+	close(p.dataChanged)
+	p.dataChanged = make(chan struct{})
 }
 
 // HighWatermark returns the offset below which records are committed and
 // visible to consumers.
 func (p *Partition) HighWatermark() int64 { return p.log.HighWatermark() }
 
-// waitChan returns a channel closed at the next change of readable data.
-func (p *Partition) waitChan() <-chan struct{} {
+// waitChan returns a channel closed at the next change of what a consumer
+// (follower false) or a follower (true) may read.
+func (p *Partition) waitChan(follower bool) <-chan struct{} {
 	p.mu.RLock()
 	defer p.mu.RUnlock()
-	return p.changed
+	if follower {
+		return p.dataChanged
+	}
+	return p.hwChanged
 }
 
 // Log returns the partition's log.
 func (p *Partition) Log() *storage.Log { return p.log }
+
+// appendAsFollower appends batches fetched from the leader, keeping their
+// offsets and leader epochs.
+func (p *Partition) appendAsFollower(records []byte) (storage.AppendInfo, error) {
+	return p.log.AppendAsFollower(records)
+}
+
+// truncateTo cuts the log at offset (whole batches), as a follower does
+// before fetching from a new leader.
+func (p *Partition) truncateTo(offset int64) error { return p.log.Truncate(offset) }
+
+// truncateFullyAndStartAt empties the log and restarts it at offset, for a
+// follower whose log ends before the leader's starts.
+func (p *Partition) truncateFullyAndStartAt(offset int64) error {
+	return p.log.TruncateFullyAndStartAt(offset)
+}

@@ -1,14 +1,21 @@
 package broker
 
 import (
+	"context"
+	"errors"
 	"fmt"
+	"net"
+	"strconv"
 	"sync"
+	"time"
 
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
 	"go.uber.org/zap"
 
+	"github.com/zkafka/zkafka/internal/zkclient"
 	"github.com/zkafka/zkafka/storage"
+	"github.com/zkafka/zkafka/zkpaths"
 )
 
 // topicPartition names one partition.
@@ -19,25 +26,110 @@ type topicPartition struct {
 
 func (tp topicPartition) String() string { return fmt.Sprintf("%s-%d", tp.topic, tp.partition) }
 
+// Truncation modes of replica.truncation.mode.
+const (
+	// truncateByEpoch is KIP-101 (Kafka 0.11+): a new follower asks the
+	// leader where its latest leader epoch ends and truncates there.
+	truncateByEpoch = "epoch"
+	// truncateToHighWatermark is the pre-0.11 rule, kept to show its
+	// failures: a new follower cuts its log at its own high watermark.
+	truncateToHighWatermark = "hw"
+)
+
+// replicationConfig is the part of the broker configuration replication uses.
+type replicationConfig struct {
+	numFetchers             int
+	fetchMaxBytes           int32
+	fetchMinBytes           int32
+	fetchWaitMax            time.Duration
+	fetchBackoff            time.Duration
+	lagTimeMax              time.Duration
+	hwCheckpointInterval    time.Duration
+	truncationMode          string
+	minInsyncReplicas       int32
+	interBrokerListenerName string
+}
+
+func replicationConfigOf(c *Config) replicationConfig {
+	return replicationConfig{
+		numFetchers:             int(max(c.NumReplicaFetchers, 1)),
+		fetchMaxBytes:           c.ReplicaFetchMaxBytes,
+		fetchMinBytes:           c.ReplicaFetchMinBytes,
+		fetchWaitMax:            c.ReplicaFetchWaitMax,
+		fetchBackoff:            c.ReplicaFetchBackoff,
+		lagTimeMax:              c.ReplicaLagTimeMax,
+		hwCheckpointInterval:    c.ReplicaHWCheckpointInterval,
+		truncationMode:          c.ReplicaTruncationMode,
+		minInsyncReplicas:       c.MinInsyncReplicas,
+		interBrokerListenerName: c.InterBrokerListenerName,
+	}
+}
+
 // ReplicaManager owns this broker's replicas: it applies the controller's
-// LeaderAndIsr decisions, creating logs as replicas appear, and serves the
-// partitions to produce and fetch. It is Kafka's ReplicaManager.
+// LeaderAndIsr decisions (creating logs as replicas appear, starting and
+// stopping follower fetchers), serves the partitions to produce and fetch,
+// shrinks the ISR of partitions it leads, writes ISR changes to ZooKeeper and
+// checkpoints high watermarks. It is Kafka's ReplicaManager.
 type ReplicaManager struct {
 	brokerID int32
+	cfg      replicationConfig
 	logs     *storage.Manager
+	zk       *zkclient.Client
+	metadata *MetadataCache
 	// logConfig returns the log configuration of a topic (broker defaults
 	// overridden by /config/topics/<t>).
 	logConfig func(topic string) (storage.LogConfig, error)
 	log       *zap.Logger
+	fetchers  *fetcherManager
+	isrChange *isrChangePropagator
 
 	mu              sync.RWMutex
 	controllerEpoch int32
 	partitions      map[topicPartition]*Partition
+	// liveLeaders are the leaders' inter-broker endpoints the last
+	// LeaderAndIsr named, for when the metadata cache does not know them yet.
+	liveLeaders map[int32]string
 }
 
-func newReplicaManager(brokerID int32, logs *storage.Manager, logConfig func(string) (storage.LogConfig, error), log *zap.Logger) *ReplicaManager {
-	return &ReplicaManager{brokerID: brokerID, logs: logs, logConfig: logConfig, log: log, partitions: map[topicPartition]*Partition{}}
+func newReplicaManager(cfg replicationConfig, brokerID int32, logs *storage.Manager, zk *zkclient.Client, metadata *MetadataCache,
+	logConfig func(string) (storage.LogConfig, error), log *zap.Logger) *ReplicaManager {
+	rm := &ReplicaManager{
+		brokerID: brokerID, cfg: cfg, logs: logs, zk: zk, metadata: metadata, logConfig: logConfig, log: log,
+		partitions: map[topicPartition]*Partition{}, liveLeaders: map[int32]string{},
+	}
+	rm.fetchers = newFetcherManager(rm)
+	rm.isrChange = newIsrChangePropagator(zk, log.Named("isr-change"))
+	return rm
 }
+
+// run does the replica manager's periodic work until ctx ends: the ISR
+// expiration check every replica.lag.time.max.ms/2, ISR change propagation,
+// and the high-watermark checkpoint.
+func (rm *ReplicaManager) run(ctx context.Context) {
+	expire := time.NewTicker(max(rm.cfg.lagTimeMax/2, 10*time.Millisecond))
+	defer expire.Stop()
+	checkpoint := time.NewTicker(max(rm.cfg.hwCheckpointInterval, 10*time.Millisecond))
+	defer checkpoint.Stop()
+	propagate := time.NewTicker(isrChangeCheckInterval)
+	defer propagate.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case now := <-expire.C:
+			rm.maybeShrinkIsr(now)
+		case now := <-propagate.C:
+			rm.isrChange.maybePropagate(now)
+		case <-checkpoint.C:
+			if err := rm.logs.Checkpoint(); err != nil && !errors.Is(err, storage.ErrManagerClosed) {
+				rm.log.Error("Writing the high-watermark checkpoint failed", zap.Error(err))
+			}
+		}
+	}
+}
+
+// shutdown stops every fetcher; run has returned.
+func (rm *ReplicaManager) shutdown() { rm.fetchers.shutdown() }
 
 // Partition returns the local replica of a partition, if this broker has one.
 func (rm *ReplicaManager) Partition(topic string, partition int32) (*Partition, bool) {
@@ -45,6 +137,16 @@ func (rm *ReplicaManager) Partition(topic string, partition int32) (*Partition, 
 	defer rm.mu.RUnlock()
 	p, ok := rm.partitions[topicPartition{topic, partition}]
 	return p, ok
+}
+
+func (rm *ReplicaManager) allPartitions() []*Partition {
+	rm.mu.RLock()
+	defer rm.mu.RUnlock()
+	out := make([]*Partition, 0, len(rm.partitions))
+	for _, p := range rm.partitions {
+		out = append(out, p)
+	}
+	return out
 }
 
 // leaderPartition returns the partition if this broker leads it, with
@@ -100,11 +202,17 @@ func leaderAndIsrPartitions(req *kmsg.LeaderAndISRRequest) []lisPartition {
 // already checked) and returns each partition's error code. A partition state
 // is taken only when its leader epoch is newer than the local one.
 func (rm *ReplicaManager) becomeLeaderOrFollower(req *kmsg.LeaderAndISRRequest) map[topicPartition]int16 {
+	rm.mu.Lock()
+	for _, l := range req.LiveLeaders {
+		rm.liveLeaders[l.BrokerID] = net.JoinHostPort(l.Host, strconv.Itoa(int(l.Port)))
+	}
+	rm.mu.Unlock()
 	codes := make(map[topicPartition]int16)
 	for _, lp := range leaderAndIsrPartitions(req) {
 		tp := topicPartition{lp.topic, lp.state.Partition}
 		codes[tp] = rm.applyPartitionState(tp, lp.state, req.ControllerID)
 	}
+	rm.fetchers.shutdownIdle()
 	return codes
 }
 
@@ -124,16 +232,83 @@ func (rm *ReplicaManager) applyPartitionState(tp topicPartition, s kmsg.LeaderAn
 		log.Info("Ignoring LeaderAndIsr with a leader epoch not newer than the current one", zap.Int32("current-leader-epoch", current))
 		return kerr.StaleControllerEpoch.Code
 	}
-	isLeader := p.applyState(partitionState{
+	state := partitionState{
 		leader: s.Leader, leaderEpoch: s.LeaderEpoch, controllerEpoch: s.ControllerEpoch,
 		zkVersion: s.ZKVersion, isr: s.ISR, replicas: s.Replicas,
-	})
-	if isLeader {
-		log.Info("Became leader", zap.Int32s("isr", s.ISR), zap.Int64("log-end-offset", p.log.LogEndOffset()))
-	} else {
-		log.Info("Became follower", zap.Int32("leader", s.Leader))
 	}
+	// Whichever role it takes, the partition stops fetching first, so no
+	// fetch response is appended under the new state.
+	rm.fetchers.removePartition(tp)
+	if s.Leader == rm.brokerID {
+		if err := p.makeLeader(state, rm.topicMinInsync(tp.topic), time.Now()); err != nil {
+			log.Error("Recording the new leader epoch failed", zap.Error(err))
+			return kerr.KafkaStorageError.Code
+		}
+		log.Info("Became leader", zap.Int32s("isr", s.ISR), zap.Int64("log-end-offset", p.log.LogEndOffset()),
+			zap.Int64("high-watermark", p.HighWatermark()))
+		return 0
+	}
+	p.makeFollower(state)
+	truncating := true
+	if rm.cfg.truncationMode == truncateToHighWatermark {
+		// Before KIP-101 a new follower trusted its own high watermark and
+		// cut everything above it, then fetched from there.
+		hw := p.HighWatermark()
+		if err := p.truncateTo(hw); err != nil {
+			log.Error("Truncating to the high watermark failed", zap.Error(err))
+			return kerr.KafkaStorageError.Code
+		}
+		log.Info("Truncated to the high watermark", zap.Int64("high-watermark", hw))
+		truncating = false
+	}
+	if s.Leader >= 0 {
+		rm.fetchers.addPartition(tp, p, s.Leader, s.LeaderEpoch, truncating)
+	}
+	log.Info("Became follower", zap.Int32("leader", s.Leader), zap.Int64("log-end-offset", p.log.LogEndOffset()))
 	return 0
+}
+
+// topicMinInsync returns min.insync.replicas for a topic: its override in
+// /config/topics/<t>, else the broker's.
+func (rm *ReplicaManager) topicMinInsync(topic string) int32 {
+	n := rm.cfg.minInsyncReplicas
+	if rm.zk == nil {
+		return n
+	}
+	data, _, err := rm.zk.Get(zkpaths.TopicConfigPath(topic))
+	if err != nil {
+		if !errors.Is(err, zkErrNoNode) {
+			rm.log.Warn("Cannot read the topic config; using the broker's min.insync.replicas", zap.String("topic", topic), zap.Error(err))
+		}
+		return n
+	}
+	ec, err := zkpaths.DecodeEntityConfig(data)
+	if err != nil {
+		return n
+	}
+	if v, ok := ec.Config["min.insync.replicas"]; ok {
+		if m, err := strconv.ParseInt(v, 10, 32); err == nil && m > 0 {
+			return int32(m)
+		}
+	}
+	return n
+}
+
+// brokerAddr returns a broker's inter-broker listener address: from the
+// metadata cache, else from the last LeaderAndIsr's live leaders.
+func (rm *ReplicaManager) brokerAddr(id int32) (string, bool) {
+	for _, b := range rm.metadata.AliveBrokers() {
+		if b.ID != id {
+			continue
+		}
+		if ep, ok := b.Endpoints[rm.cfg.interBrokerListenerName]; ok {
+			return net.JoinHostPort(ep.Host, strconv.Itoa(int(ep.Port))), true
+		}
+	}
+	rm.mu.RLock()
+	defer rm.mu.RUnlock()
+	addr, ok := rm.liveLeaders[id]
+	return addr, ok
 }
 
 func (rm *ReplicaManager) getOrCreatePartition(tp topicPartition) (*Partition, error) {
@@ -166,3 +341,7 @@ func containsID(ids []int32, id int32) bool {
 	}
 	return false
 }
+
+// ReplicaManager returns the broker's replica manager (tools and tests read
+// each replica's log end offset and high watermark through it).
+func (s *Server) ReplicaManager() *ReplicaManager { return s.replicas }

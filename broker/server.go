@@ -96,7 +96,12 @@ func (s *Server) Start(ctx context.Context) (err error) {
 	if err := s.bindListeners(); err != nil {
 		return err
 	}
-	s.replicas = newReplicaManager(s.brokerID, s.logs, s.topicLogConfig, s.log.Named("replica-manager"))
+	s.replicas = newReplicaManager(replicationConfigOf(s.cfg), s.brokerID, s.logs, s.zk, s.metadata, s.topicLogConfig, s.log.Named("replica-manager"))
+	s.wg.Add(1)
+	go func() {
+		defer s.wg.Done()
+		s.replicas.run(s.ctx)
+	}()
 	s.apis = apiTable()
 
 	// The broker re-registers before the controller re-elects: callbacks run
@@ -324,6 +329,9 @@ func (s *Server) Shutdown() error {
 			s.cancel()
 		}
 		s.wg.Wait()
+		if s.replicas != nil {
+			s.replicas.shutdown()
+		}
 		var errs []error
 		if s.zk != nil && s.brokerEpoch.Load() != 0 {
 			if err := s.deregister(); err != nil {

@@ -54,6 +54,16 @@ func openLog(dir string, cfg LogConfig, recoveryPoint, logStartOffset int64, log
 		}
 		return nil, storageError("open log", err)
 	}
+	// Epochs recorded for offsets that recovery cut away are gone with them.
+	if l.epochs, err = loadLeaderEpochCache(dir); err == nil {
+		err = l.epochs.truncateFromEnd(l.logEndOffset)
+	}
+	if err != nil {
+		for _, s := range l.segments {
+			s.closeFiles()
+		}
+		return nil, storageError("open log", err)
+	}
 	return l, nil
 }
 

@@ -60,6 +60,9 @@ type Log struct {
 
 	flushMu sync.Mutex     // serializes flushes
 	flushes sync.WaitGroup // flushes of rolled segments, which run in the background as in Kafka
+
+	// epochs is the leader-epoch cache (leader-epoch-checkpoint); writers update it holding mu.
+	epochs *leaderEpochCache
 }
 
 // Dir is the log's directory, `<log.dirs entry>/<topic>-<partition>`.
@@ -210,7 +213,22 @@ func (l *Log) AppendAsLeader(records []byte, leaderEpoch int32) (AppendInfo, err
 		spans[i].hdr.baseOffset = next
 		next = spans[i].hdr.lastOffset() + 1
 	}
-	return l.appendLocked(records, spans, cfg)
+	info, err := l.appendLocked(records, spans, cfg)
+	if err == nil && len(spans) > 0 {
+		err = l.assignEpochLocked(leaderEpoch, info.FirstOffset)
+	}
+	return info, err
+}
+
+// assignEpochLocked records a batch's leader epoch in the epoch cache when it is new; the caller holds mu.
+func (l *Log) assignEpochLocked(epoch int32, startOffset int64) error {
+	if epoch < 0 {
+		return nil
+	}
+	if err := l.epochs.assign(epoch, startOffset); err != nil {
+		return l.fail("assign leader epoch", err)
+	}
+	return nil
 }
 
 // AppendAsFollower appends batches fetched from the leader, keeping their offsets and leader epochs.
@@ -241,7 +259,11 @@ func (l *Log) AppendAsFollower(records []byte) (AppendInfo, error) {
 		return AppendInfo{}, fmt.Errorf("first batch at offset %d, log end offset %d: %w",
 			spans[0].hdr.baseOffset, l.logEndOffset, ErrUnexpectedAppendOffset)
 	}
-	return l.appendLocked(records, spans, cfg)
+	info, err := l.appendLocked(records, spans, cfg)
+	for i := 0; err == nil && i < len(spans); i++ {
+		err = l.assignEpochLocked(spans[i].hdr.partitionLeaderEpoch, spans[i].hdr.baseOffset)
+	}
+	return info, err
 }
 
 // checkAppendSize rejects an append that could not fit even an empty segment, as Kafka does with
@@ -444,6 +466,17 @@ func (l *Log) Truncate(to int64) error {
 	if to >= l.logEndOffset {
 		return nil
 	}
+	if err := l.truncateSegmentsLocked(to); err != nil {
+		return err
+	}
+	if err := l.epochs.truncateFromEnd(l.LogEndOffset()); err != nil {
+		return l.fail("truncate leader epochs", err)
+	}
+	return nil
+}
+
+// truncateSegmentsLocked is Truncate's work on the segments; the caller holds mu.
+func (l *Log) truncateSegmentsLocked(to int64) error {
 	cfg := l.Config()
 	if to < l.segments[0].baseOffset {
 		return l.truncateFullyLocked(to, cfg)
@@ -488,7 +521,13 @@ func (l *Log) TruncateFullyAndStartAt(offset int64) error {
 	if err := l.writable(); err != nil {
 		return err
 	}
-	return l.truncateFullyLocked(offset, l.Config())
+	if err := l.truncateFullyLocked(offset, l.Config()); err != nil {
+		return err
+	}
+	if err := l.epochs.clear(); err != nil {
+		return l.fail("truncate leader epochs", err)
+	}
+	return nil
 }
 
 func (l *Log) truncateFullyLocked(offset int64, cfg LogConfig) error {

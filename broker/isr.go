@@ -1,0 +1,170 @@
+package broker
+
+// ISR changes made by a partition leader, Kafka's legacy (ZooKeeper) protocol
+// of 0.8–2.7 (ZkIsrManager): the leader writes the partition-state znode
+// itself, conditionally on the zkVersion it learnt from the last LeaderAndIsr
+// or from its own last write, keeping the leader epoch and the controller
+// epoch of the controller that chose it; a failed condition means the
+// controller changed the state, so the leader keeps its ISR and waits for the
+// next LeaderAndIsr. Changed partitions are then announced to the controller
+// through sequential /isr_change_notification/isr_change_ znodes, batched.
+
+import (
+	"errors"
+	"slices"
+	"sync"
+	"time"
+
+	"github.com/go-zookeeper/zk"
+	"go.uber.org/zap"
+
+	"github.com/zkafka/zkafka/internal/zkclient"
+	"github.com/zkafka/zkafka/zkpaths"
+)
+
+// Kafka's propagation constants (ReplicaManager.IsrChangePropagationBlackOut
+// and IsrChangePropagationInterval, checked every 2.5 s).
+const (
+	isrChangeCheckInterval = 2500 * time.Millisecond
+	isrChangeBlackOut      = 5000 * time.Millisecond
+	isrChangeMaxDelay      = 60000 * time.Millisecond
+)
+
+// maybeShrinkIsr drops from the ISR of every partition this broker leads the
+// followers that have not caught up within replica.lag.time.max.ms.
+func (rm *ReplicaManager) maybeShrinkIsr(now time.Time) {
+	for _, p := range rm.allPartitions() {
+		out := p.outOfSyncReplicas(now, rm.cfg.lagTimeMax)
+		if len(out) == 0 {
+			continue
+		}
+		rm.log.Info("Shrinking ISR: followers out of sync", zap.String("topic", p.Topic), zap.Int32("partition", p.Index),
+			zap.Int32s("out-of-sync", out), zap.Int64("leader-log-end-offset", p.log.LogEndOffset()))
+		rm.changeIsr(p, func(isr []int32) []int32 {
+			return slices.DeleteFunc(isr, func(r int32) bool { return slices.Contains(out, r) })
+		})
+	}
+}
+
+// maybeExpandIsr adds a follower that caught up to the ISR.
+func (rm *ReplicaManager) maybeExpandIsr(p *Partition, replica int32) {
+	rm.changeIsr(p, func(isr []int32) []int32 {
+		if slices.Contains(isr, replica) {
+			return isr
+		}
+		return append(isr, replica)
+	})
+}
+
+// changeIsr writes the ISR that change makes of the current one to the
+// partition-state znode and adopts it on success.
+func (rm *ReplicaManager) changeIsr(p *Partition, change func([]int32) []int32) {
+	p.isrMu.Lock()
+	defer p.isrMu.Unlock()
+	snap, leader := p.leaderSnapshot()
+	if !leader {
+		return
+	}
+	newIsr := change(slices.Clone(snap.isr))
+	if slices.Equal(newIsr, snap.isr) || len(newIsr) == 0 {
+		return
+	}
+	log := rm.log.With(zap.String("topic", p.Topic), zap.Int32("partition", p.Index), zap.Int32("leader-epoch", snap.leaderEpoch))
+	state := zkpaths.LeaderAndIsr{Leader: rm.brokerID, LeaderEpoch: snap.leaderEpoch, ISR: newIsr, ControllerEpoch: snap.controllerEpoch}
+	version, err := writePartitionState(rm.zk, p.Topic, p.Index, state, snap.zkVersion)
+	if err != nil {
+		log.Info("Cached zkVersion not equal to that in ZooKeeper or the write failed, skip updating ISR",
+			zap.Int32("cached-zk-version", snap.zkVersion), zap.Int32s("isr", snap.isr), zap.Int32s("new-isr", newIsr), zap.Error(err))
+		return
+	}
+	if !p.adoptIsr(snap.leaderEpoch, newIsr, version) {
+		return
+	}
+	log.Info("ISR updated", zap.Int32s("old-isr", snap.isr), zap.Int32s("new-isr", newIsr), zap.Int32("zk-version", version))
+	rm.isrChange.record(zkpaths.TopicPartition{Topic: p.Topic, Partition: p.Index}, time.Now())
+}
+
+// writePartitionState sets the state znode at zkVersion and returns the new
+// version. A BADVERSION is checked by re-reading: after a connection loss the
+// first attempt may have succeeded, and the znode then holds exactly what was
+// written (Kafka's ReplicationUtils.checkLeaderAndIsrZkData).
+func writePartitionState(zkc *zkclient.Client, topic string, partition int32, state zkpaths.LeaderAndIsr, zkVersion int32) (int32, error) {
+	path := zkpaths.PartitionStatePath(topic, partition)
+	stat, err := zkc.Set(path, state.Encode(), zkVersion)
+	if err == nil {
+		return stat.Version, nil
+	}
+	if !errors.Is(err, zk.ErrBadVersion) {
+		return 0, err
+	}
+	data, stat, rerr := zkc.Get(path)
+	if rerr != nil {
+		return 0, errors.Join(err, rerr)
+	}
+	stored, derr := zkpaths.DecodeLeaderAndIsr(data)
+	if derr == nil && stored.Leader == state.Leader && stored.LeaderEpoch == state.LeaderEpoch &&
+		stored.ControllerEpoch == state.ControllerEpoch && slices.Equal(stored.ISR, state.ISR) {
+		return stat.Version, nil
+	}
+	return 0, err
+}
+
+// isrChangePropagator batches the partitions whose ISR this broker changed
+// into /isr_change_notification/isr_change_ znodes: one is written once no
+// change happened for isrChangeBlackOut, or isrChangeMaxDelay after the last.
+type isrChangePropagator struct {
+	zk  *zkclient.Client
+	log *zap.Logger
+
+	mu              sync.Mutex
+	pending         map[zkpaths.TopicPartition]bool
+	lastChange      time.Time
+	lastPropagation time.Time
+}
+
+func newIsrChangePropagator(zkc *zkclient.Client, log *zap.Logger) *isrChangePropagator {
+	return &isrChangePropagator{zk: zkc, log: log, pending: map[zkpaths.TopicPartition]bool{}, lastPropagation: time.Now()}
+}
+
+func (c *isrChangePropagator) record(tp zkpaths.TopicPartition, now time.Time) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.pending[tp] = true
+	c.lastChange = now
+}
+
+func (c *isrChangePropagator) maybePropagate(now time.Time) {
+	c.mu.Lock()
+	if len(c.pending) == 0 || now.Sub(c.lastChange) < isrChangeBlackOut && now.Sub(c.lastPropagation) < isrChangeMaxDelay {
+		c.mu.Unlock()
+		return
+	}
+	tps := make([]zkpaths.TopicPartition, 0, len(c.pending))
+	for tp := range c.pending {
+		tps = append(tps, tp)
+	}
+	c.pending = map[zkpaths.TopicPartition]bool{}
+	c.lastPropagation = now
+	c.mu.Unlock()
+	slices.SortFunc(tps, func(a, b zkpaths.TopicPartition) int {
+		if a.Topic != b.Topic {
+			if a.Topic < b.Topic {
+				return -1
+			}
+			return 1
+		}
+		return int(a.Partition - b.Partition)
+	})
+	data := zkpaths.IsrChangeNotificationData{Partitions: tps}.Encode()
+	path, err := c.zk.Create(zkpaths.IsrChangePrefix, data, zk.FlagSequence, zk.WorldACL(zk.PermAll))
+	if err != nil {
+		c.log.Error("Writing an ISR change notification failed; the partitions are retried", zap.Error(err))
+		c.mu.Lock()
+		for _, tp := range tps {
+			c.pending[tp] = true
+		}
+		c.mu.Unlock()
+		return
+	}
+	c.log.Info("ISR changes propagated", zap.String("path", path), zap.Int("partitions", len(tps)))
+}

@@ -1,0 +1,553 @@
+package broker
+
+// Follower fetchers (Kafka's ReplicaFetcherManager and ReplicaFetcherThread).
+// A follower partition is fetched by one of num.replica.fetchers goroutines
+// per leader broker, chosen by a hash of the partition. Each goroutine loops:
+// partitions that just became followers first truncate (by leader epoch,
+// asking the leader with OffsetForLeaderEpoch, KIP-101/KIP-279), then one
+// Fetch with replica_id = this broker carries every ready partition; the
+// records are appended as the leader wrote them and the follower's high
+// watermark becomes min(leader's, own LEO).
+//
+// A fetch response is applied under the fetcher's lock and only if the
+// partition is still fetched with the same leader epoch and offset, so once
+// removePartition returns nothing more is appended under the old leadership.
+
+import (
+	"context"
+	"errors"
+	"hash/fnv"
+	"sync"
+	"time"
+
+	"github.com/twmb/franz-go/pkg/kerr"
+	"github.com/twmb/franz-go/pkg/kmsg"
+	"go.uber.org/zap"
+
+	"github.com/zkafka/zkafka/storage"
+	"github.com/zkafka/zkafka/wire"
+)
+
+// fetchVersion is the Fetch version followers send (Kafka 2.8's).
+const fetchVersion = 12
+
+// replicaFetchResponseMaxBytes is replica.fetch.response.max.bytes (10 MiB).
+const replicaFetchResponseMaxBytes = 10 << 20
+
+type fetcherKey struct {
+	leader int32
+	id     int
+}
+
+type fetcherManager struct {
+	rm *ReplicaManager
+
+	mu       sync.Mutex
+	fetchers map[fetcherKey]*replicaFetcher
+	owner    map[topicPartition]*replicaFetcher
+	closed   bool
+}
+
+func newFetcherManager(rm *ReplicaManager) *fetcherManager {
+	return &fetcherManager{rm: rm, fetchers: map[fetcherKey]*replicaFetcher{}, owner: map[topicPartition]*replicaFetcher{}}
+}
+
+func fetcherID(tp topicPartition, n int) int {
+	h := fnv.New32a()
+	h.Write([]byte(tp.topic))
+	return int((h.Sum32()*31 + uint32(tp.partition)) % uint32(n))
+}
+
+// addPartition starts fetching tp from leader; truncating means it first
+// truncates by leader epoch.
+func (m *fetcherManager) addPartition(tp topicPartition, p *Partition, leader, leaderEpoch int32, truncating bool) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if m.closed {
+		return
+	}
+	key := fetcherKey{leader, fetcherID(tp, m.rm.cfg.numFetchers)}
+	f, ok := m.fetchers[key]
+	if !ok {
+		f = newReplicaFetcher(m.rm, leader, key.id)
+		m.fetchers[key] = f
+	}
+	f.add(tp, &fetchState{p: p, leaderEpoch: leaderEpoch, fetchOffset: p.log.LogEndOffset(), truncating: truncating})
+	m.owner[tp] = f
+}
+
+// removePartition stops fetching tp; when it returns, no fetch response will
+// be applied to it.
+func (m *fetcherManager) removePartition(tp topicPartition) {
+	m.mu.Lock()
+	f, ok := m.owner[tp]
+	delete(m.owner, tp)
+	m.mu.Unlock()
+	if ok {
+		f.remove(tp)
+	}
+}
+
+// shutdownIdle stops fetchers left with no partitions.
+func (m *fetcherManager) shutdownIdle() {
+	m.mu.Lock()
+	var idle []*replicaFetcher
+	for k, f := range m.fetchers {
+		if f.empty() {
+			idle = append(idle, f)
+			delete(m.fetchers, k)
+		}
+	}
+	m.mu.Unlock()
+	for _, f := range idle {
+		f.stop()
+	}
+}
+
+func (m *fetcherManager) shutdown() {
+	m.mu.Lock()
+	m.closed = true
+	fetchers := m.fetchers
+	m.fetchers = map[fetcherKey]*replicaFetcher{}
+	m.owner = map[topicPartition]*replicaFetcher{}
+	m.mu.Unlock()
+	for _, f := range fetchers {
+		f.stop()
+	}
+}
+
+// fetchState is one partition's progress in a fetcher.
+type fetchState struct {
+	p           *Partition
+	leaderEpoch int32
+	fetchOffset int64
+	// truncating: the partition must truncate by leader epoch before it
+	// fetches; resetting: the leader answered OFFSET_OUT_OF_RANGE.
+	truncating, resetting bool
+	delayUntil            time.Time
+}
+
+type replicaFetcher struct {
+	rm     *ReplicaManager
+	leader int32
+	id     int
+	log    *zap.Logger
+
+	ctx    context.Context
+	cancel context.CancelFunc
+	done   chan struct{}
+	wake   chan struct{}
+
+	mu         sync.Mutex
+	partitions map[topicPartition]*fetchState
+
+	client *wire.Client // used by the loop goroutine only
+}
+
+func newReplicaFetcher(rm *ReplicaManager, leader int32, id int) *replicaFetcher {
+	ctx, cancel := context.WithCancel(context.Background())
+	f := &replicaFetcher{
+		rm: rm, leader: leader, id: id,
+		log: rm.log.Named("replica-fetcher").With(zap.Int32("leader", leader), zap.Int("fetcher-id", id)),
+		ctx: ctx, cancel: cancel, done: make(chan struct{}), wake: make(chan struct{}, 1),
+		partitions: map[topicPartition]*fetchState{},
+	}
+	go f.loop()
+	return f
+}
+
+func (f *replicaFetcher) add(tp topicPartition, st *fetchState) {
+	f.mu.Lock()
+	f.partitions[tp] = st
+	f.mu.Unlock()
+	f.log.Info("Added partition", zap.Stringer("partition", tp), zap.Int64("fetch-offset", st.fetchOffset), zap.Bool("truncating", st.truncating))
+	select {
+	case f.wake <- struct{}{}:
+	default:
+	}
+}
+
+func (f *replicaFetcher) remove(tp topicPartition) {
+	f.mu.Lock()
+	delete(f.partitions, tp)
+	f.mu.Unlock()
+}
+
+func (f *replicaFetcher) empty() bool {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return len(f.partitions) == 0
+}
+
+func (f *replicaFetcher) stop() {
+	f.cancel()
+	<-f.done
+}
+
+func (f *replicaFetcher) loop() {
+	defer close(f.done)
+	defer func() {
+		if f.client != nil {
+			f.client.Close()
+		}
+	}()
+	for f.ctx.Err() == nil {
+		if !f.doWork() {
+			f.pause()
+		}
+	}
+}
+
+// pause waits for replica.fetch.backoff.ms, a new partition, or the stop.
+func (f *replicaFetcher) pause() {
+	t := time.NewTimer(f.rm.cfg.fetchBackoff)
+	defer t.Stop()
+	select {
+	case <-f.ctx.Done():
+	case <-f.wake:
+	case <-t.C:
+	}
+}
+
+// doWork runs one round; false means back off before the next.
+func (f *replicaFetcher) doWork() bool {
+	f.mu.Lock()
+	n := len(f.partitions)
+	f.mu.Unlock()
+	if n == 0 {
+		select {
+		case <-f.ctx.Done():
+		case <-f.wake:
+		}
+		return true
+	}
+	if err := f.connect(); err != nil {
+		f.log.Warn("Cannot connect to the leader", zap.Error(err))
+		return false
+	}
+	f.truncateAndReset()
+	req, sent := f.buildFetch()
+	if len(sent) == 0 {
+		return false
+	}
+	ctx, cancel := context.WithTimeout(f.ctx, f.rm.cfg.fetchWaitMax+30*time.Second)
+	resp, err := f.client.RequestVersion(ctx, req, fetchVersion)
+	cancel()
+	if err != nil {
+		if f.ctx.Err() == nil {
+			f.log.Warn("Fetch from the leader failed", zap.Error(err))
+		}
+		f.disconnect()
+		return false
+	}
+	return f.processFetch(resp.(*kmsg.FetchResponse), sent)
+}
+
+func (f *replicaFetcher) connect() error {
+	if f.client != nil {
+		return nil
+	}
+	addr, ok := f.rm.brokerAddr(f.leader)
+	if !ok {
+		return errors.New("leader's inter-broker endpoint unknown")
+	}
+	ctx, cancel := context.WithTimeout(f.ctx, 10*time.Second)
+	defer cancel()
+	c, err := wire.Dial(ctx, addr, "replica-fetcher")
+	if err != nil {
+		return err
+	}
+	f.client = c
+	return nil
+}
+
+func (f *replicaFetcher) disconnect() {
+	if f.client != nil {
+		f.client.Close()
+		f.client = nil
+	}
+}
+
+// buildFetch makes the Fetch request for every partition ready to fetch.
+func (f *replicaFetcher) buildFetch() (*kmsg.FetchRequest, map[topicPartition]fetchState) {
+	req := kmsg.NewPtrFetchRequest()
+	req.ReplicaID = f.rm.brokerID
+	req.MaxWaitMillis = int32(f.rm.cfg.fetchWaitMax.Milliseconds())
+	req.MinBytes = f.rm.cfg.fetchMinBytes
+	req.MaxBytes = replicaFetchResponseMaxBytes
+	req.SessionEpoch = -1
+	sent := map[topicPartition]fetchState{}
+	now := time.Now()
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	topics := map[string]int{}
+	for tp, st := range f.partitions {
+		if st.truncating || st.resetting || now.Before(st.delayUntil) {
+			continue
+		}
+		i, ok := topics[tp.topic]
+		if !ok {
+			i = len(req.Topics)
+			topics[tp.topic] = i
+			req.Topics = append(req.Topics, kmsg.FetchRequestTopic{Topic: tp.topic})
+		}
+		fp := kmsg.NewFetchRequestTopicPartition()
+		fp.Partition = tp.partition
+		fp.CurrentLeaderEpoch = st.leaderEpoch
+		fp.FetchOffset = st.fetchOffset
+		fp.LastFetchedEpoch = -1
+		fp.LogStartOffset = st.p.log.LogStartOffset()
+		fp.PartitionMaxBytes = f.rm.cfg.fetchMaxBytes
+		req.Topics[i].Partitions = append(req.Topics[i].Partitions, fp)
+		sent[tp] = *st
+	}
+	return req, sent
+}
+
+// processFetch applies a fetch response; false means every partition failed.
+func (f *replicaFetcher) processFetch(resp *kmsg.FetchResponse, sent map[topicPartition]fetchState) bool {
+	if resp.ErrorCode != 0 {
+		f.log.Warn("Fetch failed", zap.Error(kerr.ErrorForCode(resp.ErrorCode)))
+		return false
+	}
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	progressed := false
+	for _, t := range resp.Topics {
+		for _, rp := range t.Partitions {
+			tp := topicPartition{t.Topic, rp.Partition}
+			was, ok := sent[tp]
+			st, cur := f.partitions[tp]
+			if !ok || !cur || st.leaderEpoch != was.leaderEpoch || st.fetchOffset != was.fetchOffset || st.truncating || st.resetting {
+				continue
+			}
+			log := f.log.With(zap.Stringer("partition", tp))
+			switch err := kerr.ErrorForCode(rp.ErrorCode); {
+			case err == nil:
+				if err := f.appendFetched(st, rp); err != nil {
+					log.Error("Appending fetched records failed", zap.Int64("fetch-offset", st.fetchOffset), zap.Error(err))
+					st.delayUntil = time.Now().Add(f.rm.cfg.fetchBackoff)
+					continue
+				}
+				progressed = true
+			case errors.Is(err, kerr.OffsetOutOfRange):
+				log.Warn("Fetch offset is out of range on the leader", zap.Int64("fetch-offset", st.fetchOffset))
+				st.resetting = true
+				progressed = true
+			default:
+				// FENCED_LEADER_EPOCH waits for a new LeaderAndIsr; the rest
+				// (NOT_LEADER_OR_FOLLOWER, UNKNOWN_LEADER_EPOCH, ...) retry.
+				log.Info("Fetch partition error; backing off", zap.Error(err))
+				st.delayUntil = time.Now().Add(f.rm.cfg.fetchBackoff)
+			}
+		}
+	}
+	return progressed
+}
+
+// appendFetched appends a partition's fetched records; the caller holds f.mu.
+func (f *replicaFetcher) appendFetched(st *fetchState, rp kmsg.FetchResponseTopicPartition) error {
+	if len(rp.RecordBatches) > 0 {
+		info, err := st.p.appendAsFollower(rp.RecordBatches)
+		if err != nil {
+			return err
+		}
+		if info.LastOffset >= 0 {
+			st.fetchOffset = info.LastOffset + 1
+		}
+	}
+	st.fetchOffset = max(st.fetchOffset, st.p.log.LogEndOffset())
+	st.p.updateFollowerHighWatermark(rp.HighWatermark)
+	return nil
+}
+
+// truncateAndReset does the leader round trips that partitions need before
+// fetching: truncation by leader epoch, and the reset after
+// OFFSET_OUT_OF_RANGE.
+func (f *replicaFetcher) truncateAndReset() {
+	f.mu.Lock()
+	var todo []topicPartition
+	for tp, st := range f.partitions {
+		if st.truncating || st.resetting {
+			todo = append(todo, tp)
+		}
+	}
+	f.mu.Unlock()
+	for _, tp := range todo {
+		if f.ctx.Err() != nil {
+			return
+		}
+		if err := f.truncateOrReset(tp); err != nil {
+			f.log.Warn("Truncation before fetching failed; retrying", zap.Stringer("partition", tp), zap.Error(err))
+			f.disconnect()
+			return
+		}
+	}
+}
+
+func (f *replicaFetcher) truncateOrReset(tp topicPartition) error {
+	f.mu.Lock()
+	st, ok := f.partitions[tp]
+	var snap fetchState
+	if ok {
+		snap = *st
+	}
+	f.mu.Unlock()
+	if !ok {
+		return nil
+	}
+	if snap.resetting {
+		return f.resetOffset(tp, snap)
+	}
+	return f.truncateByEpoch(tp, snap)
+}
+
+// truncateByEpoch asks the leader where this replica's latest epoch ends and
+// truncates there (Kafka's getOffsetTruncationState). When the leader answers
+// with an older epoch this replica does not have, it truncates to its own end
+// of the largest epoch below that, and asks again (KIP-279).
+func (f *replicaFetcher) truncateByEpoch(tp topicPartition, snap fetchState) error {
+	l := snap.p.log
+	for range 100 {
+		epoch, ok := l.LatestEpoch()
+		target := snap.p.HighWatermark()
+		done := true
+		if ok {
+			leaderEpoch, leaderEnd, err := f.offsetForLeaderEpoch(tp, snap.leaderEpoch, epoch)
+			if err != nil {
+				return err
+			}
+			leo := l.LogEndOffset()
+			switch {
+			case leaderEnd == storage.UndefinedEpochOffset:
+				// The leader cannot place the epoch: fall back to the high watermark.
+			case leaderEpoch == storage.UndefinedEpoch:
+				target = min(leaderEnd, leo)
+			default:
+				ownEpoch, ownEnd := l.EndOffsetForEpoch(leaderEpoch)
+				switch {
+				case ownEnd == storage.UndefinedEpochOffset:
+					target = min(leaderEnd, leo)
+				case ownEpoch != leaderEpoch:
+					target, done = min(ownEnd, leo), false
+				default:
+					target = min(leaderEnd, ownEnd, leo)
+				}
+			}
+		}
+		if applied, err := f.truncateTo(tp, snap, target, done); err != nil || !applied || done {
+			return err
+		}
+	}
+	return errors.New("truncation by leader epoch did not converge")
+}
+
+// truncateTo cuts the log at target if the partition is still fetched as
+// snap was; done ends the truncating state.
+func (f *replicaFetcher) truncateTo(tp topicPartition, snap fetchState, target int64, done bool) (bool, error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	st, ok := f.partitions[tp]
+	if !ok || st.leaderEpoch != snap.leaderEpoch {
+		return false, nil
+	}
+	leo := st.p.log.LogEndOffset()
+	if target < leo {
+		if err := st.p.truncateTo(target); err != nil {
+			return false, err
+		}
+		f.log.Info("Truncated by leader epoch", zap.Stringer("partition", tp), zap.Int64("truncation-offset", target), zap.Int64("previous-log-end-offset", leo))
+	}
+	if done {
+		st.truncating = false
+		st.fetchOffset = st.p.log.LogEndOffset()
+	}
+	return true, nil
+}
+
+func (f *replicaFetcher) offsetForLeaderEpoch(tp topicPartition, currentLeaderEpoch, epoch int32) (int32, int64, error) {
+	req := kmsg.NewPtrOffsetForLeaderEpochRequest()
+	req.ReplicaID = f.rm.brokerID
+	rp := kmsg.NewOffsetForLeaderEpochRequestTopicPartition()
+	rp.Partition, rp.CurrentLeaderEpoch, rp.LeaderEpoch = tp.partition, currentLeaderEpoch, epoch
+	req.Topics = []kmsg.OffsetForLeaderEpochRequestTopic{{Topic: tp.topic, Partitions: []kmsg.OffsetForLeaderEpochRequestTopicPartition{rp}}}
+	ctx, cancel := context.WithTimeout(f.ctx, 30*time.Second)
+	defer cancel()
+	raw, err := f.client.RequestVersion(ctx, req, 3)
+	if err != nil {
+		return 0, 0, err
+	}
+	resp := raw.(*kmsg.OffsetForLeaderEpochResponse)
+	for _, t := range resp.Topics {
+		for _, p := range t.Partitions {
+			if t.Topic == tp.topic && p.Partition == tp.partition {
+				if err := kerr.ErrorForCode(p.ErrorCode); err != nil {
+					return 0, 0, err
+				}
+				return p.LeaderEpoch, p.EndOffset, nil
+			}
+		}
+	}
+	return 0, 0, errors.New("OffsetForLeaderEpoch response lacks the partition")
+}
+
+// resetOffset handles OFFSET_OUT_OF_RANGE as Kafka's follower does: when the
+// leader's log ends before this replica's, truncate to its end; when it
+// starts after this replica's end, start over at its start.
+func (f *replicaFetcher) resetOffset(tp topicPartition, snap fetchState) error {
+	leaderEnd, err := f.listOffset(tp, snap.leaderEpoch, storage.LatestTimestamp)
+	if err != nil {
+		return err
+	}
+	leaderStart, err := f.listOffset(tp, snap.leaderEpoch, storage.EarliestTimestamp)
+	if err != nil {
+		return err
+	}
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	st, ok := f.partitions[tp]
+	if !ok || st.leaderEpoch != snap.leaderEpoch {
+		return nil
+	}
+	l := st.p.log
+	switch leo := l.LogEndOffset(); {
+	case leaderEnd < leo:
+		if err := st.p.truncateTo(leaderEnd); err != nil {
+			return err
+		}
+	case leo < leaderStart:
+		if err := st.p.truncateFullyAndStartAt(leaderStart); err != nil {
+			return err
+		}
+	}
+	st.resetting = false
+	st.fetchOffset = l.LogEndOffset()
+	f.log.Info("Reset fetch offset after OFFSET_OUT_OF_RANGE", zap.Stringer("partition", tp), zap.Int64("fetch-offset", st.fetchOffset),
+		zap.Int64("leader-log-end-offset", leaderEnd), zap.Int64("leader-log-start-offset", leaderStart))
+	return nil
+}
+
+func (f *replicaFetcher) listOffset(tp topicPartition, currentLeaderEpoch int32, timestamp int64) (int64, error) {
+	req := kmsg.NewPtrListOffsetsRequest()
+	req.ReplicaID = f.rm.brokerID
+	lp := kmsg.NewListOffsetsRequestTopicPartition()
+	lp.Partition, lp.CurrentLeaderEpoch, lp.Timestamp = tp.partition, currentLeaderEpoch, timestamp
+	req.Topics = []kmsg.ListOffsetsRequestTopic{{Topic: tp.topic, Partitions: []kmsg.ListOffsetsRequestTopicPartition{lp}}}
+	ctx, cancel := context.WithTimeout(f.ctx, 30*time.Second)
+	defer cancel()
+	raw, err := f.client.Request(ctx, req)
+	if err != nil {
+		return 0, err
+	}
+	for _, t := range raw.(*kmsg.ListOffsetsResponse).Topics {
+		for _, p := range t.Partitions {
+			if t.Topic == tp.topic && p.Partition == tp.partition {
+				if err := kerr.ErrorForCode(p.ErrorCode); err != nil {
+					return 0, err
+				}
+				return p.Offset, nil
+			}
+		}
+	}
+	return 0, errors.New("ListOffsets response lacks the partition")
+}

@@ -1,0 +1,96 @@
+package storage
+
+import (
+	"os"
+	"path/filepath"
+	"slices"
+	"testing"
+)
+
+func TestLeaderEpochCacheFollowsAppendsAndTruncation(t *testing.T) {
+	dir := t.TempDir()
+	l := openTestLog(t, dir, testConfig())
+	mustAppendEpoch := func(epoch int32, values ...string) {
+		t.Helper()
+		if _, err := l.AppendAsLeader(makeBatch(1, values...), epoch); err != nil {
+			t.Fatal(err)
+		}
+	}
+	mustAppendEpoch(0, "a", "b")                   // offsets 0-1
+	mustAppendEpoch(0, "c")                        // 2
+	if err := l.AssignLeaderEpoch(2); err != nil { // a new leader with nothing appended yet
+		t.Fatal(err)
+	}
+	mustAppendEpoch(2, "d", "e") // 3-4
+	mustAppendEpoch(5, "f")      // 5
+	want := []EpochEntry{{0, 0}, {2, 3}, {5, 5}}
+	if got := l.LeaderEpochs(); !slices.Equal(got, want) {
+		t.Fatalf("epochs %v, want %v", got, want)
+	}
+	data, err := os.ReadFile(filepath.Join(dir, LeaderEpochCheckpointFile))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if string(data) != "0\n3\n0 0\n2 3\n5 5\n" {
+		t.Fatalf("checkpoint file %q", data)
+	}
+	for _, c := range []struct {
+		epoch     int32
+		wantEpoch int32
+		wantEnd   int64
+	}{
+		{5, 5, 6}, // the latest epoch ends at the LEO
+		{2, 2, 5}, // ends where epoch 5 starts
+		{1, 0, 3}, // unknown epoch: the largest one below it (KIP-279), ending where 2 starts
+		{0, 0, 3},
+		{6, -1, -1}, // newer than anything known
+		{-1, -1, -1},
+	} {
+		e, end := l.EndOffsetForEpoch(c.epoch)
+		if e != c.wantEpoch || end != c.wantEnd {
+			t.Errorf("EndOffsetForEpoch(%d) = (%d, %d), want (%d, %d)", c.epoch, e, end, c.wantEpoch, c.wantEnd)
+		}
+	}
+
+	if err := l.Truncate(4); err != nil {
+		t.Fatal(err)
+	}
+	// Truncation cuts whole batches: the LEO goes back to 3, taking epochs 2 and 5 with it.
+	if got, want := l.LeaderEpochs(), []EpochEntry{{0, 0}}; !slices.Equal(got, want) {
+		t.Fatalf("after truncate: epochs %v, want %v", got, want)
+	}
+
+	// A follower's append takes the batches' own epochs.
+	b := makeBatch(1, "x")
+	setBaseOffset(b, 3)
+	setLeaderEpoch(b, 7)
+	if _, err := l.AppendAsFollower(b); err != nil {
+		t.Fatal(err)
+	}
+	l.Close()
+	l2 := openTestLog(t, dir, testConfig())
+	if got, want := l2.LeaderEpochs(), []EpochEntry{{0, 0}, {7, 3}}; !slices.Equal(got, want) {
+		t.Fatalf("after reopen: epochs %v, want %v", got, want)
+	}
+	if err := l2.TruncateFullyAndStartAt(10); err != nil {
+		t.Fatal(err)
+	}
+	if got := l2.LeaderEpochs(); len(got) != 0 {
+		t.Fatalf("after full truncation: epochs %v", got)
+	}
+}
+
+func TestLeaderEpochCheckpointRejectsGarbage(t *testing.T) {
+	for _, data := range []string{"", "1\n0\n", "0\n2\n0 0\n", "0\n1\nx 0\n", "0\n1\n0 -3\n"} {
+		if _, err := parseLeaderEpochCheckpoint([]byte(data)); err == nil {
+			t.Errorf("parse %q: no error", data)
+		}
+	}
+}
+
+func setLeaderEpoch(b []byte, epoch int32) {
+	b[offLeaderEpoch] = byte(epoch >> 24)
+	b[offLeaderEpoch+1] = byte(epoch >> 16)
+	b[offLeaderEpoch+2] = byte(epoch >> 8)
+	b[offLeaderEpoch+3] = byte(epoch)
+}
