@@ -14,6 +14,7 @@ import (
 const (
 	leaderAndISRVersion   int16 = 5
 	updateMetadataVersion int16 = 7
+	stopReplicaVersion    int16 = 3
 )
 
 // securityProtocolIDs maps security protocol names to their ids in UpdateMetadata.
@@ -32,13 +33,14 @@ type leaderAndISREntry struct {
 
 // requestBatch collects the requests of one round of state changes (Kafka's
 // ControllerBrokerRequestBatch) and sends them per broker in Kafka's order: LeaderAndIsr first,
-// then UpdateMetadata. Each broker's sender is FIFO, so a broker applies a partition's leadership
-// before it learns the partition's metadata.
+// then UpdateMetadata, then StopReplica. Each broker's sender is FIFO, so a broker applies a
+// partition's leadership before it learns the partition's metadata.
 type requestBatch struct {
 	c                        *Controller
 	leaderAndISR             map[int32]map[topicPartition]leaderAndISREntry
 	updateMetadataBrokers    map[int32]bool
 	updateMetadataPartitions map[topicPartition]bool
+	stopReplica              map[int32]map[topicPartition]bool // the delete flag
 }
 
 func (c *Controller) newBatch() *requestBatch {
@@ -47,7 +49,19 @@ func (c *Controller) newBatch() *requestBatch {
 		leaderAndISR:             map[int32]map[topicPartition]leaderAndISREntry{},
 		updateMetadataBrokers:    map[int32]bool{},
 		updateMetadataPartitions: map[topicPartition]bool{},
+		stopReplica:              map[int32]map[topicPartition]bool{},
 	}
+}
+
+// addStopReplica queues StopReplica of the partition for broker; a partition queued twice is
+// deleted if either asked for it.
+func (b *requestBatch) addStopReplica(broker int32, tp topicPartition, deletePartition bool) {
+	m := b.stopReplica[broker]
+	if m == nil {
+		m = map[topicPartition]bool{}
+		b.stopReplica[broker] = m
+	}
+	m[tp] = m[tp] || deletePartition
 }
 
 // addLeaderAndISR queues the partition's current leadership for brokers and its metadata for
@@ -100,22 +114,65 @@ func (b *requestBatch) send() {
 			c.enqueue(leaderAndISRResponseEvent{broker: id, resp: resp})
 		}})
 	}
-	if len(b.updateMetadataBrokers) == 0 {
-		return
+	if len(b.updateMetadataBrokers) > 0 {
+		partitions := slices.SortedFunc(maps.Keys(b.updateMetadataPartitions), compareTopicPartitions)
+		brokers := slices.Sorted(maps.Keys(b.updateMetadataBrokers))
+		c.stateLog.Info("Sending UpdateMetadata request",
+			zap.String("target-broker-ids", joinIDs(brokers)), zap.Int("partitions", len(partitions)))
+		for _, id := range brokers {
+			target, ok := cc.liveBrokers[id]
+			if !ok {
+				continue
+			}
+			c.channels.send(id, brokerRequest{req: b.updateMetadataRequest(target, partitions), onResponse: func(resp kmsg.Response) {
+				c.enqueue(updateMetadataResponseEvent{broker: id, resp: resp})
+			}})
+		}
 	}
-	partitions := slices.SortedFunc(maps.Keys(b.updateMetadataPartitions), compareTopicPartitions)
-	brokers := slices.Sorted(maps.Keys(b.updateMetadataBrokers))
-	c.stateLog.Info("Sending UpdateMetadata request",
-		zap.String("target-broker-ids", joinIDs(brokers)), zap.Int("partitions", len(partitions)))
-	for _, id := range brokers {
+	for _, id := range slices.Sorted(maps.Keys(b.stopReplica)) {
 		target, ok := cc.liveBrokers[id]
 		if !ok {
 			continue
 		}
-		c.channels.send(id, brokerRequest{req: b.updateMetadataRequest(target, partitions), onResponse: func(resp kmsg.Response) {
-			c.enqueue(updateMetadataResponseEvent{broker: id, resp: resp})
+		req := b.stopReplicaRequest(target, b.stopReplica[id])
+		c.stateLog.Info("Sending StopReplica request", zap.Int32("target-broker-id", id), zap.Int("partitions", len(b.stopReplica[id])))
+		c.channels.send(id, brokerRequest{req: req, onResponse: func(resp kmsg.Response) {
+			c.enqueue(stopReplicaResponseEvent{broker: id, req: req, resp: resp})
 		}})
 	}
+}
+
+// stopReplicaRequest builds a StopReplica v3 for target. The leader epoch of each partition is
+// -2 (EpochDuringDelete) for topics being deleted, so the broker deletes whatever epoch it has,
+// and otherwise the cached one (-1 if none), which the broker checks against its own.
+func (b *requestBatch) stopReplicaRequest(target liveBroker, entries map[topicPartition]bool) *kmsg.StopReplicaRequest {
+	c, cc := b.c, b.c.cc
+	req := kmsg.NewPtrStopReplicaRequest()
+	req.Version = stopReplicaVersion
+	req.ControllerID = c.cfg.BrokerID
+	req.ControllerEpoch = cc.epoch
+	req.BrokerEpoch = target.epoch
+	var topic *kmsg.StopReplicaRequestTopic
+	for _, tp := range slices.SortedFunc(maps.Keys(entries), compareTopicPartitions) {
+		if topic == nil || topic.Topic != tp.topic {
+			req.Topics = append(req.Topics, kmsg.NewStopReplicaRequestTopic())
+			topic = &req.Topics[len(req.Topics)-1]
+			topic.Topic = tp.topic
+		}
+		p := kmsg.NewStopReplicaRequestTopicPartitionState()
+		p.Partition = tp.partition
+		p.Delete = entries[tp]
+		switch l, ok := cc.leadership[tp]; {
+		case cc.topicsToBeDeleted[tp.topic]:
+			p.LeaderEpoch = epochDuringDelete
+		case ok:
+			p.LeaderEpoch = l.leaderEpoch
+		default:
+			p.LeaderEpoch = noEpoch
+		}
+		topic.PartitionStates = append(topic.PartitionStates, p)
+	}
+	return req
 }
 
 // leaderAndISRRequest builds a LeaderAndIsr v5 for target and counts the partitions it leads.
@@ -202,6 +259,9 @@ func (b *requestBatch) updateMetadataRequest(target liveBroker, partitions []top
 		p.Partition = tp.partition
 		p.ControllerEpoch = state.controllerEpoch
 		p.Leader = state.leader
+		if cc.topicsToBeDeleted[tp.topic] {
+			p.Leader = leaderDuringDelete // brokers drop the partition
+		}
 		p.LeaderEpoch = state.leaderEpoch
 		p.ISR = slices.Clone(state.isr)
 		p.ZKVersion = state.zkVersion

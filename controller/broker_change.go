@@ -78,12 +78,16 @@ func (c *Controller) processBrokerChange() error {
 }
 
 // onBrokerStartup brings newly live brokers up to date: the existing brokers learn the new
-// broker list, the new brokers the metadata of every partition, the new brokers' replicas get
-// LeaderAndIsr with their partitions' current state, and partitions without a leader get one if
-// a new broker can lead them.
+// broker list, the new brokers the metadata of every partition; the new brokers' replicas go
+// online (LeaderAndIsr with their partitions' current state); partitions without a leader get
+// one if a new broker can lead them; reassignments waiting for a new broker and deletions waiting
+// for one resume.
 func (c *Controller) onBrokerStartup(brokers []int32) error {
 	cc := c.cc
 	c.log.Info("New broker startup callback", zap.String("brokers", joinIDs(brokers)))
+	for _, id := range brokers {
+		delete(cc.shuttingDown, id)
+	}
 	var existing []int32
 	for _, id := range cc.liveBrokerIDs() {
 		if !slices.Contains(brokers, id) {
@@ -97,15 +101,16 @@ func (c *Controller) onBrokerStartup(brokers []int32) error {
 	b.addUpdateMetadata(brokers, cc.partitionsWithLeadership())
 	b.send()
 
-	b = c.newBatch()
-	for _, tp := range cc.partitionsOnBrokers(brokers) {
-		var hosts []int32
-		for _, r := range cc.replicas(tp) {
-			if slices.Contains(brokers, r) {
-				hosts = append(hosts, r)
-			}
+	onNew := cc.partitionsOnBrokers(brokers)
+	var replicas []partitionReplica
+	for _, pr := range cc.replicasOf(onNew) {
+		if slices.Contains(brokers, pr.replica) {
+			replicas = append(replicas, pr)
 		}
-		b.addLeaderAndISR(hosts, tp, false)
+	}
+	b = c.newBatch()
+	if err := c.changeReplicaStates(b, replicas, onlineReplica); err != nil {
+		return err
 	}
 	b.send()
 
@@ -114,19 +119,49 @@ func (c *Controller) onBrokerStartup(brokers []int32) error {
 		return err
 	}
 	b.send()
-	return nil
+
+	var reassigning []topicPartition
+	for _, tp := range onNew {
+		if cc.isReassigning(tp) && slices.ContainsFunc(c.targetReplicas(tp), func(r int32) bool { return slices.Contains(brokers, r) }) {
+			reassigning = append(reassigning, tp)
+		}
+	}
+	if err := c.resumeReassignments(reassigning); err != nil {
+		return err
+	}
+	var deleting []string
+	for _, tp := range onNew {
+		if cc.topicsToBeDeleted[tp.topic] && !slices.Contains(deleting, tp.topic) {
+			deleting = append(deleting, tp.topic)
+		}
+	}
+	return c.resumeDeletionForTopics(deleting)
 }
 
-// onBrokerFailure reacts to brokers that died: partitions they led go offline and get a new
-// leader from their ISR where possible, their replicas leave every ISR, and the remaining
-// replicas and brokers are told.
+// onBrokerFailure reacts to brokers that died (Kafka's onBrokerFailure and
+// onReplicasBecomeOffline): partitions they led go offline and get a new leader from their ISR
+// where possible, their replicas go offline (leaving every ISR), replicas of topics being deleted
+// become ineligible for deletion, and the remaining replicas and brokers are told.
 func (c *Controller) onBrokerFailure(brokers []int32) error {
 	cc := c.cc
 	c.log.Info("Broker failure callback", zap.String("brokers", joinIDs(brokers)))
+	for _, id := range brokers {
+		delete(cc.shuttingDown, id)
+	}
 	var leaderless []topicPartition
 	for _, tp := range cc.partitionsWithLeadership() {
-		if !cc.isLive(cc.leadership[tp].leader) {
+		if !cc.isOnline(cc.leadership[tp].leader) && !cc.topicsToBeDeleted[tp.topic] {
 			leaderless = append(leaderless, tp)
+		}
+	}
+	var offline, deleting []partitionReplica
+	for _, pr := range cc.replicasOf(cc.partitionsOnBrokers(brokers)) {
+		switch {
+		case !slices.Contains(brokers, pr.replica):
+		case cc.topicsToBeDeleted[pr.tp.topic]:
+			deleting = append(deleting, pr)
+		default:
+			offline = append(offline, pr)
 		}
 	}
 	b := c.newBatch()
@@ -136,14 +171,42 @@ func (c *Controller) onBrokerFailure(brokers []int32) error {
 	if err := c.triggerOnlinePartitionStateChange(b); err != nil {
 		return err
 	}
-	for _, id := range brokers {
-		if err := c.removeReplicaFromISR(b, id, cc.partitionsOnBrokers([]int32{id})); err != nil {
-			return err
-		}
+	if err := c.changeReplicaStates(b, offline, offlineReplica); err != nil {
+		return err
 	}
 	if len(leaderless) == 0 {
 		b.addUpdateMetadata(cc.liveBrokerIDs(), nil)
 	}
+	b.send()
+	return c.failReplicaDeletion(deleting)
+}
+
+// processBrokerModifications handles a change of a broker's registration data (Kafka 2.0+'s
+// BrokerModifications): new endpoints reach every broker through UpdateMetadata, and the
+// controller reconnects to the broker.
+func (c *Controller) processBrokerModifications(id int32) error {
+	if c.cc == nil {
+		return nil
+	}
+	cc := c.cc
+	known, ok := cc.liveBrokers[id]
+	if !ok {
+		return nil
+	}
+	current, err := c.readLiveBrokers()
+	if err != nil {
+		return err
+	}
+	now, ok := current[id]
+	if !ok || now.epoch != known.epoch || slices.Equal(now.reg.Endpoints, known.reg.Endpoints) {
+		return nil // gone or re-registered (BrokerChange handles both), or nothing that matters
+	}
+	c.log.Info("Updated broker endpoints", zap.Int32("broker", id))
+	cc.liveBrokers[id] = now
+	c.channels.removeBroker(id)
+	c.channels.addBroker(now)
+	b := c.newBatch()
+	b.addUpdateMetadata(cc.liveBrokerIDs(), nil)
 	b.send()
 	return nil
 }

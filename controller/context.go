@@ -14,6 +14,9 @@ import (
 // Kafka's LeaderAndIsr constants.
 const (
 	noLeader           int32 = -1 // a partition no replica could be elected to lead
+	leaderDuringDelete int32 = -2 // UpdateMetadata's leader for a topic being deleted
+	noEpoch            int32 = -1 // StopReplica's leader epoch when none is known
+	epochDuringDelete  int32 = -2 // StopReplica's leader epoch for a topic being deleted
 	initialLeaderEpoch int32 = 0
 	initialZkVersion   int32 = 0 // zkVersion of a freshly created znode
 )
@@ -22,6 +25,26 @@ const (
 type topicPartition struct {
 	topic     string
 	partition int32
+}
+
+// TopicPartition names one partition in the controller's exported API.
+type TopicPartition struct {
+	Topic     string
+	Partition int32
+}
+
+func (tp topicPartition) exported() TopicPartition { return TopicPartition{tp.topic, tp.partition} }
+
+func (tp TopicPartition) internal() topicPartition { return topicPartition{tp.Topic, tp.Partition} }
+
+// partitionReplica is one replica of one partition: the unit of the replica state machine.
+type partitionReplica struct {
+	tp      topicPartition
+	replica int32
+}
+
+func (pr partitionReplica) String() string {
+	return "[Topic=" + pr.tp.topic + ",Partition=" + strconv.Itoa(int(pr.tp.partition)) + ",Replica=" + strconv.Itoa(int(pr.replica)) + "]"
 }
 
 // String is Kafka's "t-0".
@@ -82,10 +105,25 @@ type controllerContext struct {
 	epoch          int32 // this controller's epoch
 	epochZkVersion int32 // zkVersion of /controller_epoch after the election: the fencing token
 
+	// liveBrokers holds every registered broker, shutting-down ones included: they still get
+	// requests but may not lead (isOnline).
 	liveBrokers     map[int32]liveBroker
+	shuttingDown    map[int32]bool
 	topics          map[string]*topicInfo
 	leadership      map[topicPartition]leaderISRAndEpoch
 	partitionStates map[topicPartition]partitionState
+	replicaStates   map[partitionReplica]replicaState
+
+	// Topic deletion (Kafka's TopicDeletionManager state): topics queued for deletion, those
+	// whose deletion has begun (partitions taken offline, brokers told), and those that must
+	// wait (a replica's broker is down, or a reassignment is in progress).
+	topicsToBeDeleted      map[string]bool
+	topicsDeletionStarted  map[string]bool
+	topicsIneligibleForDel map[string]bool
+
+	// reassignFromAdminZnode marks the reassignments requested through
+	// /admin/reassign_partitions, which must be removed from it when they end.
+	reassignFromAdminZnode map[topicPartition]bool
 }
 
 func newControllerContext(epoch, epochZkVersion int32) *controllerContext {
@@ -96,12 +134,81 @@ func newControllerContext(epoch, epochZkVersion int32) *controllerContext {
 		topics:          map[string]*topicInfo{},
 		leadership:      map[topicPartition]leaderISRAndEpoch{},
 		partitionStates: map[topicPartition]partitionState{},
+		replicaStates:   map[partitionReplica]replicaState{},
+		shuttingDown:    map[int32]bool{},
+
+		topicsToBeDeleted:      map[string]bool{},
+		topicsDeletionStarted:  map[string]bool{},
+		topicsIneligibleForDel: map[string]bool{},
+		reassignFromAdminZnode: map[topicPartition]bool{},
 	}
 }
 
+// isLive reports whether the broker is registered (shutting down or not): it can be sent
+// requests.
 func (cc *controllerContext) isLive(broker int32) bool {
 	_, ok := cc.liveBrokers[broker]
 	return ok
+}
+
+// isOnline reports whether a replica on the broker may lead or join an ISR: registered and not
+// shutting down (Kafka's isReplicaOnline).
+func (cc *controllerContext) isOnline(broker int32) bool {
+	return cc.isLive(broker) && !cc.shuttingDown[broker]
+}
+
+// onlineBrokerIDs returns the live brokers that are not shutting down, in id order.
+func (cc *controllerContext) onlineBrokerIDs() []int32 {
+	return slices.DeleteFunc(cc.liveBrokerIDs(), func(id int32) bool { return cc.shuttingDown[id] })
+}
+
+// isReassigning reports whether the partition has a reassignment in progress.
+func (cc *controllerContext) isReassigning(tp topicPartition) bool {
+	t, ok := cc.topics[tp.topic]
+	return ok && (len(t.assignment.AddingReplicas[tp.partition]) > 0 || len(t.assignment.RemovingReplicas[tp.partition]) > 0)
+}
+
+// topicReassigning reports whether any partition of the topic is being reassigned.
+func (cc *controllerContext) topicReassigning(topic string) bool {
+	t, ok := cc.topics[topic]
+	if !ok {
+		return false
+	}
+	return len(t.assignment.AddingReplicas) > 0 || len(t.assignment.RemovingReplicas) > 0
+}
+
+// anyReassigning reports whether a reassignment is in progress anywhere in the cluster.
+func (cc *controllerContext) anyReassigning() bool {
+	for topic := range cc.topics {
+		if cc.topicReassigning(topic) {
+			return true
+		}
+	}
+	return false
+}
+
+// partitionsOfTopic returns the topic's partitions, sorted.
+func (cc *controllerContext) partitionsOfTopic(topic string) []topicPartition {
+	t, ok := cc.topics[topic]
+	if !ok {
+		return nil
+	}
+	var out []topicPartition
+	for _, p := range t.assignment.PartitionIDs() {
+		out = append(out, topicPartition{topic, p})
+	}
+	return out
+}
+
+// replicasOf lists every (partition, replica) pair of partitions.
+func (cc *controllerContext) replicasOf(partitions []topicPartition) []partitionReplica {
+	var out []partitionReplica
+	for _, tp := range partitions {
+		for _, r := range cc.replicas(tp) {
+			out = append(out, partitionReplica{tp, r})
+		}
+	}
+	return out
 }
 
 // liveBrokerIDs returns the live brokers in id order.
@@ -117,11 +224,11 @@ func (cc *controllerContext) replicas(tp topicPartition) []int32 {
 	return nil
 }
 
-// liveReplicas returns the assigned replicas whose brokers are live, in assignment order.
+// liveReplicas returns the assigned replicas whose brokers are online, in assignment order.
 func (cc *controllerContext) liveReplicas(tp topicPartition) []int32 {
 	var live []int32
 	for _, r := range cc.replicas(tp) {
-		if cc.isLive(r) {
+		if cc.isOnline(r) {
 			live = append(live, r)
 		}
 	}
@@ -169,8 +276,19 @@ func (cc *controllerContext) partitionsInStates(states ...partitionState) []topi
 	return in
 }
 
-// removeTopic forgets a topic and its partitions.
+// removeTopic forgets a topic, its partitions and replicas.
 func (cc *controllerContext) removeTopic(topic string) {
+	for _, pr := range cc.replicasOf(cc.partitionsOfTopic(topic)) {
+		delete(cc.replicaStates, pr)
+	}
+	delete(cc.topicsToBeDeleted, topic)
+	delete(cc.topicsDeletionStarted, topic)
+	delete(cc.topicsIneligibleForDel, topic)
+	for tp := range cc.reassignFromAdminZnode {
+		if tp.topic == topic {
+			delete(cc.reassignFromAdminZnode, tp)
+		}
+	}
 	delete(cc.topics, topic)
 	for tp := range cc.leadership {
 		if tp.topic == topic {

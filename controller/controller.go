@@ -33,6 +33,14 @@ type Config struct {
 	// UncleanLeaderElection is the broker's unclean.leader.election.enable; a topic overrides it
 	// in /config/topics/<t>.
 	UncleanLeaderElection bool
+	// DeleteTopicEnable is delete.topic.enable: without it, deletion requests are removed
+	// unprocessed.
+	DeleteTopicEnable bool
+	// AutoLeaderRebalance is auto.leader.rebalance.enable, with leader.imbalance.per.broker.percentage
+	// and leader.imbalance.check.interval.seconds (the first check runs 5 s after a failover).
+	AutoLeaderRebalance                bool
+	LeaderImbalancePerBrokerPercentage int
+	LeaderImbalanceCheckInterval       time.Duration
 }
 
 // BrokerClient is the controller's connection to one broker.
@@ -75,6 +83,10 @@ type Controller struct {
 	nextWatchID  uint64
 	activeCtx    context.Context // ends at resignation; active-scope watch goroutines follow it
 	cancelActive context.CancelFunc
+
+	uncleanDefault bool        // the broker's unclean.leader.election.enable, as last told
+	term           uint64      // counts terms as active controller, to ignore a past term's timers
+	rebalanceTimer *time.Timer // the next auto-rebalance check, while active
 }
 
 // New returns a controller for the broker cfg.BrokerID on the session zk. It registers the
@@ -110,6 +122,7 @@ func New(cfg Config, zk *zkclient.Client) *Controller {
 		watches:      map[watchKey]armedWatch{},
 	}
 	c.log, c.stateLog = c.baseLog, c.baseStateLog
+	c.uncleanDefault = cfg.UncleanLeaderElection
 	c.activeID.Store(-1)
 	zk.OnSessionExpired(c.onSessionExpired)
 	zk.OnNewSession(func() { c.enqueue(registerBrokerAndReelectEvent{}) })
@@ -146,7 +159,7 @@ func (c *Controller) Stop() {
 		// The loop has returned, so this goroutine now owns the controller's state.
 		c.resign()
 		c.watchers.Wait()
-		c.events.clear()
+		abandon(c.events.clear())
 		c.activeID.Store(-1)
 	})
 }
@@ -173,8 +186,18 @@ func (c *Controller) onSessionExpired() {
 		return
 	}
 	dropped := c.events.clear()
-	c.baseLog.Info("ZooKeeper session expired; dropping queued controller events", zap.Int("dropped", dropped))
+	abandon(dropped)
+	c.baseLog.Info("ZooKeeper session expired; dropping queued controller events", zap.Int("dropped", len(dropped)))
 	c.enqueue(expireEvent{})
+}
+
+// abandon answers the API calls among dropped events with NOT_CONTROLLER.
+func abandon(dropped []queuedEvent) {
+	for _, qe := range dropped {
+		if call, ok := qe.ev.(callEvent); ok {
+			call.abandon()
+		}
+	}
 }
 
 // run is the event loop (Kafka's ControllerEventThread).
@@ -200,7 +223,7 @@ func (c *Controller) process(qe queuedEvent) {
 	}
 	fields := []zap.Field{zap.String("event", ev.name()), zap.Duration("queue-time", time.Since(qe.enqueued))}
 	switch ev.(type) {
-	case leaderAndISRResponseEvent, updateMetadataResponseEvent:
+	case leaderAndISRResponseEvent, updateMetadataResponseEvent, stopReplicaResponseEvent:
 		c.log.Debug("Processing event", fields...)
 	default:
 		c.log.Info("Processing event", fields...)
@@ -235,6 +258,26 @@ func (c *Controller) handle(ev event) error {
 		c.processLeaderAndISRResponse(ev.broker, ev.resp)
 	case updateMetadataResponseEvent:
 		c.processUpdateMetadataResponse(ev.broker, ev.resp)
+	case stopReplicaResponseEvent:
+		return c.processStopReplicaResponse(ev.broker, ev.req, ev.resp)
+	case brokerModificationsEvent:
+		return c.processBrokerModifications(ev.broker)
+	case isrChangeNotificationEvent:
+		return c.processIsrChangeNotification()
+	case partitionStateChangeEvent:
+		return c.processPartitionReassignmentIsrChange(ev.tp)
+	case topicDeletionEvent:
+		return c.processTopicDeletion()
+	case preferredReplicaElectionEvent:
+		return c.processPreferredReplicaElectionZnode()
+	case zkPartitionReassignmentEvent:
+		return c.processZkPartitionReassignment()
+	case autoRebalanceEvent:
+		return c.processAutoRebalance(ev.term)
+	case uncleanLeaderElectionEnabledEvent:
+		return c.processUncleanLeaderElectionEnabled(ev.topic, ev.brokerDefault)
+	case callEvent:
+		return ev.run()
 	}
 	return nil
 }

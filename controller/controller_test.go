@@ -343,9 +343,12 @@ func TestFailover(t *testing.T) {
 	if ctl.Epoch() != 5 {
 		t.Fatalf("epoch %d, want 5", ctl.Epoch())
 	}
-	c.waitState("clean", 0, zkpaths.LeaderAndIsr{Leader: 2, LeaderEpoch: 6, ISR: []int32{2}, ControllerEpoch: 5})
+	// As in Kafka, the replica state machine starts first: replicas on the dead broker 1 leave
+	// every ISR (leader -1 where they led, epoch + 1); then the partition state machine elects
+	// leaders for the partitions left without one (epoch + 1 again).
+	c.waitState("clean", 0, zkpaths.LeaderAndIsr{Leader: 2, LeaderEpoch: 7, ISR: []int32{2}, ControllerEpoch: 5})
 	c.waitState("stuck", 0, zkpaths.LeaderAndIsr{Leader: -1, LeaderEpoch: 6, ISR: []int32{1}, ControllerEpoch: 5})
-	c.waitState("unclean", 0, zkpaths.LeaderAndIsr{Leader: 3, LeaderEpoch: 6, ISR: []int32{3}, ControllerEpoch: 5})
+	c.waitState("unclean", 0, zkpaths.LeaderAndIsr{Leader: 3, LeaderEpoch: 7, ISR: []int32{3}, ControllerEpoch: 5})
 	c.waitState("follower", 0, zkpaths.LeaderAndIsr{Leader: 2, LeaderEpoch: 6, ISR: []int32{2}, ControllerEpoch: 5})
 	c.waitState("fresh", 0, zkpaths.LeaderAndIsr{Leader: 3, LeaderEpoch: 0, ISR: []int32{3}, ControllerEpoch: 5})
 	c.waitState("legacy", 0, zkpaths.LeaderAndIsr{Leader: 3, LeaderEpoch: 0, ISR: []int32{3}, ControllerEpoch: 5})
@@ -366,7 +369,7 @@ func TestFailover(t *testing.T) {
 		waitFor(t, "the failover's requests", func() bool {
 			_, _, ps := c.sent.leaderAndISR(broker, "unclean", 0)
 			_, _, um := c.sent.updateMetadata(broker, "stuck", 0)
-			return ps != nil && ps.Leader == 3 && ps.LeaderEpoch == 6 && um != nil && um.Leader == -1
+			return ps != nil && ps.Leader == 3 && ps.LeaderEpoch == 7 && um != nil && um.Leader == -1
 		})
 		first, ok := c.sent.to(broker)[0].(*kmsg.UpdateMetadataRequest)
 		if !ok || len(first.TopicStates) != 0 || len(first.LiveBrokers) != 2 {

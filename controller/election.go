@@ -147,6 +147,7 @@ func (c *Controller) registerController() (epoch, epochZkVersion int32, err erro
 // becomeActive starts a term as the active controller.
 func (c *Controller) becomeActive(epoch, epochZkVersion int32) {
 	c.cc = newControllerContext(epoch, epochZkVersion)
+	c.term++
 	c.epoch.Store(epoch)
 	c.activeID.Store(c.cfg.BrokerID)
 	c.active.Store(true)
@@ -164,6 +165,10 @@ func (c *Controller) resign() {
 		return
 	}
 	c.cancelActive()
+	if c.rebalanceTimer != nil {
+		c.rebalanceTimer.Stop()
+		c.rebalanceTimer = nil
+	}
 	scope := activeScope
 	c.forgetWatches(&scope)
 	c.channels.shutdown()

@@ -25,3 +25,6 @@ type kafkaError struct {
 
 func (e *kafkaError) Error() string { return e.msg }
 func (e *kafkaError) Unwrap() error { return e.kind }
+
+// errNoEligibleLeader marks an election that found no replica its strategy accepts.
+var errNoEligibleLeader = errors.New("no eligible leader")

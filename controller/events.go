@@ -56,6 +56,63 @@ type updateMetadataResponseEvent struct {
 	resp   kmsg.Response
 }
 
+// stopReplicaResponseEvent carries a broker's answer to StopReplica, with the request (the
+// response names partitions, not whether they were to be deleted).
+type stopReplicaResponseEvent struct {
+	broker int32
+	req    *kmsg.StopReplicaRequest
+	resp   kmsg.Response
+}
+
+// brokerModificationsEvent: a broker's registration data changed (e.g. its endpoints).
+type brokerModificationsEvent struct{ broker int32 }
+
+// isrChangeNotificationEvent: the children of /isr_change_notification changed.
+type isrChangeNotificationEvent struct{}
+
+// partitionStateChangeEvent: the state znode of a partition being reassigned changed (its
+// leader grew the ISR): the reassignment may be complete.
+type partitionStateChangeEvent struct{ tp topicPartition }
+
+// topicDeletionEvent: the children of /admin/delete_topics changed.
+type topicDeletionEvent struct{}
+
+// preferredReplicaElectionEvent: /admin/preferred_replica_election was created.
+type preferredReplicaElectionEvent struct{}
+
+// zkPartitionReassignmentEvent: /admin/reassign_partitions was created.
+type zkPartitionReassignmentEvent struct{}
+
+// autoRebalanceEvent: time for the leader-imbalance check.
+type autoRebalanceEvent struct{ term uint64 }
+
+// uncleanLeaderElectionEnabledEvent: a topic's (or, with topic "", the broker's) unclean leader
+// election setting may have changed; offline partitions are elected again.
+type uncleanLeaderElectionEnabledEvent struct {
+	topic         string
+	brokerDefault *bool
+}
+
+// callEvent is an API request to the active controller (ControlledShutdown, ElectLeaders,
+// AlterPartitionReassignments, ...): run answers it on the loop; abandon answers NOT_CONTROLLER
+// when the event is dropped unprocessed.
+type callEvent struct {
+	label   string
+	run     func() error
+	abandon func()
+}
+
+func (stopReplicaResponseEvent) name() string          { return "StopReplicaResponseReceived" }
+func (brokerModificationsEvent) name() string          { return "BrokerModifications" }
+func (isrChangeNotificationEvent) name() string        { return "IsrChangeNotification" }
+func (partitionStateChangeEvent) name() string         { return "PartitionReassignmentIsrChange" }
+func (topicDeletionEvent) name() string                { return "TopicDeletion" }
+func (preferredReplicaElectionEvent) name() string     { return "ReplicaLeaderElection" }
+func (zkPartitionReassignmentEvent) name() string      { return "ZkPartitionReassignment" }
+func (autoRebalanceEvent) name() string                { return "AutoPreferredReplicaLeaderElection" }
+func (uncleanLeaderElectionEnabledEvent) name() string { return "UncleanLeaderElectionEnable" }
+func (e callEvent) name() string                       { return e.label }
+
 func (startupEvent) name() string                  { return "Startup" }
 func (controllerChangeEvent) name() string         { return "ControllerChange" }
 func (reelectEvent) name() string                  { return "Reelect" }

@@ -79,3 +79,39 @@ func withoutReplica(l leaderAndISR, replica int32) (next leaderAndISR, ok bool) 
 	}
 	return l.newLeaderAndISR(leader, isr), true
 }
+
+// preferredReplicaLeader is Kafka's PreferredReplicaPartitionLeaderElectionStrategy: the first
+// assigned replica leads if it is online and in the ISR; the ISR is unchanged.
+func preferredReplicaLeader(assignment, isr []int32, isOnline func(int32) bool) (e election, ok bool) {
+	if len(assignment) == 0 {
+		return election{}, false
+	}
+	preferred := assignment[0]
+	if !isOnline(preferred) || !slices.Contains(isr, preferred) {
+		return election{}, false
+	}
+	return election{leader: preferred, isr: isr}, true
+}
+
+// reassignPartitionLeader is Kafka's ReassignPartitionLeaderElectionStrategy: the first target
+// replica that is online and in the ISR leads; the ISR is unchanged.
+func reassignPartitionLeader(target, isr []int32, isOnline func(int32) bool) (e election, ok bool) {
+	for _, r := range target {
+		if isOnline(r) && slices.Contains(isr, r) {
+			return election{leader: r, isr: isr}, true
+		}
+	}
+	return election{}, false
+}
+
+// controlledShutdownLeader is Kafka's ControlledShutdownPartitionLeaderElectionStrategy: the
+// first assigned replica that is live, in the ISR and not shutting down leads, and the ISR loses
+// every shutting-down broker.
+func controlledShutdownLeader(assignment, isr []int32, isLive func(int32) bool, shuttingDown func(int32) bool) (e election, ok bool) {
+	for _, r := range assignment {
+		if isLive(r) && !shuttingDown(r) && slices.Contains(isr, r) {
+			return election{leader: r, isr: slices.DeleteFunc(slices.Clone(isr), shuttingDown)}, true
+		}
+	}
+	return election{}, false
+}

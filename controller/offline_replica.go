@@ -9,56 +9,85 @@ import (
 	"go.uber.org/zap"
 )
 
-// removeReplicaFromISR applies what Kafka's replica state machine does to a replica that went
-// offline (OfflineReplica), minus StopReplica, which cannot reach a dead broker anyway: for each
-// partition with a state znode, the replica leaves the ISR (unless it is the last member) and
-// loses the leadership if it had it, with leader epoch + 1, conditional on the znode's zkVersion
-// and fenced. The other replicas get LeaderAndIsr with the partition's current state. A partition
-// whose only ISR member died is left with leader -1 and that member as its ISR, so it comes back
-// when that broker does.
+// removeReplicaFromISR is the ZooKeeper half of a replica going offline (OfflineReplica): for
+// each partition with a state znode, the replica leaves the ISR (unless it is the last member)
+// and loses the leadership if it had it, with leader epoch + 1, conditional on the znode's
+// zkVersion and fenced. The other replicas get LeaderAndIsr with the partition's current state,
+// unless its topic is being deleted; a partition without a state znode only gets UpdateMetadata.
+// A partition whose only ISR member went offline is left with leader -1 and that member as its
+// ISR, so it comes back when that broker does. Reads and writes are pipelined; a write that lost
+// a race with the leader's own ISR update (BADVERSION) is redone from a fresh read.
 func (c *Controller) removeReplicaFromISR(b *requestBatch, replica int32, partitions []topicPartition) error {
 	cc := c.cc
 	for remaining := partitions; len(remaining) > 0; {
-		var retry []topicPartition
-		for _, tp := range remaining {
-			current, ok, err := c.readPartitionState(tp)
-			if err != nil {
+		reads := c.readPartitionStates(remaining)
+		var (
+			toWrite []topicPartition
+			states  []leaderISRAndEpoch
+		)
+		for i, tp := range remaining {
+			r := reads[i]
+			switch {
+			case r.err != nil:
 				c.stateLog.Error("Failed to remove offline replica from ISR",
-					zap.Stringer("partition", tp), zap.Int32("replica", replica), zap.Error(err))
+					zap.Stringer("partition", tp), zap.Int32("replica", replica), zap.Error(r.err))
 				continue
-			}
-			if !ok {
-				continue // never had a leader: UpdateMetadata is all there is to send
-			}
-			if current.controllerEpoch > cc.epoch {
+			case !r.ok:
+				b.addUpdateMetadata(cc.liveBrokerIDs(), []topicPartition{tp})
+				continue
+			case r.state.controllerEpoch > cc.epoch:
 				c.stateLog.Error("Failed to remove offline replica from ISR", zap.Stringer("partition", tp),
 					zap.Int32("replica", replica), zap.Error(fmt.Errorf(
-						"leader and ISR were written by controller epoch %d, newer than this controller's", current.controllerEpoch)))
+						"leader and ISR were written by controller epoch %d, newer than this controller's", r.state.controllerEpoch)))
 				continue
 			}
-			state := current
-			if next, changed := withoutReplica(current.leaderAndISR, replica); changed {
-				state = leaderISRAndEpoch{leaderAndISR: next, controllerEpoch: cc.epoch}
-				version, err := c.updatePartitionState(tp, state)
-				switch {
-				case errors.Is(err, ErrControllerMoved):
-					return err
-				case errors.Is(err, zk.ErrBadVersion):
-					retry = append(retry, tp)
-					continue
-				case err != nil:
-					c.stateLog.Error("Failed to remove offline replica from ISR",
-						zap.Stringer("partition", tp), zap.Int32("replica", replica), zap.Error(err))
-					continue
-				}
-				state.zkVersion = version
-				c.stateLog.Info(fmt.Sprintf("Removed offline replica %d from ISR of partition %s with state %s",
+			if next, changed := withoutReplica(r.state.leaderAndISR, replica); changed {
+				toWrite = append(toWrite, tp)
+				states = append(states, leaderISRAndEpoch{leaderAndISR: next, controllerEpoch: cc.epoch})
+				continue
+			}
+			cc.leadership[tp] = r.state
+			c.tellOtherReplicas(b, tp, replica)
+		}
+		writes := c.updatePartitionStates(toWrite, states)
+		var retry []topicPartition
+		for i, tp := range toWrite {
+			w := writes[i]
+			switch {
+			case errors.Is(w.err, ErrControllerMoved):
+				return w.err
+			case errors.Is(w.err, zk.ErrBadVersion):
+				retry = append(retry, tp)
+				continue
+			case w.err != nil:
+				c.stateLog.Error("Failed to remove offline replica from ISR",
+					zap.Stringer("partition", tp), zap.Int32("replica", replica), zap.Error(w.err))
+				continue
+			}
+			state := states[i]
+			state.zkVersion = w.zkVersion
+			cc.leadership[tp] = state
+			if len(toWrite) <= 100 {
+				c.stateLog.Info(fmt.Sprintf("Removed replica %d from ISR of partition %s with state %s",
 					replica, tp, state.leaderAndISR), zap.Stringer("partition", tp))
 			}
-			cc.leadership[tp] = state
-			b.addLeaderAndISR(slices.DeleteFunc(slices.Clone(cc.replicas(tp)), func(r int32) bool { return r == replica }), tp, false)
+			c.tellOtherReplicas(b, tp, replica)
+		}
+		if len(toWrite) > 100 {
+			c.stateLog.Info("Removed replica from ISRs", zap.Int32("replica", replica), zap.Int("partitions", len(toWrite)-len(retry)))
 		}
 		remaining = retry
 	}
 	return nil
+}
+
+// tellOtherReplicas queues the partition's current leadership for its replicas other than
+// replica, unless the topic is being deleted (its replicas are about to be stopped anyway).
+func (c *Controller) tellOtherReplicas(b *requestBatch, tp topicPartition, replica int32) {
+	if c.cc.topicsToBeDeleted[tp.topic] {
+		b.addUpdateMetadata(c.cc.liveBrokerIDs(), []topicPartition{tp})
+		return
+	}
+	others := slices.DeleteFunc(slices.Clone(c.cc.replicas(tp)), func(r int32) bool { return r == replica })
+	b.addLeaderAndISR(others, tp, false)
 }

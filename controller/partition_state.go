@@ -57,26 +57,69 @@ func (c *Controller) partitionState(tp topicPartition) partitionState {
 	return nonExistentPartition
 }
 
+// electionStrategy names Kafka's leader election strategies (PartitionLeaderElectionStrategy).
+type electionStrategy int8
+
+const (
+	offlineElection            electionStrategy = iota // new or offline partitions, broker failure
+	reassignElection                                   // reassignment moving the leader into the target replicas
+	preferredElection                                  // preferred-replica election, auto-rebalance
+	controlledShutdownElection                         // moving leaders off a stopping broker
+)
+
+func (s electionStrategy) String() string {
+	switch s {
+	case offlineElection:
+		return "OfflinePartitionLeaderElectionStrategy"
+	case reassignElection:
+		return "ReassignPartitionLeaderElectionStrategy"
+	case preferredElection:
+		return "PreferredReplicaPartitionLeaderElectionStrategy"
+	case controlledShutdownElection:
+		return "ControlledShutdownPartitionLeaderElectionStrategy"
+	}
+	return "UnknownElectionStrategy"
+}
+
+// strategy is a leader election strategy; allowUnclean forces an unclean offline election when
+// no ISR member is online (ElectLeaders with UNCLEAN), whatever the topic's config says.
+type strategy struct {
+	kind         electionStrategy
+	allowUnclean bool
+}
+
 // changePartitionStates moves partitions to target (Kafka's PartitionStateMachine
 // handleStateChanges with the offline leader election strategy), queuing the requests the
 // changes need in b. Partitions whose current state may not lead to target are logged and
 // skipped; partitions whose change fails keep their state. Only ErrControllerMoved is returned.
 func (c *Controller) changePartitionStates(b *requestBatch, partitions []topicPartition, target partitionState) error {
+	_, err := c.changePartitionStatesWith(b, partitions, target, strategy{kind: offlineElection})
+	return err
+}
+
+// changePartitionStatesWith is changePartitionStates with a chosen election strategy for moves
+// to OnlinePartition. It returns why each partition that did not reach target failed.
+func (c *Controller) changePartitionStatesWith(b *requestBatch, partitions []topicPartition, target partitionState, strat strategy) (map[topicPartition]error, error) {
+	failed := map[topicPartition]error{}
 	var valid []topicPartition
 	for _, tp := range partitions {
 		from := c.partitionState(tp)
 		if !validPartitionTransition(from, target) {
 			c.stateLog.Error("Invalid partition state transition; skipped",
 				zap.Stringer("partition", tp), zap.Stringer("from", from), zap.Stringer("to", target))
+			failed[tp] = fmt.Errorf("partition %s cannot move from %s to %s", tp, from, target)
 			continue
 		}
 		valid = append(valid, tp)
 	}
+	verbose := len(valid) <= 100
 	switch target {
 	case newPartition:
 		for _, tp := range valid {
-			c.stateLog.Info(fmt.Sprintf("Changed partition %s state from %s to %s with assigned replicas %s",
-				tp, c.partitionState(tp), target, joinIDs(c.cc.replicas(tp))), zap.Stringer("partition", tp))
+			if verbose {
+				c.stateLog.Info(fmt.Sprintf("Changed partition %s state from %s to %s with assigned replicas %s",
+					tp, c.partitionState(tp), target, joinIDs(c.cc.replicas(tp))), zap.Stringer("partition", tp))
+			}
 			c.cc.partitionStates[tp] = newPartition
 		}
 	case onlinePartition:
@@ -88,77 +131,103 @@ func (c *Controller) changePartitionStates(b *requestBatch, partitions []topicPa
 				toElect = append(toElect, tp)
 			}
 		}
-		if err := c.initializeLeaderAndISR(b, uninitialized); err != nil {
-			return err
+		if err := c.initializeLeaderAndISR(b, uninitialized, failed); err != nil {
+			return failed, err
 		}
-		if err := c.electLeaders(b, toElect); err != nil {
-			return err
+		if err := c.electLeaders(b, toElect, strat, failed); err != nil {
+			return failed, err
 		}
 	case offlinePartition, nonExistentPartition:
 		for _, tp := range valid {
-			c.stateLog.Info(fmt.Sprintf("Changed partition %s state from %s to %s", tp, c.partitionState(tp), target),
-				zap.Stringer("partition", tp))
+			if verbose {
+				c.stateLog.Info(fmt.Sprintf("Changed partition %s state from %s to %s", tp, c.partitionState(tp), target),
+					zap.Stringer("partition", tp))
+			}
 			c.cc.partitionStates[tp] = target
 		}
 	}
-	return nil
+	if !verbose {
+		c.stateLog.Info("Changed partition states", zap.Int("partitions", len(valid)-len(failed)), zap.Stringer("to", target))
+	}
+	return failed, nil
 }
 
 // becameOnline records a successful move to OnlinePartition.
-func (c *Controller) becameOnline(tp topicPartition) {
-	c.stateLog.Info(fmt.Sprintf("Changed partition %s from %s to %s with state %s",
-		tp, c.partitionState(tp), onlinePartition, c.cc.leadership[tp].leaderAndISR), zap.Stringer("partition", tp))
+func (c *Controller) becameOnline(tp topicPartition, verbose bool) {
+	if verbose {
+		c.stateLog.Info(fmt.Sprintf("Changed partition %s from %s to %s with state %s",
+			tp, c.partitionState(tp), onlinePartition, c.cc.leadership[tp].leaderAndISR), zap.Stringer("partition", tp))
+	}
 	c.cc.partitionStates[tp] = onlinePartition
 }
 
-// failedStateChange logs a partition that could not change state; it keeps its state.
-func (c *Controller) failedStateChange(tp topicPartition, target partitionState, reason error) {
+// failedStateChange logs a partition that could not change state and records why; it keeps its
+// state.
+func (c *Controller) failedStateChange(failed map[topicPartition]error, tp topicPartition, target partitionState, reason error) {
 	c.stateLog.Error("Failed to change partition state",
 		zap.Stringer("partition", tp), zap.Stringer("from", c.partitionState(tp)), zap.Stringer("to", target),
 		zap.Error(reason))
+	failed[tp] = reason
 }
 
 // initializeLeaderAndISR brings new partitions online for the first time: the first live replica
-// leads, every live replica is in the ISR, leader epoch 0. The state znode is created (fenced)
-// and the ISR members get LeaderAndIsr with isNew set.
-func (c *Controller) initializeLeaderAndISR(b *requestBatch, partitions []topicPartition) error {
+// leads, every live replica is in the ISR, leader epoch 0. The state znodes are created (fenced,
+// pipelined) and the ISR members get LeaderAndIsr with isNew set.
+func (c *Controller) initializeLeaderAndISR(b *requestBatch, partitions []topicPartition, failed map[topicPartition]error) error {
 	cc := c.cc
+	var (
+		toCreate []topicPartition
+		states   []leaderISRAndEpoch
+	)
 	for _, tp := range partitions {
-		e, ok := initialLeadership(cc.replicas(tp), cc.isLive)
+		e, ok := initialLeadership(cc.replicas(tp), cc.isOnline)
 		if !ok {
-			c.failedStateChange(tp, onlinePartition, fmt.Errorf(
+			c.failedStateChange(failed, tp, onlinePartition, fmt.Errorf(
 				"no assigned replica is alive: assigned replicas are [%s], live brokers are [%s]",
-				joinIDs(cc.replicas(tp)), joinIDs(cc.liveBrokerIDs())))
+				joinIDs(cc.replicas(tp)), joinIDs(cc.onlineBrokerIDs())))
 			continue
 		}
-		state := leaderISRAndEpoch{
+		toCreate = append(toCreate, tp)
+		states = append(states, leaderISRAndEpoch{
 			leaderAndISR:    leaderAndISR{leader: e.leader, leaderEpoch: initialLeaderEpoch, isr: e.isr, zkVersion: initialZkVersion},
 			controllerEpoch: cc.epoch,
-		}
-		if err := c.createPartitionState(tp, state); err != nil {
+		})
+	}
+	errs := c.createPartitionStates(toCreate, states)
+	for i, tp := range toCreate {
+		if err := errs[i]; err != nil {
 			if errors.Is(err, ErrControllerMoved) {
 				return err
 			}
-			c.failedStateChange(tp, onlinePartition, err)
+			c.failedStateChange(failed, tp, onlinePartition, err)
 			continue
 		}
-		cc.leadership[tp] = state
-		b.addLeaderAndISR(state.isr, tp, true)
-		c.becameOnline(tp)
+		cc.leadership[tp] = states[i]
+		b.addLeaderAndISR(states[i].isr, tp, true)
+		c.becameOnline(tp, len(toCreate) <= 100)
 	}
 	return nil
 }
 
-// electLeaders runs the offline leader election for partitions that have a state znode:
-// re-read it, pick a leader, write the new leadership (leader epoch + 1) conditional on the
-// znode's zkVersion, and tell the live replicas. A write that lost a race with the partition
-// leader's own ISR update (BADVERSION) is retried from a fresh read, as Kafka does.
-func (c *Controller) electLeaders(b *requestBatch, partitions []topicPartition) error {
+// electLeaders runs a leader election for partitions that have a state znode: re-read it (all
+// partitions pipelined), pick a leader with the strategy, write the new leadership (leader epoch
+// + 1) conditional on the znode's zkVersion (pipelined), and tell the strategy's recipients. A
+// write that lost a race with the partition leader's own ISR update (BADVERSION) is retried
+// from a fresh read, as Kafka does.
+func (c *Controller) electLeaders(b *requestBatch, partitions []topicPartition, strat strategy, failed map[topicPartition]error) error {
 	cc := c.cc
+	uncleanByTopic := map[string]bool{}
+	verbose := len(partitions) <= 100
 	for remaining := partitions; len(remaining) > 0; {
-		var retry []topicPartition
-		for _, tp := range remaining {
-			current, ok, err := c.readPartitionState(tp)
+		reads := c.readPartitionStates(remaining)
+		var (
+			toWrite    []topicPartition
+			states     []leaderISRAndEpoch
+			recipients [][]int32
+			unclean    []bool
+		)
+		for i, tp := range remaining {
+			current, ok, err := reads[i].state, reads[i].ok, reads[i].err
 			if err == nil && !ok {
 				err = errors.New("partition state znode does not exist")
 			}
@@ -167,54 +236,111 @@ func (c *Controller) electLeaders(b *requestBatch, partitions []topicPartition) 
 					"this controller went through a soft failure and another was elected", current.controllerEpoch)
 			}
 			if err != nil {
-				c.failedStateChange(tp, onlinePartition, err)
+				c.failedStateChange(failed, tp, onlinePartition, err)
 				continue
 			}
-			replicas := cc.replicas(tp)
-			unclean := false
-			if !hasLiveISRMember(replicas, current.isr, cc.isLive) {
-				if unclean, err = c.uncleanLeaderElectionEnabled(tp.topic); err != nil {
-					c.failedStateChange(tp, onlinePartition, err)
-					continue
-				}
-			}
-			e, ok := offlineLeaderElection(replicas, current.isr, cc.isLive, unclean)
-			if !ok {
-				c.failedStateChange(tp, onlinePartition, fmt.Errorf(
-					"failed to elect leader under strategy OfflinePartitionLeaderElectionStrategy(false): "+
-						"no live replica in ISR [%s] (assigned replicas [%s], unclean election %s)",
-					joinIDs(current.isr), joinIDs(replicas), enabledString(unclean)))
+			e, to, err := c.electLeader(tp, current, strat, uncleanByTopic)
+			if err != nil {
+				c.failedStateChange(failed, tp, onlinePartition, err)
 				continue
 			}
-			next := leaderISRAndEpoch{leaderAndISR: current.newLeaderAndISR(e.leader, e.isr), controllerEpoch: cc.epoch}
-			version, err := c.updatePartitionState(tp, next)
-			switch {
-			case errors.Is(err, ErrControllerMoved):
-				return err
-			case errors.Is(err, zk.ErrBadVersion):
-				retry = append(retry, tp)
-				continue
-			case err != nil:
-				c.failedStateChange(tp, onlinePartition, err)
-				continue
-			}
-			next.zkVersion = version
+			toWrite = append(toWrite, tp)
+			states = append(states, leaderISRAndEpoch{leaderAndISR: current.newLeaderAndISR(e.leader, e.isr), controllerEpoch: cc.epoch})
+			recipients = append(recipients, to)
+			unclean = append(unclean, e.unclean)
 			if e.unclean {
 				c.stateLog.Warn("Unclean leader election: the new leader was not in the ISR and records may be lost",
 					zap.Stringer("partition", tp), zap.Int32("leader", e.leader), zap.Int32("deposed-leader", current.leader))
 			}
+		}
+		writes := c.updatePartitionStates(toWrite, states)
+		var retry []topicPartition
+		for i, tp := range toWrite {
+			w := writes[i]
+			switch {
+			case errors.Is(w.err, ErrControllerMoved):
+				return w.err
+			case errors.Is(w.err, zk.ErrBadVersion):
+				retry = append(retry, tp)
+				continue
+			case w.err != nil:
+				c.failedStateChange(failed, tp, onlinePartition, w.err)
+				continue
+			}
+			next := states[i]
+			next.zkVersion = w.zkVersion
 			cc.leadership[tp] = next
-			b.addLeaderAndISR(cc.liveReplicas(tp), tp, false)
-			c.becameOnline(tp)
+			b.addLeaderAndISR(recipients[i], tp, false)
+			c.becameOnline(tp, verbose)
 		}
 		remaining = retry
 	}
 	return nil
 }
 
-// triggerOnlinePartitionStateChange tries to bring every New or Offline partition online.
+// electLeader applies a strategy to one partition's current leadership and returns the outcome and
+// who must get LeaderAndIsr. uncleanByTopic caches topic configs read during one election round.
+func (c *Controller) electLeader(tp topicPartition, current leaderISRAndEpoch, strat strategy, uncleanByTopic map[string]bool) (election, []int32, error) {
+	cc := c.cc
+	replicas := cc.replicas(tp)
+	switch strat.kind {
+	case reassignElection:
+		target := c.targetReplicas(tp)
+		if e, ok := reassignPartitionLeader(target, current.isr, cc.isOnline); ok {
+			return e, target, nil
+		}
+	case preferredElection:
+		if e, ok := preferredReplicaLeader(replicas, current.isr, cc.isOnline); ok {
+			return e, replicas, nil
+		}
+	case controlledShutdownElection:
+		e, ok := controlledShutdownLeader(replicas, current.isr, cc.isLive, func(r int32) bool { return cc.shuttingDown[r] })
+		if ok {
+			return e, slices.DeleteFunc(slices.Clone(replicas), func(r int32) bool { return !cc.isLive(r) }), nil
+		}
+	default:
+		unclean := strat.allowUnclean
+		if !unclean && !hasLiveISRMember(replicas, current.isr, cc.isOnline) {
+			enabled, ok := uncleanByTopic[tp.topic]
+			if !ok {
+				var err error
+				if enabled, err = c.uncleanLeaderElectionEnabled(tp.topic); err != nil {
+					return election{}, nil, err
+				}
+				uncleanByTopic[tp.topic] = enabled
+			}
+			unclean = enabled
+		}
+		if e, ok := offlineLeaderElection(replicas, current.isr, cc.isOnline, unclean); ok {
+			return e, cc.liveReplicas(tp), nil
+		}
+		return election{}, nil, fmt.Errorf("failed to elect leader for partition %s under strategy %s(%t): "+
+			"no live replica in ISR [%s] (assigned replicas [%s], unclean election %s): %w",
+			tp, strat.kind, strat.allowUnclean, joinIDs(current.isr), joinIDs(replicas), enabledString(unclean), errNoEligibleLeader)
+	}
+	return election{}, nil, fmt.Errorf("failed to elect leader for partition %s under strategy %s: "+
+		"ISR [%s], assigned replicas [%s], live brokers [%s]: %w",
+		tp, strat.kind, joinIDs(current.isr), joinIDs(replicas), joinIDs(cc.onlineBrokerIDs()), errNoEligibleLeader)
+}
+
+// targetReplicas is a partition's replica set once its reassignment (if any) completes: the
+// assigned replicas minus those being removed.
+func (c *Controller) targetReplicas(tp topicPartition) []int32 {
+	t, ok := c.cc.topics[tp.topic]
+	if !ok {
+		return nil
+	}
+	removing := t.assignment.RemovingReplicas[tp.partition]
+	return slices.DeleteFunc(slices.Clone(t.assignment.Partitions[tp.partition]), func(r int32) bool { return slices.Contains(removing, r) })
+}
+
+// triggerOnlinePartitionStateChange tries to bring every New or Offline partition online,
+// except those of topics being deleted.
 func (c *Controller) triggerOnlinePartitionStateChange(b *requestBatch) error {
-	return c.changePartitionStates(b, c.cc.partitionsInStates(newPartition, offlinePartition), onlinePartition)
+	parts := slices.DeleteFunc(c.cc.partitionsInStates(newPartition, offlinePartition), func(tp topicPartition) bool {
+		return c.cc.topicsToBeDeleted[tp.topic]
+	})
+	return c.changePartitionStates(b, parts, onlinePartition)
 }
 
 func enabledString(on bool) string {

@@ -49,13 +49,13 @@ func (q *fifo[T]) pop(ctx context.Context) (T, bool) {
 	}
 }
 
-// clear drops every queued item and returns how many there were.
-func (q *fifo[T]) clear() int {
+// clear drops every queued item and returns them.
+func (q *fifo[T]) clear() []T {
 	q.mu.Lock()
 	defer q.mu.Unlock()
-	n := len(q.items)
+	items := q.items
 	q.items = nil
-	return n
+	return items
 }
 
 func (q *fifo[T]) len() int {

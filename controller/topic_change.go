@@ -1,13 +1,10 @@
 package controller
 
 import (
-	"errors"
 	"slices"
 	"strings"
 
 	"go.uber.org/zap"
-
-	"github.com/zkafka/zkafka/zkpaths"
 )
 
 // processTopicChange handles a change of /brokers/topics' children: new topics are read, watched
@@ -37,16 +34,13 @@ func (c *Controller) processTopicChange() error {
 	for _, topic := range deleted {
 		cc.removeTopic(topic)
 	}
+	loaded, err := c.loadTopics(added)
+	if err != nil {
+		return err
+	}
 	var partitions []topicPartition
 	for _, topic := range added {
-		t, ok, err := c.loadTopic(topic)
-		if errors.Is(err, zkpaths.ErrMalformed) {
-			c.log.Error("Ignoring a topic whose assignment is unreadable", zap.String("topic", topic), zap.Error(err))
-			continue
-		}
-		if err != nil {
-			return err
-		}
+		t, ok := loaded[topic]
 		if !ok {
 			continue
 		}
@@ -72,6 +66,10 @@ func (c *Controller) processPartitionModifications(topic string) error {
 	known, ok := c.cc.topics[topic]
 	if !ok {
 		return nil // a new topic: TopicChange brings it in
+	}
+	if c.cc.topicsToBeDeleted[topic] {
+		c.log.Info("Ignoring a partition change of a topic being deleted", zap.String("topic", topic))
+		return nil
 	}
 	t, ok, err := c.loadTopic(topic)
 	if err != nil || !ok {
@@ -99,18 +97,26 @@ func (c *Controller) processPartitionModifications(topic string) error {
 	return c.onNewPartitionCreation(added)
 }
 
-// onNewPartitionCreation brings new partitions online: NewPartition, then OnlinePartition, which
-// creates their state znodes and sends LeaderAndIsr (isNew) to their replicas and UpdateMetadata
-// to every broker.
+// onNewPartitionCreation brings new partitions online: partitions to NewPartition, their
+// replicas to NewReplica, partitions to OnlinePartition (which creates their state znodes and
+// sends LeaderAndIsr with isNew to their replicas and UpdateMetadata to every broker), replicas
+// to OnlineReplica.
 func (c *Controller) onNewPartitionCreation(partitions []topicPartition) error {
 	if len(partitions) == 0 {
 		return nil
 	}
 	b := c.newBatch()
+	replicas := c.cc.replicasOf(partitions)
 	if err := c.changePartitionStates(b, partitions, newPartition); err != nil {
 		return err
 	}
+	if err := c.changeReplicaStates(b, replicas, newReplica); err != nil {
+		return err
+	}
 	if err := c.changePartitionStates(b, partitions, onlinePartition); err != nil {
+		return err
+	}
+	if err := c.changeReplicaStates(b, replicas, onlineReplica); err != nil {
 		return err
 	}
 	b.send()

@@ -49,6 +49,15 @@ func (c *Controller) fencedMulti(ops ...any) ([]zk.MultiResponse, error) {
 	return nil, err
 }
 
+// deleteFenced deletes a znode (any version) with a fenced write; a missing znode is no error.
+func (c *Controller) deleteFenced(path string) error {
+	_, err := c.fencedMulti(&zk.DeleteRequest{Path: path, Version: -1})
+	if errors.Is(err, zk.ErrNoNode) {
+		return nil
+	}
+	return err
+}
+
 // createFenced creates a persistent znode with a fenced write.
 func (c *Controller) createFenced(path string, data []byte) error {
 	_, err := c.fencedMulti(&zk.CreateRequest{Path: path, Data: data})
@@ -111,7 +120,7 @@ func (c *Controller) readPartitionState(tp topicPartition) (state leaderISRAndEp
 }
 
 // readLiveBrokers reads every registration under /brokers/ids, with its czxid as the broker
-// epoch, and arms the child watch. Brokers whose znode vanished meanwhile are left out;
+// epoch, and arms the child watch and a data watch on each registration. Brokers whose znode vanished meanwhile are left out;
 // unreadable registrations are logged and left out, as Kafka does.
 func (c *Controller) readLiveBrokers() (map[int32]liveBroker, error) {
 	children, err := c.childrenW(zkpaths.BrokerIDs, activeScope, func(zk.Event) event { return brokerChangeEvent{} })
@@ -125,7 +134,12 @@ func (c *Controller) readLiveBrokers() (map[int32]liveBroker, error) {
 			c.log.Error("Ignoring a malformed broker id", zap.Error(err))
 			continue
 		}
-		data, stat, err := c.zk.Get(zkpaths.BrokerPath(id))
+		data, stat, err := c.getW(zkpaths.BrokerPath(id), activeScope, func(ev zk.Event) event {
+			if ev.Type == zk.EventNodeDataChanged {
+				return brokerModificationsEvent{broker: id}
+			}
+			return nil // deletion is a BrokerChange
+		})
 		if errors.Is(err, zk.ErrNoNode) {
 			continue
 		}
@@ -149,29 +163,47 @@ func (c *Controller) readTopics() ([]string, error) {
 
 // readTopic reads a topic's assignment and arms its data watch; ok is false if the topic is gone.
 func (c *Controller) readTopic(topic string) (t *topicInfo, stat *zk.Stat, ok bool, err error) {
-	data, stat, err := c.getW(zkpaths.TopicPath(topic), activeScope, func(ev zk.Event) event {
-		if ev.Type == zk.EventNodeDataChanged {
-			return partitionModificationsEvent{topic: topic}
-		}
-		return nil // deletion is a TopicChange
-	})
+	data, stat, err := c.getW(zkpaths.TopicPath(topic), activeScope, topicWatchEvent(topic))
 	if errors.Is(err, zk.ErrNoNode) {
 		return nil, nil, false, nil
 	}
 	if err != nil {
 		return nil, nil, false, err
 	}
-	a, err := zkpaths.DecodeTopicAssignment(data)
-	if err != nil {
-		return nil, nil, false, fmt.Errorf("%s: %w", zkpaths.TopicPath(topic), err)
-	}
-	t = &topicInfo{assignment: a}
-	if a.TopicID != "" {
-		if t.id, err = decodeTopicID(a.TopicID); err != nil {
-			return nil, nil, false, fmt.Errorf("%s: %w", zkpaths.TopicPath(topic), err)
-		}
+	if t, err = decodeTopic(topic, data); err != nil {
+		return nil, nil, false, err
 	}
 	return t, stat, true, nil
+}
+
+// topicWatchEvent maps the data watch of /brokers/topics/<t> to its event.
+func topicWatchEvent(topic string) func(zk.Event) event {
+	return func(ev zk.Event) event {
+		if ev.Type == zk.EventNodeDataChanged {
+			return partitionModificationsEvent{topic: topic}
+		}
+		return nil // deletion is a TopicChange
+	}
+}
+
+// armTopicWatch records the data watch of a topic read by readTopicsW.
+func (c *Controller) armTopicWatch(r topicRead) {
+	c.arm(watchKey{dataWatch, zkpaths.TopicPath(r.topic)}, activeScope, r.watch, topicWatchEvent(r.topic))
+}
+
+// decodeTopic decodes a topic's assignment znode.
+func decodeTopic(topic string, data []byte) (*topicInfo, error) {
+	a, err := zkpaths.DecodeTopicAssignment(data)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", zkpaths.TopicPath(topic), err)
+	}
+	t := &topicInfo{assignment: a}
+	if a.TopicID != "" {
+		if t.id, err = decodeTopicID(a.TopicID); err != nil {
+			return nil, fmt.Errorf("%s: %w", zkpaths.TopicPath(topic), err)
+		}
+	}
+	return t, nil
 }
 
 // uncleanLeaderElectionEnabled reads the topic's override of unclean.leader.election.enable from
@@ -179,7 +211,7 @@ func (c *Controller) readTopic(topic string) (t *topicInfo, stat *zk.Stat, ok bo
 func (c *Controller) uncleanLeaderElectionEnabled(topic string) (bool, error) {
 	data, _, err := c.zk.Get(zkpaths.TopicConfigPath(topic))
 	if errors.Is(err, zk.ErrNoNode) {
-		return c.cfg.UncleanLeaderElection, nil
+		return c.uncleanDefault, nil
 	}
 	if err != nil {
 		return false, err
@@ -190,7 +222,7 @@ func (c *Controller) uncleanLeaderElectionEnabled(topic string) (bool, error) {
 	}
 	v, ok := cfg.Config[uncleanLeaderElectionConfig]
 	if !ok {
-		return c.cfg.UncleanLeaderElection, nil
+		return c.uncleanDefault, nil
 	}
 	// Kafka's boolean configs are "true" or "false", in any case, around spaces.
 	switch v = strings.TrimSpace(v); {

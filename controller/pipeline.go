@@ -1,0 +1,143 @@
+package controller
+
+import (
+	"errors"
+	"sync"
+	"sync/atomic"
+
+	"github.com/go-zookeeper/zk"
+
+	"github.com/zkafka/zkafka/zkpaths"
+)
+
+// ZooKeeper pipelining. One ZooKeeper session carries any number of outstanding requests and
+// answers them in order, so reading or writing thousands of partition states one round trip at
+// a time wastes the session: the controller issues them from a bounded set of goroutines instead
+// (Kafka 1.1's async KafkaZkClient, KAFKA-5642). The event loop still waits for the whole set,
+// so the controller's state is only touched by the loop, and the results are used in input
+// order.
+
+// zkPipelineDepth bounds the requests in flight. Kafka's zookeeper.max.in.flight.requests
+// defaults to 10 against a remote ensemble; this controller talks to ZooKeeper over a low-latency
+// link where the server, not the round trip, is the limit well before 64.
+const zkPipelineDepth = 64
+
+// forEachParallel calls fn(i) for i in [0, n) from at most zkPipelineDepth goroutines and waits
+// for all of them.
+func forEachParallel(n int, fn func(i int)) {
+	workers := min(n, zkPipelineDepth)
+	if workers <= 1 {
+		for i := range n {
+			fn(i)
+		}
+		return
+	}
+	var next atomic.Int64
+	var wg sync.WaitGroup
+	for range workers {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for {
+				i := int(next.Add(1) - 1)
+				if i >= n {
+					return
+				}
+				fn(i)
+			}
+		}()
+	}
+	wg.Wait()
+}
+
+// stateRead is the outcome of reading one partition state znode.
+type stateRead struct {
+	state leaderISRAndEpoch
+	ok    bool // the znode exists
+	err   error
+}
+
+// readPartitionStates reads the state znodes of partitions, pipelined; the results are in the
+// order of partitions.
+func (c *Controller) readPartitionStates(partitions []topicPartition) []stateRead {
+	out := make([]stateRead, len(partitions))
+	forEachParallel(len(partitions), func(i int) {
+		s, ok, err := c.readPartitionState(partitions[i])
+		out[i] = stateRead{state: s, ok: ok, err: err}
+	})
+	return out
+}
+
+// stateWrite is the outcome of one conditional write of a partition state znode.
+type stateWrite struct {
+	zkVersion int32
+	err       error
+}
+
+// updatePartitionStates writes new leaderships, each conditional on the zkVersion it carries
+// and fenced, pipelined; the results are in input order. A write that ErrControllerMoved
+// rejected fails every later one the same way, so the caller resigns once.
+func (c *Controller) updatePartitionStates(partitions []topicPartition, states []leaderISRAndEpoch) []stateWrite {
+	out := make([]stateWrite, len(partitions))
+	var moved atomic.Bool
+	forEachParallel(len(partitions), func(i int) {
+		if moved.Load() {
+			out[i].err = ErrControllerMoved
+			return
+		}
+		v, err := c.updatePartitionState(partitions[i], states[i])
+		if errors.Is(err, ErrControllerMoved) {
+			moved.Store(true)
+		}
+		out[i] = stateWrite{zkVersion: v, err: err}
+	})
+	return out
+}
+
+// createPartitionStates creates the state znodes of new partitions (and their parents),
+// pipelined across partitions; the errors are in input order.
+func (c *Controller) createPartitionStates(partitions []topicPartition, states []leaderISRAndEpoch) []error {
+	out := make([]error, len(partitions))
+	var moved atomic.Bool
+	forEachParallel(len(partitions), func(i int) {
+		if moved.Load() {
+			out[i] = ErrControllerMoved
+			return
+		}
+		err := c.createPartitionState(partitions[i], states[i])
+		if errors.Is(err, ErrControllerMoved) {
+			moved.Store(true)
+		}
+		out[i] = err
+	})
+	return out
+}
+
+// topicRead is the outcome of reading one topic's assignment with a data watch.
+type topicRead struct {
+	topic string
+	t     *topicInfo
+	stat  *zk.Stat
+	watch <-chan zk.Event
+	err   error // zk.ErrNoNode when the topic is gone
+}
+
+// readTopicsW reads the assignments of topics, pipelined, each with a data watch that the caller
+// arms (on the event loop) with armTopicWatch.
+func (c *Controller) readTopicsW(topics []string) []topicRead {
+	out := make([]topicRead, len(topics))
+	forEachParallel(len(topics), func(i int) {
+		topic := topics[i]
+		r := topicRead{topic: topic}
+		data, stat, ch, err := c.zk.GetW(zkpaths.TopicPath(topic))
+		if err != nil {
+			r.err = err
+			out[i] = r
+			return
+		}
+		r.stat, r.watch = stat, ch
+		r.t, r.err = decodeTopic(topic, data)
+		out[i] = r
+	})
+	return out
+}
