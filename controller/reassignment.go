@@ -323,7 +323,9 @@ func (c *Controller) writeAssignment(topic string, a zkpaths.TopicAssignment) er
 	return nil
 }
 
-func stateWatchPath(tp topicPartition) string { return zkpaths.PartitionStatePath(tp.topic, tp.partition) }
+func stateWatchPath(tp topicPartition) string {
+	return zkpaths.PartitionStatePath(tp.topic, tp.partition)
+}
 
 // watchPartitionState arms a data watch on a reassigning partition's state znode: the leader
 // rewrites it when new replicas join the ISR.
