@@ -27,8 +27,10 @@ type Client struct {
 	conn   *zk.Conn
 	events <-chan zk.Event // go-zookeeper's copy of every event; drained only by Close
 	chroot string          // "" or "/a/b"
-	logger *zap.Logger
-	creds  credentials
+	// sessionTimeout is the requested one; retry waits at most this long for a reconnect.
+	sessionTimeout time.Duration
+	logger         *zap.Logger
+	creds          credentials
 
 	mu         sync.Mutex
 	queue      []sessionEvent
@@ -65,12 +67,13 @@ func Connect(ctx context.Context, cfg Config) (*Client, error) {
 		logger = zap.NewNop()
 	}
 	c := &Client{
-		chroot:     chroot,
-		logger:     logger.Named("zk"),
-		wake:       make(chan struct{}, 1),
-		quit:       make(chan struct{}),
-		done:       make(chan struct{}),
-		hasSession: make(chan struct{}),
+		chroot:         chroot,
+		sessionTimeout: cfg.SessionTimeout,
+		logger:         logger.Named("zk"),
+		wake:           make(chan struct{}, 1),
+		quit:           make(chan struct{}),
+		done:           make(chan struct{}),
+		hasSession:     make(chan struct{}),
 	}
 	conn, events, err := zk.Connect(servers, cfg.SessionTimeout,
 		zk.WithLogger(zapPrintf{c.logger}),

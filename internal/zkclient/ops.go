@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+	"time"
 
 	"github.com/go-zookeeper/zk"
 )
@@ -69,7 +70,11 @@ func (c *Client) Get(path string) ([]byte, *zk.Stat, error) {
 	if err != nil {
 		return nil, nil, fmt.Errorf("zk get %s: %w", path, err)
 	}
-	data, stat, err := c.conn.Get(p)
+	var (
+		data []byte
+		stat *zk.Stat
+	)
+	err = c.retry(func() (err error) { data, stat, err = c.conn.Get(p); return err })
 	if err != nil {
 		return nil, nil, fmt.Errorf("zk get %s: %w", path, err)
 	}
@@ -82,7 +87,12 @@ func (c *Client) GetW(path string) ([]byte, *zk.Stat, <-chan zk.Event, error) {
 	if err != nil {
 		return nil, nil, nil, fmt.Errorf("zk get %s: %w", path, err)
 	}
-	data, stat, ch, err := c.conn.GetW(p)
+	var (
+		data []byte
+		stat *zk.Stat
+		ch   <-chan zk.Event
+	)
+	err = c.retry(func() (err error) { data, stat, ch, err = c.conn.GetW(p); return err })
 	if err != nil {
 		return nil, nil, nil, fmt.Errorf("zk get %s: %w", path, err)
 	}
@@ -95,7 +105,11 @@ func (c *Client) Exists(path string) (bool, *zk.Stat, error) {
 	if err != nil {
 		return false, nil, fmt.Errorf("zk exists %s: %w", path, err)
 	}
-	ok, stat, err := c.conn.Exists(p)
+	var (
+		ok   bool
+		stat *zk.Stat
+	)
+	err = c.retry(func() (err error) { ok, stat, err = c.conn.Exists(p); return err })
 	if err != nil {
 		return false, nil, fmt.Errorf("zk exists %s: %w", path, err)
 	}
@@ -108,7 +122,12 @@ func (c *Client) ExistsW(path string) (bool, *zk.Stat, <-chan zk.Event, error) {
 	if err != nil {
 		return false, nil, nil, fmt.Errorf("zk exists %s: %w", path, err)
 	}
-	ok, stat, ch, err := c.conn.ExistsW(p)
+	var (
+		ok   bool
+		stat *zk.Stat
+		ch   <-chan zk.Event
+	)
+	err = c.retry(func() (err error) { ok, stat, ch, err = c.conn.ExistsW(p); return err })
 	if err != nil {
 		return false, nil, nil, fmt.Errorf("zk exists %s: %w", path, err)
 	}
@@ -121,7 +140,11 @@ func (c *Client) Children(path string) ([]string, *zk.Stat, error) {
 	if err != nil {
 		return nil, nil, fmt.Errorf("zk children %s: %w", path, err)
 	}
-	children, stat, err := c.conn.Children(p)
+	var (
+		children []string
+		stat     *zk.Stat
+	)
+	err = c.retry(func() (err error) { children, stat, err = c.conn.Children(p); return err })
 	if err != nil {
 		return nil, nil, fmt.Errorf("zk children %s: %w", path, err)
 	}
@@ -135,7 +158,12 @@ func (c *Client) ChildrenW(path string) ([]string, *zk.Stat, <-chan zk.Event, er
 	if err != nil {
 		return nil, nil, nil, fmt.Errorf("zk children %s: %w", path, err)
 	}
-	children, stat, ch, err := c.conn.ChildrenW(p)
+	var (
+		children []string
+		stat     *zk.Stat
+		ch       <-chan zk.Event
+	)
+	err = c.retry(func() (err error) { children, stat, ch, err = c.conn.ChildrenW(p); return err })
 	if err != nil {
 		return nil, nil, nil, fmt.Errorf("zk children %s: %w", path, err)
 	}
@@ -152,7 +180,8 @@ func (c *Client) Create(path string, data []byte, flags int32, acl []zk.ACL) (st
 	if acl == nil {
 		acl = openACL
 	}
-	created, err := c.conn.Create(p, data, flags, acl)
+	var created string
+	err = c.retry(func() (err error) { created, err = c.conn.Create(p, data, flags, acl); return err })
 	if err != nil {
 		return "", fmt.Errorf("zk create %s: %w", path, err)
 	}
@@ -175,7 +204,7 @@ func (c *Client) CreateIfMissing(path string, data []byte) error {
 // ensurePath creates a persistent znode (a server path) and its missing parents. It tries the
 // znode first, since its parents usually exist.
 func (c *Client) ensurePath(p string, data []byte) error {
-	_, err := c.conn.Create(p, data, 0, openACL)
+	err := c.retry(func() error { _, err := c.conn.Create(p, data, 0, openACL); return err })
 	if err == nil || errors.Is(err, zk.ErrNodeExists) {
 		return nil
 	}
@@ -186,11 +215,11 @@ func (c *Client) ensurePath(p string, data []byte) error {
 		if p[i] != '/' {
 			continue
 		}
-		if _, err := c.conn.Create(p[:i], nil, 0, openACL); err != nil && !errors.Is(err, zk.ErrNodeExists) {
+		if err := c.retry(func() error { _, err := c.conn.Create(p[:i], nil, 0, openACL); return err }); err != nil && !errors.Is(err, zk.ErrNodeExists) {
 			return err
 		}
 	}
-	if _, err := c.conn.Create(p, data, 0, openACL); err != nil && !errors.Is(err, zk.ErrNodeExists) {
+	if err := c.retry(func() error { _, err := c.conn.Create(p, data, 0, openACL); return err }); err != nil && !errors.Is(err, zk.ErrNodeExists) {
 		return err
 	}
 	return nil
@@ -202,7 +231,8 @@ func (c *Client) Set(path string, data []byte, version int32) (*zk.Stat, error) 
 	if err != nil {
 		return nil, fmt.Errorf("zk set %s: %w", path, err)
 	}
-	stat, err := c.conn.Set(p, data, version)
+	var stat *zk.Stat
+	err = c.retry(func() (err error) { stat, err = c.conn.Set(p, data, version); return err })
 	if err != nil {
 		return nil, fmt.Errorf("zk set %s: %w", path, err)
 	}
@@ -215,7 +245,7 @@ func (c *Client) Delete(path string, version int32) error {
 	if err != nil {
 		return fmt.Errorf("zk delete %s: %w", path, err)
 	}
-	if err := c.conn.Delete(p, version); err != nil {
+	if err := c.retry(func() error { return c.conn.Delete(p, version) }); err != nil {
 		return fmt.Errorf("zk delete %s: %w", path, err)
 	}
 	return nil
@@ -261,7 +291,8 @@ func (c *Client) Multi(ops ...any) ([]zk.MultiResponse, error) {
 		}
 		mapped[i] = m
 	}
-	res, err := c.conn.Multi(mapped...)
+	var res []zk.MultiResponse
+	err := c.retry(func() (err error) { res, err = c.conn.Multi(mapped...); return err })
 	for i := range res {
 		if res[i].String != "" {
 			res[i].String = c.relative(res[i].String)
@@ -271,4 +302,38 @@ func (c *Client) Multi(ops ...any) ([]zk.MultiResponse, error) {
 		return res, fmt.Errorf("zk multi: %w", err)
 	}
 	return res, nil
+}
+
+// retry runs op again while it fails only because the connection to ZooKeeper dropped, once the
+// same session is back, as Kafka's ZooKeeper client retries requests until connected. A write that
+// reached the server before the drop may therefore answer NODEEXISTS, NONODE or BADVERSION on the
+// retry; callers treat those as they would a concurrent change. If the session expired meanwhile,
+// or the session timeout passes without a connection, the error is returned.
+func (c *Client) retry(op func() error) error {
+	session := c.conn.SessionID()
+	deadline := time.Now().Add(c.sessionTimeout)
+	for {
+		err := op()
+		if !errors.Is(err, zk.ErrConnectionClosed) {
+			return err
+		}
+		for c.conn.State() != zk.StateHasSession {
+			if c.isClosed() || time.Now().After(deadline) {
+				return err
+			}
+			time.Sleep(reconnectPoll)
+		}
+		if c.conn.SessionID() != session {
+			return fmt.Errorf("%w (the request was lost with the old session)", zk.ErrSessionExpired)
+		}
+	}
+}
+
+// reconnectPoll is how often retry looks for the session to be back.
+const reconnectPoll = 20 * time.Millisecond
+
+func (c *Client) isClosed() bool {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.closed
 }

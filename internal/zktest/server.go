@@ -272,6 +272,26 @@ func (s *Server) Kill() error {
 	return s.signal(syscall.SIGKILL, stopTimeout)
 }
 
+// Pause stops ZooKeeper with SIGSTOP: connections stay open but nothing is
+// answered, as in a long GC pause. Requests in flight stay in flight.
+func (s *Server) Pause() error { return s.signalOnly(syscall.SIGSTOP) }
+
+// Resume continues a paused ZooKeeper with SIGCONT.
+func (s *Server) Resume() error { return s.signalOnly(syscall.SIGCONT) }
+
+func (s *Server) signalOnly(sig syscall.Signal) error {
+	s.mu.Lock()
+	cmd := s.cmd
+	s.mu.Unlock()
+	if cmd == nil {
+		return fmt.Errorf("zktest: ZooKeeper is not running")
+	}
+	if err := syscall.Kill(-cmd.Process.Pid, sig); err != nil {
+		return fmt.Errorf("zktest: signal ZooKeeper: %w", err)
+	}
+	return nil
+}
+
 // Restart stops the server if it runs and starts it again with the same port, configuration and
 // data directory.
 func (s *Server) Restart() error {
