@@ -15,6 +15,14 @@ import (
 	"github.com/zkafka/zkafka/zkpaths"
 )
 
+// maxZnodeBytes is what fits in one znode under ZooKeeper's default
+// jute.maxbuffer (1 MiB), with room for the request around it.
+const maxZnodeBytes = 1<<20 - 1024
+
+// maxTopicReplicas bounds partitions × replication factor before anything is
+// allocated; each replica takes at least two bytes of JSON.
+const maxTopicReplicas = maxZnodeBytes / 2
+
 // internalTopics are the topics Kafka marks internal in Metadata.
 var internalTopics = map[string]bool{"__consumer_offsets": true, "__transaction_state": true}
 
@@ -62,6 +70,9 @@ func (s *Server) createTopic(t newTopic, validateOnly bool) (map[int32][]int32, 
 		if err != nil {
 			return nil, err
 		}
+		if int64(t.numPartitions)*int64(max(t.replicationFactor, 1)) > maxTopicReplicas {
+			return nil, topicErr(kerr.InvalidPartitions, "%d partitions with replication factor %d do not fit in one /brokers/topics znode.", t.numPartitions, t.replicationFactor)
+		}
 		assignment, err = controller.AssignReplicasRandom(brokers, t.numPartitions, t.replicationFactor)
 		switch {
 		case errors.Is(err, controller.ErrInvalidPartitions):
@@ -96,6 +107,9 @@ func (s *Server) createTopic(t newTopic, validateOnly bool) (map[int32][]int32, 
 		return nil, fmt.Errorf("write %s: %w", zkpaths.TopicConfigPath(t.name), err)
 	}
 	ta := zkpaths.TopicAssignment{TopicID: zkpaths.NewTopicID(), Partitions: assignment}
+	if data := ta.Encode(); len(data) > maxZnodeBytes {
+		return nil, topicErr(kerr.InvalidPartitions, "The assignment of %d partitions is %d bytes, over ZooKeeper's %d-byte znode limit.", len(assignment), len(data), maxZnodeBytes)
+	}
 	if _, err := s.zk.Create(zkpaths.TopicPath(t.name), ta.Encode(), 0, zk.WorldACL(zk.PermAll)); err != nil {
 		if errors.Is(err, zk.ErrNodeExists) {
 			return nil, topicErr(kerr.TopicAlreadyExists, "Topic '%s' already exists.", t.name)

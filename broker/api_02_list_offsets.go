@@ -19,11 +19,8 @@ import (
 
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
-)
 
-const (
-	latestTimestamp   = -1
-	earliestTimestamp = -2
+	"github.com/zkafka/zkafka/storage"
 )
 
 var listOffsetsAPI = api{
@@ -65,12 +62,12 @@ func (s *Server) handleListOffsets(req *kmsg.ListOffsetsRequest) *kmsg.ListOffse
 		}
 		rp.LeaderEpoch = epoch
 		switch lp.Timestamp {
-		case latestTimestamp:
+		case storage.LatestTimestamp:
 			rp.Offset = p.HighWatermark()
 			if req.ReplicaID >= 0 {
 				rp.Offset = p.log.LogEndOffset()
 			}
-		case earliestTimestamp:
+		case storage.EarliestTimestamp:
 			rp.Offset = p.log.LogStartOffset()
 		default:
 			if lp.Timestamp < 0 {

@@ -217,3 +217,32 @@ func TestUnsupportedAPIsAndVersions(t *testing.T) {
 	}
 	stillServes(t, addr)
 }
+
+func TestIdleConnectionsAreClosed(t *testing.T) {
+	c := testcluster.Start(t, testcluster.Options{Brokers: 1, Properties: map[string]string{"connections.max.idle.ms": "300"}})
+	conn, err := net.Dial("tcp", c.Addr(1))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close()
+	conn.SetReadDeadline(time.Now().Add(10 * time.Second))
+	if _, err := conn.Read(make([]byte, 1)); err == nil {
+		t.Fatal("an idle connection received data")
+	} else if ne, ok := err.(net.Error); ok && ne.Timeout() {
+		t.Fatal("the broker kept an idle connection open past connections.max.idle.ms")
+	}
+	stillServes(t, c.Addr(1))
+}
+
+func TestHugePartitionCountIsRefused(t *testing.T) {
+	c := testcluster.Start(t, testcluster.Options{Brokers: 1})
+	for _, n := range []int32{1<<31 - 1, 200000} {
+		if code := createTopicRaw(t, c.Addr(1), "huge", n); code != kerr.InvalidPartitions.Code {
+			t.Errorf("CreateTopics with %d partitions: code %d, want INVALID_PARTITIONS", n, code)
+		}
+	}
+	if ok, _, _ := c.ZooKeeper().Exists("/brokers/topics/huge"); ok {
+		t.Error("a refused topic was written to ZooKeeper")
+	}
+	stillServes(t, c.Addr(1))
+}

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"maps"
 	"net"
 	"os"
 	"sort"
@@ -55,8 +56,18 @@ type Config struct {
 	LogFlushOffsetCheckpointInterval time.Duration // log.flush.offset.checkpoint.interval.ms
 	MessageMaxBytes                  int32         // message.max.bytes
 	SocketRequestMaxBytes            int32         // socket.request.max.bytes
+	ConnectionsMaxIdle               time.Duration // connections.max.idle.ms
 	RequestTimeout                   time.Duration // request.timeout.ms
 	ControllerSocketTimeout          time.Duration // controller.socket.timeout.ms
+	ControlledShutdownEnable         bool          // controlled.shutdown.enable
+	ControlledShutdownMaxRetries     int32         // controlled.shutdown.max.retries
+	ControlledShutdownRetryBackoff   time.Duration // controlled.shutdown.retry.backoff.ms
+	LeaderImbalancePerBrokerPercent  int32         // leader.imbalance.per.broker.percentage
+	LeaderImbalanceCheckInterval     time.Duration // leader.imbalance.check.interval.seconds
+
+	// Properties are the supplied properties (server.properties and
+	// overrides), the static layer under the dynamic broker configs.
+	Properties map[string]string
 
 	// Unknown holds supplied keys the broker does not know, logged at start
 	// the way Kafka warns about them.
@@ -120,8 +131,14 @@ var defaultProperties = map[string]string{
 	"log.flush.offset.checkpoint.interval.ms": "60000",
 	"message.max.bytes":                       "1048588",
 	"socket.request.max.bytes":                "104857600",
+	"connections.max.idle.ms":                 "600000",
 	"request.timeout.ms":                      "30000",
 	"controller.socket.timeout.ms":            "30000",
+	"controlled.shutdown.enable":              "true",
+	"controlled.shutdown.max.retries":         "3",
+	"controlled.shutdown.retry.backoff.ms":    "5000",
+	"leader.imbalance.per.broker.percentage":  "10",
+	"leader.imbalance.check.interval.seconds": "300",
 
 	// Replication.
 	"num.replica.fetchers":                          "1",
@@ -140,9 +157,7 @@ var knownButUnused = map[string]bool{
 	"socket.receive.buffer.bytes": true, "num.recovery.threads.per.data.dir": true,
 	"transaction.state.log.replication.factor": true, "transaction.state.log.min.isr": true,
 	"log.flush.interval.messages": true, "log.flush.interval.ms": true, "group.min.session.timeout.ms": true,
-	"group.max.session.timeout.ms": true, "controlled.shutdown.enable": true, "controlled.shutdown.max.retries": true,
-	"controlled.shutdown.retry.backoff.ms": true, "offsets.retention.minutes": true,
-	"leader.imbalance.check.interval.seconds": true, "leader.imbalance.per.broker.percentage": true,
+	"group.max.session.timeout.ms": true, "offsets.retention.minutes": true,
 	"inter.broker.protocol.version": true, "log.message.format.version": true,
 }
 
@@ -238,9 +253,16 @@ func NewConfig(props map[string]string) (*Config, error) {
 		LogFlushOffsetCheckpointInterval: p.ms("log.flush.offset.checkpoint.interval.ms"),
 		MessageMaxBytes:                  p.int32("message.max.bytes"),
 		SocketRequestMaxBytes:            p.int32("socket.request.max.bytes"),
+		ConnectionsMaxIdle:               p.ms("connections.max.idle.ms"),
 		RequestTimeout:                   p.ms("request.timeout.ms"),
 		ControllerSocketTimeout:          p.ms("controller.socket.timeout.ms"),
+		ControlledShutdownEnable:         p.bool("controlled.shutdown.enable"),
+		ControlledShutdownMaxRetries:     p.int32("controlled.shutdown.max.retries"),
+		ControlledShutdownRetryBackoff:   p.ms("controlled.shutdown.retry.backoff.ms"),
+		LeaderImbalancePerBrokerPercent:  p.int32("leader.imbalance.per.broker.percentage"),
+		LeaderImbalanceCheckInterval:     time.Duration(p.int64("leader.imbalance.check.interval.seconds")) * time.Second,
 	}
+	c.Properties = maps.Clone(props)
 	c.ZooKeeperConnectionTimeout = c.ZooKeeperSessionTimeout
 	if p.has("zookeeper.connection.timeout.ms") {
 		c.ZooKeeperConnectionTimeout = p.ms("zookeeper.connection.timeout.ms")

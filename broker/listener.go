@@ -7,6 +7,7 @@ import (
 	"io"
 	"net"
 	"sync"
+	"time"
 
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
@@ -88,6 +89,10 @@ func (l *listener) serveConn(c net.Conn) {
 	r := bufio.NewReader(c)
 	var out []byte
 	for {
+		// An idle connection is closed after connections.max.idle.ms.
+		if err := c.SetReadDeadline(time.Now().Add(l.s.cfg.ConnectionsMaxIdle)); err != nil {
+			return
+		}
 		frame, err := wire.ReadFrame(r, l.s.cfg.SocketRequestMaxBytes)
 		if err != nil {
 			if !errors.Is(err, io.EOF) && !errors.Is(err, net.ErrClosed) {

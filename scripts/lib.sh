@@ -21,15 +21,14 @@ as_root() {
 	fi
 }
 
-# ensure_packages installs ZooKeeper (with a JRE), netcat and kcat when any of them is missing.
+# ensure_packages installs ZooKeeper (with a JRE) and kcat when any of them is missing.
 ensure_packages() {
-	if [ -f "$ZK_JAR" ] && [ -x "$ZK_CLI" ] && command -v java >/dev/null && command -v kcat >/dev/null &&
-		command -v nc >/dev/null; then
+	if [ -f "$ZK_JAR" ] && [ -x "$ZK_CLI" ] && command -v java >/dev/null && command -v kcat >/dev/null; then
 		return 0
 	fi
-	log "installing zookeeper, netcat-openbsd and kcat with apt-get"
+	log "installing zookeeper and kcat with apt-get"
 	as_root apt-get update -qq
-	as_root env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq zookeeper netcat-openbsd kcat >/dev/null
+	as_root env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq zookeeper kcat >/dev/null
 	[ -f "$ZK_JAR" ] || die "apt-get finished but $ZK_JAR is missing"
 }
 

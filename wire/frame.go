@@ -1,6 +1,7 @@
 package wire
 
 import (
+	"bytes"
 	"encoding/binary"
 	"fmt"
 	"io"
@@ -21,15 +22,31 @@ func ReadFrame(r io.Reader, maxSize int32) ([]byte, error) {
 	case size > maxSize:
 		return nil, fmt.Errorf("size %d over %d: %w", size, maxSize, ErrFrameTooLarge)
 	}
-	buf := make([]byte, size)
-	if _, err := io.ReadFull(r, buf); err != nil {
-		if err == io.EOF {
+	if size <= eagerAllocation {
+		buf := make([]byte, size)
+		if _, err := io.ReadFull(r, buf); err != nil {
+			if err == io.EOF {
+				err = io.ErrUnexpectedEOF
+			}
+			return nil, err
+		}
+		return buf, nil
+	}
+	// A large size is only a claim: grow the buffer as bytes really arrive,
+	// so a peer that sends a size and stalls does not pin that much memory.
+	var b bytes.Buffer
+	b.Grow(eagerAllocation)
+	if n, err := io.CopyN(&b, r, int64(size)); err != nil {
+		if err == io.EOF && n < int64(size) {
 			err = io.ErrUnexpectedEOF
 		}
 		return nil, err
 	}
-	return buf, nil
+	return b.Bytes(), nil
 }
+
+// eagerAllocation is the largest frame body allocated before it is read.
+const eagerAllocation = 1 << 20
 
 // appendSize writes the final frame size into the 4 bytes reserved at start.
 func appendSize(buf []byte, start int) []byte {

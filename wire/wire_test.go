@@ -60,6 +60,13 @@ func TestReadFrameLimits(t *testing.T) {
 	if _, err := ReadFrame(bytes.NewReader(neg), 100); !errors.Is(err, ErrNegativeSize) {
 		t.Fatalf("negative frame: %v", err)
 	}
+	large := append(binary.BigEndian.AppendUint32(nil, 3<<20), make([]byte, 3<<20)...)
+	if got, err := ReadFrame(bytes.NewReader(large), 100<<20); err != nil || len(got) != 3<<20 {
+		t.Fatalf("large frame: %d bytes, %v", len(got), err)
+	}
+	if _, err := ReadFrame(bytes.NewReader(large[:2<<20]), 100<<20); !errors.Is(err, io.ErrUnexpectedEOF) {
+		t.Fatalf("truncated large frame: %v", err)
+	}
 	short := append(binary.BigEndian.AppendUint32(nil, 10), 1, 2, 3)
 	if _, err := ReadFrame(bytes.NewReader(short), 100); !errors.Is(err, io.ErrUnexpectedEOF) {
 		t.Fatalf("truncated frame: %v", err)
