@@ -1,0 +1,39 @@
+package main
+
+import (
+	"bytes"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+func TestCommandLineErrors(t *testing.T) {
+	dir := t.TempDir()
+	noZK := filepath.Join(dir, "no-zk.properties")
+	if err := os.WriteFile(noZK, []byte("broker.id=1\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	cases := []struct {
+		args []string
+		code int
+		want string
+	}{
+		{nil, 2, "usage: zkafka"},
+		{[]string{"frobnicate"}, 2, `unknown command "frobnicate"`},
+		{[]string{"broker"}, 2, "USAGE: zkafka broker server.properties"},
+		{[]string{"broker", filepath.Join(dir, "missing.properties")}, 1, "no such file"},
+		{[]string{"broker", noZK}, 1, "zookeeper.connect is required"},
+		{[]string{"broker", noZK, "--override", "novalue"}, 2, `override "novalue" is not key=value`},
+		{[]string{"broker", noZK, "--override", "zookeeper.connect=localhost:2181", "--override", "broker.id=x"}, 1, `broker.id="x" is not a 32-bit integer`},
+	}
+	for _, tc := range cases {
+		var stdout, stderr bytes.Buffer
+		if code := run(tc.args, &stdout, &stderr); code != tc.code {
+			t.Errorf("zkafka %v: exit %d, want %d (stderr %q)", tc.args, code, tc.code, stderr.String())
+		}
+		if !strings.Contains(stderr.String(), tc.want) {
+			t.Errorf("zkafka %v: stderr %q, want it to mention %q", tc.args, stderr.String(), tc.want)
+		}
+	}
+}
