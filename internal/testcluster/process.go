@@ -114,6 +114,14 @@ func (p *Process) Kill() { p.signal(syscall.SIGKILL) }
 // Terminate sends SIGTERM and waits for a clean exit.
 func (p *Process) Terminate() { p.signal(syscall.SIGTERM) }
 
+// Pause stops the process (SIGSTOP) without ending it: its connections and
+// ZooKeeper session stay open but it does nothing, like a stuck broker. The
+// session expires if it stays paused past the session timeout.
+func (p *Process) Pause() { p.cmd.Process.Signal(syscall.SIGSTOP) }
+
+// Resume continues a paused process (SIGCONT).
+func (p *Process) Resume() { p.cmd.Process.Signal(syscall.SIGCONT) }
+
 func (p *Process) signal(sig syscall.Signal) {
 	select {
 	case <-p.done:
