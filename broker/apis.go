@@ -32,9 +32,16 @@ func apiTable() map[int16]api {
 		listOffsetsAPI,
 		metadataAPI,
 		leaderAndIsrAPI,
+		stopReplicaAPI,
 		updateMetadataAPI,
+		controlledShutdownAPI,
 		apiVersionsAPI,
 		createTopicsAPI,
+		deleteTopicsAPI,
+		createPartitionsAPI,
+		electLeadersAPI,
+		alterPartitionReassignmentsAPI,
+		listPartitionReassignmentsAPI,
 		offsetForLeaderEpochAPI,
 	}
 	m := make(map[int16]api, len(apis))

@@ -116,10 +116,14 @@ func (s *Server) Start(ctx context.Context) (err error) {
 		}
 	}
 	s.controller = controller.New(controller.Config{
-		BrokerID:              s.brokerID,
-		InterBrokerListener:   s.cfg.InterBrokerListenerName,
-		UncleanLeaderElection: s.cfg.UncleanLeaderElectionEnable,
-		Logger:                s.log,
+		BrokerID:                           s.brokerID,
+		InterBrokerListener:                s.cfg.InterBrokerListenerName,
+		UncleanLeaderElection:              s.cfg.UncleanLeaderElectionEnable,
+		DeleteTopicEnable:                  s.cfg.DeleteTopicEnable,
+		AutoLeaderRebalance:                s.cfg.AutoLeaderRebalanceEnable,
+		LeaderImbalancePerBrokerPercentage: int(s.cfg.LeaderImbalancePerBrokerPercent),
+		LeaderImbalanceCheckInterval:       s.cfg.LeaderImbalanceCheckInterval,
+		Logger:                             s.log,
 	}, s.zk)
 	s.controller.Start(s.ctx)
 	for _, l := range s.listeners {
@@ -319,6 +323,7 @@ func (s *Server) ZooKeeper() *zkclient.Client { return s.zk }
 func (s *Server) Shutdown() error {
 	s.stopOnce.Do(func() {
 		s.log.Info("Shutting down broker")
+		s.controlledShutdown()
 		for _, l := range s.listeners {
 			l.close()
 		}

@@ -41,8 +41,15 @@ func AssignReplicas(brokers []int32, partitions int32, replicationFactor int16, 
 	if replicaShift < 0 {
 		replicaShift = rand.IntN(n)
 	}
-	assignment := make(map[int32][]int32, partitions)
-	for p := range int(partitions) {
+	return assign(sorted, 0, partitions, replicationFactor, startIndex, replicaShift), nil
+}
+
+// assign is the rack-unaware placement loop for partitions startPartition..startPartition+count-1
+// on sorted brokers.
+func assign(sorted []int32, startPartition, count int32, replicationFactor int16, startIndex, replicaShift int) map[int32][]int32 {
+	n := len(sorted)
+	assignment := make(map[int32][]int32, count)
+	for p := int(startPartition); p < int(startPartition+count); p++ {
 		if p > 0 && p%n == 0 {
 			replicaShift++
 		}
@@ -55,7 +62,36 @@ func AssignReplicas(brokers []int32, partitions int32, replicationFactor int16, 
 		}
 		assignment[int32(p)] = replicas
 	}
-	return assignment, nil
+	return assignment
+}
+
+// AssignNewPartitions places the partitions added to a topic that has existing partitions
+// 0..len(existing)-1, growing it to total (Kafka's AdminZkClient.createNewPartitionsAssignment):
+// the replication factor is partition 0's, and both the start index and the initial shift are
+// the position (in the sorted broker list) of the first broker whose id is at least partition 0's
+// preferred replica, so the new partitions continue the existing round-robin. It returns only
+// the new partitions. Errors wrap ErrInvalidPartitions (total not above the current count) or
+// ErrInvalidReplicationFactor (more replicas than brokers).
+func AssignNewPartitions(brokers []int32, existing map[int32][]int32, total int32) (map[int32][]int32, error) {
+	current := int32(len(existing))
+	if total <= current {
+		return nil, &kafkaError{ErrInvalidPartitions,
+			fmt.Sprintf("Topic currently has %d partitions, %d would not be an increase.", current, total)}
+	}
+	first := existing[0]
+	if len(first) == 0 {
+		return nil, &kafkaError{ErrInvalidReplicationFactor, "Partition 0 has no replicas."}
+	}
+	sorted := slices.Clone(brokers)
+	slices.Sort(sorted)
+	sorted = slices.Compact(sorted)
+	rf := int16(len(first))
+	if int(rf) > len(sorted) {
+		return nil, &kafkaError{ErrInvalidReplicationFactor,
+			fmt.Sprintf("Replication factor: %d larger than available brokers: %d.", rf, len(sorted))}
+	}
+	start := max(slices.IndexFunc(sorted, func(b int32) bool { return b >= first[0] }), 0)
+	return assign(sorted, current, total-current, rf, start, start), nil
 }
 
 // AssignReplicasRandom is AssignReplicas with a random start index and a random, independently

@@ -97,6 +97,9 @@ func (c *Cluster) Properties(id int32) map[string]string {
 		"zookeeper.connect":                c.ZK,
 		"zookeeper.session.timeout.ms":     "6000",
 		"offsets.topic.replication.factor": "1",
+		// A controlled shutdown that cannot finish (the last ISR member
+		// stopping) retries quickly instead of every 5 s.
+		"controlled.shutdown.retry.backoff.ms": "100",
 	}
 	maps.Copy(props, c.opts.Properties)
 	return props

@@ -1,0 +1,117 @@
+package broker
+
+// DeleteTopics (key 20), versions 0–5.
+//
+//	v1: throttle time
+//	v2, v3: same (v3: TOPIC_DELETION_DISABLED instead of INVALID_REQUEST)
+//	v4: flexible
+//	v5: error messages
+//
+// Only the active controller serves it (others answer NOT_CONTROLLER). Each
+// topic is marked for deletion with /admin/delete_topics/<t> (a topic marked
+// already is fine); the controller does the rest. The response waits until
+// this broker's metadata cache no longer has the topics (the controller
+// drops them from every broker first) or the request timeout passes (then
+// REQUEST_TIMED_OUT; the deletion goes on).
+
+import (
+	"context"
+	"errors"
+	"slices"
+	"time"
+
+	"github.com/go-zookeeper/zk"
+	"github.com/twmb/franz-go/pkg/kerr"
+	"github.com/twmb/franz-go/pkg/kmsg"
+	"go.uber.org/zap"
+
+	"github.com/zkafka/zkafka/zkpaths"
+)
+
+var deleteTopicsAPI = api{
+	key: 20, min: 0, max: 5,
+	handle: func(ctx context.Context, s *Server, r *request) kmsg.Response {
+		return s.handleDeleteTopics(ctx, r.body.(*kmsg.DeleteTopicsRequest))
+	},
+	errorResponse: func(req kmsg.Request, code int16) kmsg.Response {
+		dr := req.(*kmsg.DeleteTopicsRequest)
+		resp := dr.ResponseKind().(*kmsg.DeleteTopicsResponse)
+		for _, t := range dr.TopicNames {
+			resp.Topics = append(resp.Topics, kmsg.DeleteTopicsResponseTopic{Topic: kmsg.StringPtr(t), ErrorCode: code})
+		}
+		return resp
+	},
+}
+
+func (s *Server) handleDeleteTopics(ctx context.Context, req *kmsg.DeleteTopicsRequest) *kmsg.DeleteTopicsResponse {
+	resp := req.ResponseKind().(*kmsg.DeleteTopicsResponse)
+	var pending []int // indexes into resp.Topics awaiting deletion
+	seen := map[string]bool{}
+	for _, topic := range req.TopicNames {
+		if seen[topic] {
+			continue
+		}
+		seen[topic] = true
+		rt := kmsg.NewDeleteTopicsResponseTopic()
+		rt.Topic = kmsg.StringPtr(topic)
+		if err := s.markTopicForDeletion(topic, req.Version); err != nil {
+			var te *topicError
+			if errors.As(err, &te) {
+				rt.ErrorCode, rt.ErrorMessage = te.code.Code, kmsg.StringPtr(te.msg)
+			} else {
+				s.log.Error("Topic deletion failed", zap.String("topic", topic), zap.Error(err))
+				rt.ErrorCode, rt.ErrorMessage = kerr.UnknownServerError.Code, kmsg.StringPtr(err.Error())
+			}
+		} else {
+			pending = append(pending, len(resp.Topics))
+		}
+		resp.Topics = append(resp.Topics, rt)
+	}
+	gone := func(i int) bool {
+		_, _, ok := s.metadata.Topic(*resp.Topics[i].Topic)
+		return !ok
+	}
+	timeout := time.NewTimer(time.Duration(req.TimeoutMillis) * time.Millisecond)
+	defer timeout.Stop()
+	for {
+		pending = slices.DeleteFunc(pending, gone)
+		if len(pending) == 0 {
+			return resp
+		}
+		select {
+		case <-s.metadata.changed():
+		case <-timeout.C:
+			for _, i := range pending {
+				resp.Topics[i].ErrorCode = kerr.RequestTimedOut.Code
+				resp.Topics[i].ErrorMessage = kmsg.StringPtr("Timed out waiting for the topic to be deleted.")
+			}
+			return resp
+		case <-ctx.Done():
+			return resp
+		}
+	}
+}
+
+// markTopicForDeletion creates /admin/delete_topics/<t>, as Kafka's
+// AdminZkClient.deleteTopic does.
+func (s *Server) markTopicForDeletion(topic string, version int16) error {
+	if !s.controller.IsActive() {
+		return topicErr(kerr.NotController, "This is not the correct controller for this cluster.")
+	}
+	if !s.cfg.DeleteTopicEnable {
+		if version < 3 {
+			return topicErr(kerr.InvalidRequest, "Topic deletion is disabled.")
+		}
+		return topicErr(kerr.TopicDeletionDisabled, "Topic deletion is disabled.")
+	}
+	if exists, _, err := s.zk.Exists(zkpaths.TopicPath(topic)); err != nil {
+		return err
+	} else if !exists {
+		return topicErr(kerr.UnknownTopicOrPartition, "This server does not host this topic-partition.")
+	}
+	if _, err := s.zk.Create(zkpaths.DeleteTopicPath(topic), nil, 0, zk.WorldACL(zk.PermAll)); err != nil && !errors.Is(err, zk.ErrNodeExists) {
+		return err
+	}
+	s.log.Info("Marked topic for deletion", zap.String("topic", topic))
+	return nil
+}
