@@ -34,6 +34,7 @@ type Server struct {
 	advertised  []Listener   // advertised listeners with bound ports filled in
 
 	metadata   *MetadataCache
+	configs    *configManager // dynamic configs: /config/brokers layers, /config/changes
 	replicas   *ReplicaManager
 	controller *controller.Controller
 	apis       map[int16]api
@@ -84,6 +85,10 @@ func (s *Server) Start(ctx context.Context) (err error) {
 	}
 	s.log = s.log.With(zap.Int32("broker-id", s.brokerID))
 	s.log.Info("Starting broker", zap.String("cluster-id", s.clusterID))
+	s.configs = newConfigManager(s)
+	if err := s.configs.loadBrokerConfigs(); err != nil {
+		return err
+	}
 
 	if s.logs, err = storage.NewManager(s.cfg.LogDirs, s.defaultLogConfig(), s.log.Named("log-manager")); err != nil {
 		return fmt.Errorf("load logs: %w", err)
@@ -118,7 +123,7 @@ func (s *Server) Start(ctx context.Context) (err error) {
 	s.controller = controller.New(controller.Config{
 		BrokerID:                           s.brokerID,
 		InterBrokerListener:                s.cfg.InterBrokerListenerName,
-		UncleanLeaderElection:              s.cfg.UncleanLeaderElectionEnable,
+		UncleanLeaderElection:              s.configs.uncleanLeaderElection(),
 		DeleteTopicEnable:                  s.cfg.DeleteTopicEnable,
 		AutoLeaderRebalance:                s.cfg.AutoLeaderRebalanceEnable,
 		LeaderImbalancePerBrokerPercentage: int(s.cfg.LeaderImbalancePerBrokerPercent),
@@ -126,6 +131,7 @@ func (s *Server) Start(ctx context.Context) (err error) {
 		Logger:                             s.log,
 	}, s.zk)
 	s.controller.Start(s.ctx)
+	s.configs.start(s.ctx)
 	for _, l := range s.listeners {
 		s.wg.Add(1)
 		go func() {
@@ -233,19 +239,10 @@ func (s *Server) resolveBrokerID() error {
 	return nil
 }
 
+// defaultLogConfig is the log config of a topic without overrides: the
+// broker's effective log.* configs, dynamic ones included.
 func (s *Server) defaultLogConfig() storage.LogConfig {
-	c := storage.DefaultLogConfig()
-	c.SegmentBytes = s.cfg.LogSegmentBytes
-	c.SegmentMs = s.cfg.LogRollTime.Milliseconds()
-	c.RetentionMs = s.cfg.LogRetentionTime.Milliseconds()
-	if c.RetentionMs < 0 {
-		c.RetentionMs = -1
-	}
-	c.RetentionBytes = s.cfg.LogRetentionBytes
-	c.IndexIntervalBytes = s.cfg.LogIndexIntervalBytes
-	c.MaxIndexSize = s.cfg.LogIndexSizeMaxBytes
-	c.MaxMessageBytes = s.cfg.MessageMaxBytes
-	return c
+	return s.configs.logDefaults()
 }
 
 // topicLogConfig merges /config/topics/<t> over the broker defaults.

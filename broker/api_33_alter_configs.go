@@ -1,0 +1,124 @@
+package broker
+
+// AlterConfigs (key 33), versions 0–1 (Kafka 2.8).
+//
+//	v0: resources with their whole new config, validate_only
+//	v1: same as v0 (throttle time on quota violation)
+//
+// In ZooKeeper mode every broker serves it. The config given replaces the
+// entity's whole config: /config/topics/<t>, /config/brokers/<id> (only on
+// that broker) or /config/brokers/<default> (empty name); then a
+// /config/changes notification tells every broker. An unknown topic config
+// name is INVALID_CONFIG, a value that does not parse or is out of range
+// INVALID_REQUEST ("Invalid config value for resource ..."), as in Kafka.
+
+import (
+	"context"
+	"slices"
+	"strings"
+
+	"github.com/twmb/franz-go/pkg/kerr"
+	"github.com/twmb/franz-go/pkg/kmsg"
+	"go.uber.org/zap"
+
+	"github.com/zkafka/zkafka/zkpaths"
+)
+
+var alterConfigsAPI = api{
+	key: 33, min: 0, max: maxVersion(33),
+	handle: func(ctx context.Context, s *Server, r *request) kmsg.Response {
+		return s.handleAlterConfigs(r.body.(*kmsg.AlterConfigsRequest))
+	},
+	errorResponse: func(req kmsg.Request, code int16) kmsg.Response {
+		ar := req.(*kmsg.AlterConfigsRequest)
+		resp := ar.ResponseKind().(*kmsg.AlterConfigsResponse)
+		for _, r := range ar.Resources {
+			rr := kmsg.NewAlterConfigsResponseResource()
+			rr.ResourceType, rr.ResourceName, rr.ErrorCode = r.ResourceType, r.ResourceName, code
+			resp.Resources = append(resp.Resources, rr)
+		}
+		return resp
+	},
+}
+
+func (s *Server) handleAlterConfigs(req *kmsg.AlterConfigsRequest) *kmsg.AlterConfigsResponse {
+	resp := req.ResponseKind().(*kmsg.AlterConfigsResponse)
+	for _, r := range req.Resources {
+		rr := kmsg.NewAlterConfigsResponseResource()
+		rr.ResourceType, rr.ResourceName = r.ResourceType, r.ResourceName
+		if err := s.alterConfigs(r, req.ValidateOnly); err != nil {
+			rr.ErrorCode, rr.ErrorMessage = s.configErrorCode(err, "alter configs", r.ResourceType, r.ResourceName)
+		}
+		resp.Resources = append(resp.Resources, rr)
+	}
+	return resp
+}
+
+func (s *Server) alterConfigs(r kmsg.AlterConfigsRequestResource, validateOnly bool) error {
+	var nulls []string
+	cfg := make(map[string]string, len(r.Configs))
+	for _, c := range r.Configs {
+		if c.Value == nil {
+			nulls = append(nulls, c.Name)
+			continue
+		}
+		cfg[c.Name] = *c.Value
+	}
+	if len(nulls) > 0 {
+		return topicErr(kerr.InvalidRequest, "Null value not supported for : %s", strings.Join(nulls, ","))
+	}
+	return s.replaceEntityConfig(r.ResourceType, r.ResourceName, cfg, validateOnly)
+}
+
+// replaceEntityConfig validates and writes the whole new config of a topic
+// or broker entity (Kafka's alterTopicConfigs and alterBrokerConfigs).
+func (s *Server) replaceEntityConfig(t kmsg.ConfigResourceType, name string, cfg map[string]string, validateOnly bool) error {
+	switch int8(t) {
+	case configResourceTopic:
+		if _, _, ok := s.metadata.Topic(name); !ok {
+			return topicErr(kerr.UnknownTopicOrPartition, "The topic '%s' does not exist.", name)
+		}
+		check := s.defaultLogConfig()
+		if err := applyTopicConfig(&check, cfg); err != nil {
+			return err
+		}
+		if validateOnly {
+			return nil
+		}
+		s.log.Info("Updating topic with new configuration", zap.String("topic", name), zap.String("config", formatTopicConfig(cfg)))
+		return s.changeEntityConfig(zkpaths.EntityTopics, name, cfg)
+	case configResourceBroker:
+		entity, err := s.brokerEntity(name)
+		if err != nil {
+			return err
+		}
+		if err := validateDynamicBrokerConfig(cfg); err != nil {
+			return err
+		}
+		if validateOnly {
+			return nil
+		}
+		return s.changeEntityConfig(zkpaths.EntityBrokers, entity, cfg)
+	}
+	return topicErr(kerr.InvalidRequest, "AlterConfigs is only supported for topics and brokers, but resource type is %s", configResourceTypeName(t))
+}
+
+// brokerEntity maps a BROKER resource name to its /config/brokers entity:
+// the empty name is the cluster-wide default, anything else must be this
+// broker's id.
+func (s *Server) brokerEntity(name string) (string, error) {
+	if name == "" {
+		return zkpaths.DefaultEntity, nil
+	}
+	if err := s.brokerIDOf(name, ""); err != nil {
+		return "", err
+	}
+	return name, nil
+}
+
+// configNames lists names for an error message, sorted and without
+// duplicates.
+func configNames(names []string) string {
+	slices.Sort(names)
+	return strings.Join(slices.Compact(names), ",")
+}

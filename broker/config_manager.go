@@ -1,0 +1,471 @@
+package broker
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"maps"
+	"sort"
+	"strconv"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/go-zookeeper/zk"
+	"github.com/twmb/franz-go/pkg/kmsg"
+	"go.uber.org/zap"
+
+	"github.com/zkafka/zkafka/storage"
+	"github.com/zkafka/zkafka/zkpaths"
+)
+
+// configChangeExpiration is how old a /config/changes notification must be
+// before a broker deletes it (Kafka's changeExpirationMs).
+const configChangeExpiration = 15 * time.Minute
+
+// configManager is Kafka's DynamicConfigManager with its
+// ZkNodeChangeNotificationListener, and the broker's DynamicBrokerConfig.
+//
+// It keeps the broker configuration in layers, most specific first:
+// /config/brokers/<id>, /config/brokers/<default>, server.properties, Kafka's
+// defaults. Topic log configs are computed from the effective broker values
+// with /config/topics/<t> on top.
+//
+// One goroutine (run) processes /config/changes: a child watch or a new
+// ZooKeeper session only wakes it. It applies every notification with a
+// sequence number above the last one it applied — all of them after a start,
+// as Kafka does — by re-reading the entity's config znode, then deletes the
+// notifications older than configChangeExpiration.
+type configManager struct {
+	s      *Server
+	log    *zap.Logger
+	static map[string]string // server.properties as supplied
+
+	mu         sync.RWMutex
+	dynDefault map[string]string // /config/brokers/<default>
+	dynBroker  map[string]string // /config/brokers/<id>
+
+	wake         chan struct{}
+	clock        atomic.Pointer[func() time.Time] // tests move time forward
+	lastExecuted int64                            // sequence number; only run touches it
+}
+
+func newConfigManager(s *Server) *configManager {
+	m := &configManager{
+		s: s, log: s.log.Named("dynamic-config-manager"), static: s.cfg.Properties,
+		dynDefault: map[string]string{}, dynBroker: map[string]string{},
+		wake: make(chan struct{}, 1), lastExecuted: -1,
+	}
+	now := time.Now
+	m.clock.Store(&now)
+	return m
+}
+
+// lookup returns the effective value of a broker config and where it comes
+// from.
+func (m *configManager) lookup(name string) (string, int8, bool) {
+	m.mu.RLock()
+	defer m.mu.RUnlock()
+	for _, layer := range []struct {
+		values map[string]string
+		source int8
+	}{{m.dynBroker, sourceDynamicBroker}, {m.dynDefault, sourceDynamicDefault}, {m.static, sourceStaticBrokerConfig}} {
+		if v, ok := hasValue(layer.values, name); ok {
+			return v, layer.source, true
+		}
+	}
+	if v, ok := defaultValue(name); ok {
+		return v, sourceDefaultConfig, true
+	}
+	return "", 0, false
+}
+
+// defaultValue is Kafka's default of a broker config, if it has one.
+func defaultValue(name string) (string, bool) {
+	if v, ok := brokerDefaults[name]; ok {
+		return v, true
+	}
+	return hasValue(defaultProperties, name)
+}
+
+// brokerValue is the effective value of a broker config, "" when unset.
+func (m *configManager) brokerValue(name string) string {
+	v, _, _ := m.lookup(name)
+	return v
+}
+
+// topicDefault is the broker's default for a topic config, as Kafka's
+// copyKafkaConfigToLog computes it from the effective broker config.
+func (m *configManager) topicDefault(topicConfig string) string {
+	fromHours := func(ms, hours string) string {
+		if v, _, ok := m.lookup(ms); ok {
+			return v
+		}
+		return strconv.FormatInt(parseMillis(m.brokerValue(hours))*3600000, 10)
+	}
+	switch topicConfig {
+	case "retention.ms":
+		ms := int64(0)
+		if v, _, ok := m.lookup("log.retention.ms"); ok {
+			ms = parseMillis(v)
+		} else if v, _, ok := m.lookup("log.retention.minutes"); ok {
+			ms = parseMillis(v) * 60000
+		} else {
+			ms = parseMillis(m.brokerValue("log.retention.hours")) * 3600000
+		}
+		return strconv.FormatInt(max(ms, -1), 10)
+	case "segment.ms":
+		return fromHours("log.roll.ms", "log.roll.hours")
+	case "segment.jitter.ms":
+		return fromHours("log.roll.jitter.ms", "log.roll.jitter.hours")
+	case "flush.ms":
+		if v, _, ok := m.lookup("log.flush.interval.ms"); ok {
+			return v
+		}
+		return m.brokerValue("log.flush.scheduler.interval.ms")
+	}
+	def, ok := topicConfigByName[topicConfig]
+	if !ok {
+		return ""
+	}
+	if def.brokerSynonym != "" {
+		if v, _, ok := m.lookup(def.brokerSynonym); ok {
+			return v
+		}
+	}
+	return def.kafkaDefault
+}
+
+// logDefaults is the LogConfig of a topic without overrides.
+func (m *configManager) logDefaults() storage.LogConfig {
+	return logConfigFromBroker(m.topicDefault)
+}
+
+// uncleanLeaderElection is the effective unclean.leader.election.enable.
+func (m *configManager) uncleanLeaderElection() bool {
+	v, _ := parseConfigValue("unclean.leader.election.enable", configTypeBoolean, m.brokerValue("unclean.leader.election.enable"))
+	return v == "true"
+}
+
+// synonyms lists where the named config (given under any of names) is set,
+// layer by layer, dropping the entries before the first one named name —
+// Kafka's configSynonyms, quirks included (retention.ms of a broker that only
+// sets log.retention.hours has no synonyms).
+func (m *configManager) synonyms(name string, names []string) []kmsg.DescribeConfigsResponseResourceConfigConfigSynonym {
+	m.mu.RLock()
+	layers := []struct {
+		values map[string]string
+		source int8
+	}{{m.dynBroker, sourceDynamicBroker}, {m.dynDefault, sourceDynamicDefault}, {m.static, sourceStaticBrokerConfig}}
+	var out []kmsg.DescribeConfigsResponseResourceConfigConfigSynonym
+	add := func(n, v string, source int8) {
+		s := kmsg.NewDescribeConfigsResponseResourceConfigConfigSynonym()
+		s.Name, s.Value, s.Source = n, kmsg.StringPtr(v), kmsg.ConfigSource(source)
+		out = append(out, s)
+	}
+	for _, layer := range layers {
+		for _, n := range names {
+			if v, ok := layer.values[n]; ok {
+				add(n, v, layer.source)
+			}
+		}
+	}
+	m.mu.RUnlock()
+	for _, n := range names {
+		if v, ok := defaultValue(n); ok {
+			add(n, v, sourceDefaultConfig)
+		}
+	}
+	for len(out) > 0 && out[0].Name != name {
+		out = out[1:]
+	}
+	return out
+}
+
+// dynamicLayer returns a copy of /config/brokers/<default> (entity
+// DefaultEntity) or of this broker's /config/brokers/<id>.
+func (m *configManager) dynamicLayer(perBroker bool) map[string]string {
+	m.mu.RLock()
+	defer m.mu.RUnlock()
+	if perBroker {
+		return maps.Clone(m.dynBroker)
+	}
+	return maps.Clone(m.dynDefault)
+}
+
+// loadBrokerConfigs reads /config/brokers/<default> and /config/brokers/<id>;
+// Kafka does it before the log manager starts, so logs open with them.
+func (m *configManager) loadBrokerConfigs() error {
+	for _, entity := range []string{zkpaths.DefaultEntity, strconv.Itoa(int(m.s.brokerID))} {
+		if err := m.reloadBrokerConfig(entity); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// reloadBrokerConfig re-reads one /config/brokers entity into its layer,
+// dropping (with a warning) entries that are not valid dynamic configs, as
+// Kafka does with persisted configs it cannot apply.
+func (m *configManager) reloadBrokerConfig(entity string) error {
+	cfg, err := m.s.readEntityConfig(zkpaths.BrokerConfigPath(entity))
+	if err != nil {
+		return err
+	}
+	for k, v := range cfg {
+		if err := validateDynamicBrokerConfig(map[string]string{k: v}); err != nil {
+			m.log.Warn("Ignoring a dynamic broker config that is not valid", zap.String("entity", entity), zap.String("config", k), zap.Error(err))
+			delete(cfg, k)
+		}
+	}
+	m.mu.Lock()
+	if entity == zkpaths.DefaultEntity {
+		m.dynDefault = cfg
+	} else {
+		m.dynBroker = cfg
+	}
+	m.mu.Unlock()
+	m.log.Info("Loaded dynamic broker config", zap.String("entity", entity), zap.String("config", formatTopicConfig(cfg)))
+	return nil
+}
+
+// start runs the notification processor until the server's context ends.
+func (m *configManager) start(ctx context.Context) {
+	// Watches die with an expired session; the replacement session must
+	// re-read /config/changes (Kafka's ZkStateChangeHandler does the same).
+	m.s.zk.OnNewSession(m.wakeUp)
+	m.s.wg.Add(1)
+	go func() {
+		defer m.s.wg.Done()
+		m.run(ctx)
+	}()
+}
+
+func (m *configManager) wakeUp() {
+	select {
+	case m.wake <- struct{}{}:
+	default:
+	}
+}
+
+func (m *configManager) run(ctx context.Context) {
+	const retryBackoff = time.Second
+	for {
+		watch, err := m.processNotifications()
+		var retry <-chan time.Time
+		if err != nil {
+			if ctx.Err() != nil {
+				return
+			}
+			m.log.Warn("Cannot process config change notifications; retrying", zap.Error(err))
+			retry = time.After(retryBackoff)
+		}
+		select {
+		case <-ctx.Done():
+			return
+		case <-watch:
+		case <-m.wake:
+		case <-retry:
+		}
+	}
+}
+
+// processNotifications lists /config/changes (setting the child watch),
+// applies the new notifications in sequence order and purges old ones.
+func (m *configManager) processNotifications() (<-chan zk.Event, error) {
+	children, _, watch, err := m.s.zk.ChildrenW(zkpaths.ConfigChanges)
+	if err != nil {
+		return nil, fmt.Errorf("list %s: %w", zkpaths.ConfigChanges, err)
+	}
+	type change struct {
+		name string
+		seq  int64
+	}
+	changes := make([]change, 0, len(children))
+	for _, c := range children {
+		seq, err := zkpaths.SequenceNumber(c)
+		if err != nil {
+			m.log.Warn("Ignoring a child of /config/changes that is not a notification", zap.String("child", c))
+			continue
+		}
+		changes = append(changes, change{c, seq})
+	}
+	sort.Slice(changes, func(i, j int) bool { return changes[i].seq < changes[j].seq })
+	for _, c := range changes {
+		if c.seq <= m.lastExecuted {
+			continue
+		}
+		if err := m.processNotification(zkpaths.ConfigChangePath(c.name)); err != nil {
+			return nil, err
+		}
+		m.lastExecuted = c.seq
+	}
+	m.purgeObsolete(children)
+	return watch, nil
+}
+
+// processNotification applies one notification. Only ZooKeeper failures are
+// returned (the notification is then retried); a malformed notification or
+// config is logged and skipped, as in Kafka.
+func (m *configManager) processNotification(path string) error {
+	data, _, err := m.s.zk.Get(path)
+	if errors.Is(err, zk.ErrNoNode) {
+		return nil // purged by another broker meanwhile
+	}
+	if err != nil {
+		return fmt.Errorf("read %s: %w", path, err)
+	}
+	n, err := zkpaths.DecodeConfigChangeNotification(data)
+	if err != nil {
+		m.log.Error("Ignoring a malformed config change notification", zap.String("path", path), zap.Error(err))
+		return nil
+	}
+	m.log.Info("Processing config change notification", zap.String("path", path), zap.String("entity-path", n.EntityPath))
+	switch n.EntityType() {
+	case zkpaths.EntityTopics:
+		return m.s.applyTopicConfigChange(n.EntityName())
+	case zkpaths.EntityBrokers:
+		name := n.EntityName()
+		if name != zkpaths.DefaultEntity && name != strconv.Itoa(int(m.s.brokerID)) {
+			return nil // another broker's own config
+		}
+		if err := m.reloadBrokerConfig(name); err != nil {
+			return err
+		}
+		return m.s.applyBrokerConfigChange()
+	case zkpaths.EntityClients, zkpaths.EntityUsers, "ips":
+		m.log.Info("Quota configs are stored but not enforced by this broker", zap.String("entity-path", n.EntityPath))
+		return nil
+	}
+	m.log.Error("Ignoring a config change of an unknown entity type", zap.String("entity-path", n.EntityPath))
+	return nil
+}
+
+// purgeObsolete deletes notifications created more than
+// configChangeExpiration ago; every broker does this, so losing a race to
+// delete is fine.
+func (m *configManager) purgeObsolete(children []string) {
+	now := (*m.clock.Load())()
+	for _, c := range children {
+		path := zkpaths.ConfigChangePath(c)
+		exists, stat, err := m.s.zk.Exists(path)
+		if err != nil || !exists {
+			continue
+		}
+		if now.Sub(time.UnixMilli(stat.Ctime)) <= configChangeExpiration {
+			continue
+		}
+		if err := m.s.zk.Delete(path, -1); err != nil && !errors.Is(err, zk.ErrNoNode) {
+			m.log.Warn("Cannot delete an expired config change notification", zap.String("path", path), zap.Error(err))
+			continue
+		}
+		m.log.Debug("Purged an expired config change notification", zap.String("path", path))
+	}
+}
+
+// readEntityConfig reads /config/<type>/<name>; a missing znode is an empty
+// config.
+func (s *Server) readEntityConfig(path string) (map[string]string, error) {
+	data, _, err := s.zk.Get(path)
+	if errors.Is(err, zk.ErrNoNode) {
+		return map[string]string{}, nil
+	}
+	if err != nil {
+		return nil, fmt.Errorf("read %s: %w", path, err)
+	}
+	ec, err := zkpaths.DecodeEntityConfig(data)
+	if err != nil {
+		return nil, fmt.Errorf("read %s: %w", path, err)
+	}
+	return ec.Config, nil
+}
+
+// changeEntityConfig replaces an entity's config the way Kafka's
+// AdminZkClient.changeConfigs does, so every broker (and Kafka's tools)
+// sees it: set or create /config/<type>/<name>, then create the sequential
+// notification /config/changes/config_change_ naming the entity.
+func (s *Server) changeEntityConfig(entityType, entityName string, config map[string]string) error {
+	path := zkpaths.EntityConfigPath(entityType, entityName)
+	data := zkpaths.EntityConfig{Config: config}.Encode()
+	if _, err := s.zk.Set(path, data, -1); errors.Is(err, zk.ErrNoNode) {
+		if err := s.zk.CreateIfMissing(path, data); err != nil {
+			return fmt.Errorf("create %s: %w", path, err)
+		}
+		// Lost a race with another writer's create: overwrite, last one wins.
+		if _, err := s.zk.Set(path, data, -1); err != nil {
+			return fmt.Errorf("write %s: %w", path, err)
+		}
+	} else if err != nil {
+		return fmt.Errorf("write %s: %w", path, err)
+	}
+	n := zkpaths.ConfigChangeNotification{EntityPath: entityType + "/" + entityName}
+	if _, err := s.zk.Create(zkpaths.ConfigChangePrefix, n.Encode(), zk.FlagSequence, zk.WorldACL(zk.PermAll)); err != nil {
+		return fmt.Errorf("create a config change notification for %s: %w", n.EntityPath, err)
+	}
+	s.log.Info("Changed entity config", zap.String("entity-path", n.EntityPath), zap.String("config", formatTopicConfig(config)))
+	return nil
+}
+
+// applyTopicConfigChange gives every local log of the topic its new config
+// (Kafka's TopicConfigHandler), and tells the controller, which may now elect
+// an unclean leader for the topic.
+func (s *Server) applyTopicConfigChange(topic string) error {
+	overrides, err := s.readEntityConfig(zkpaths.TopicConfigPath(topic))
+	if err != nil {
+		return err
+	}
+	cfg := s.defaultLogConfig()
+	if err := applyTopicConfig(&cfg, overrides); err != nil {
+		s.log.Error("Ignoring an invalid topic config", zap.String("topic", topic), zap.String("config", formatTopicConfig(overrides)), zap.Error(err))
+		return nil
+	}
+	minInsync := s.topicConfigValue(overrides, "min.insync.replicas")
+	n := 0
+	for tp, l := range s.logs.All() {
+		if tp.Topic != topic {
+			continue
+		}
+		if err := l.SetConfig(cfg); err != nil {
+			s.log.Error("Cannot apply a topic config to a log", zap.Stringer("partition", tp), zap.Error(err))
+			continue
+		}
+		if p, ok := s.replicas.Partition(tp.Topic, tp.Partition); ok {
+			v, _ := strconv.ParseInt(minInsync, 10, 32)
+			p.SetMinInsyncReplicas(int32(v))
+		}
+		n++
+	}
+	s.log.Info("Applied topic config", zap.String("topic", topic), zap.String("config", formatTopicConfig(overrides)), zap.Int("logs", n))
+	return nil
+}
+
+// topicConfigValue is a topic config's effective value, normalized: the
+// override, else the broker default.
+func (s *Server) topicConfigValue(overrides map[string]string, name string) string {
+	def := topicConfigByName[name]
+	raw, ok := overrides[name]
+	if !ok {
+		raw = s.configs.topicDefault(name)
+	}
+	v, err := parseConfigValue(name, def.typ, raw)
+	if err != nil {
+		return def.kafkaDefault
+	}
+	return v
+}
+
+// applyBrokerConfigChange recomputes every local log's config after the
+// broker defaults changed (Kafka's DynamicLogConfig.reconfigure): topic
+// overrides stay, everything else follows the new defaults.
+func (s *Server) applyBrokerConfigChange() error {
+	topics := map[string]bool{}
+	for tp := range s.logs.All() {
+		topics[tp.Topic] = true
+	}
+	for topic := range topics {
+		if err := s.applyTopicConfigChange(topic); err != nil {
+			return err
+		}
+	}
+	return nil
+}
