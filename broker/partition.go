@@ -39,8 +39,10 @@ type Partition struct {
 	remote map[int32]*replicaState
 	// hwChanged is closed and replaced whenever the high watermark, the ISR
 	// or the leadership changes: consumer fetches and acks=all produces wait
-	// on it. dataChanged is closed on those changes and on every append:
-	// follower fetches wait on it.
+	// on it. dataChanged is closed on every append and leadership change:
+	// follower fetches wait on it. As in Kafka, a follower's waiting fetch is
+	// not answered early because the high watermark moved, so a follower
+	// learns the high watermark one fetch late.
 	hwChanged   chan struct{}
 	dataChanged chan struct{}
 }
@@ -193,9 +195,8 @@ func (p *Partition) appendAsLeader(records []byte, acks int16) (storage.AppendIn
 		return info, epoch, err
 	}
 	p.mu.Lock()
-	if !p.maybeIncrementHighWatermarkLocked() {
-		p.notifyDataLocked()
-	}
+	p.maybeIncrementHighWatermarkLocked()
+	p.notifyDataLocked()
 	p.mu.Unlock()
 	return info, epoch, nil
 }
@@ -239,7 +240,7 @@ func (p *Partition) maybeIncrementHighWatermarkLocked() bool {
 	}
 	if hw > p.log.HighWatermark() {
 		p.log.SetHighWatermark(hw)
-		p.notifyLocked()
+		p.notifyHighWatermarkLocked()
 		return true
 	}
 	return false
@@ -322,7 +323,7 @@ func (p *Partition) adoptIsr(leaderEpoch int32, isr []int32, zkVersion int32) bo
 	}
 	p.isr, p.zkVersion = slices.Clone(isr), zkVersion
 	p.maybeIncrementHighWatermarkLocked()
-	p.notifyLocked()
+	p.notifyHighWatermarkLocked()
 	return true
 }
 
@@ -336,10 +337,15 @@ func (p *Partition) updateFollowerHighWatermark(leaderHW int64) {
 	}
 }
 
+// notifyLocked wakes every waiter: the leadership changed.
 func (p *Partition) notifyLocked() {
+	p.notifyHighWatermarkLocked()
+	p.notifyDataLocked()
+}
+
+func (p *Partition) notifyHighWatermarkLocked() {
 	close(p.hwChanged)
 	p.hwChanged = make(chan struct{})
-	p.notifyDataLocked()
 }
 
 func (p *Partition) notifyDataLocked() {

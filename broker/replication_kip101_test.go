@@ -1,0 +1,308 @@
+package broker_test
+
+// KIP-101's two motivating failures, reproduced deterministically. The test
+// plays the controller: it holds /controller itself (so no broker becomes
+// controller) and sends LeaderAndIsr requests, which fixes every leadership
+// change and its order. With replica.truncation.mode=hw (the pre-0.11 rule:
+// a new follower cuts its log at its own high watermark) the acknowledged
+// record is lost, or the replicas diverge; with the default (epoch) they do
+// not.
+
+import (
+	"context"
+	"encoding/binary"
+	"fmt"
+	"net"
+	"slices"
+	"strconv"
+	"testing"
+	"time"
+
+	"github.com/go-zookeeper/zk"
+	"github.com/twmb/franz-go/pkg/kmsg"
+	"go.uber.org/zap"
+	"go.uber.org/zap/zaptest"
+
+	"github.com/zkafka/zkafka/broker"
+	"github.com/zkafka/zkafka/internal/testcluster"
+	"github.com/zkafka/zkafka/internal/zkclient"
+	"github.com/zkafka/zkafka/internal/zktest"
+	"github.com/zkafka/zkafka/storage"
+	"github.com/zkafka/zkafka/zkpaths"
+)
+
+const fakeControllerEpoch = 1
+
+// fakeController is the test in the controller's seat.
+type fakeController struct {
+	t       *testing.T
+	connect string
+	zk      *zkclient.Client
+	mode    string
+	dirs    map[int32]string
+	servers map[int32]*broker.Server
+}
+
+func newFakeController(t *testing.T, mode string) *fakeController {
+	connect := zktest.NewChroot(t)
+	zkc := zkSession(t, connect)
+	for _, p := range zkpaths.PersistentPaths {
+		if err := zkc.CreateIfMissing(p, nil); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if _, err := zkc.Create(zkpaths.Controller, zkpaths.ControllerRegistration{BrokerID: 99, Timestamp: time.Now().UnixMilli()}.Encode(),
+		zk.FlagEphemeral, zk.WorldACL(zk.PermAll)); err != nil {
+		t.Fatal(err)
+	}
+	if err := zkc.CreateIfMissing(zkpaths.ControllerEpoch, zkpaths.EncodeControllerEpoch(fakeControllerEpoch)); err != nil {
+		t.Fatal(err)
+	}
+	fc := &fakeController{t: t, connect: connect, zk: zkc, mode: mode, dirs: map[int32]string{}, servers: map[int32]*broker.Server{}}
+	// The log dirs exist before the brokers' cleanup is registered, so they
+	// are removed after the brokers stop.
+	for _, id := range []int32{1, 2} {
+		fc.dirs[id] = t.TempDir()
+	}
+	t.Cleanup(func() {
+		for id := range fc.servers {
+			fc.stop(id)
+		}
+	})
+	return fc
+}
+
+// start starts (or restarts, on its old log dir) broker 1 or 2.
+func (fc *fakeController) start(id int32) {
+	fc.t.Helper()
+	cfg, err := broker.NewConfig(map[string]string{
+		"broker.id":         strconv.Itoa(int(id)),
+		"listeners":         "PLAINTEXT://127.0.0.1:0",
+		"log.dirs":          fc.dirs[id],
+		"zookeeper.connect": fc.connect,
+		// A follower's fetch that finds nothing new waits long: it learns
+		// the leader's new high watermark only with its next fetch, and no
+		// refetch races the steps of the scenario.
+		"replica.fetch.wait.max.ms": "30000",
+		"replica.fetch.backoff.ms":  "50",
+		"replica.truncation.mode":   fc.mode,
+		// There is no controller to ask.
+		"controlled.shutdown.enable": "false",
+	})
+	if err != nil {
+		fc.t.Fatal(err)
+	}
+	s := broker.NewServer(cfg, zaptest.NewLogger(fc.t, zaptest.Level(zap.WarnLevel)).Named(fmt.Sprintf("broker-%d", id)))
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	if err := s.Start(ctx); err != nil {
+		fc.t.Fatal(err)
+	}
+	fc.servers[id] = s
+}
+
+func (fc *fakeController) stop(id int32) {
+	if s := fc.servers[id]; s != nil {
+		s.Shutdown()
+		delete(fc.servers, id)
+	}
+}
+
+func (fc *fakeController) addr(id int32) string {
+	a, _ := fc.servers[id].ListenerAddr("PLAINTEXT")
+	return a
+}
+
+// leaderAndIsr sends one partition state of topic-0 to broker target, and
+// records it in the state znode as a controller would.
+func (fc *fakeController) leaderAndIsr(target int32, topic string, leader, leaderEpoch int32, isr, replicas []int32) {
+	fc.t.Helper()
+	state := zkpaths.LeaderAndIsr{Leader: leader, LeaderEpoch: leaderEpoch, ISR: isr, ControllerEpoch: fakeControllerEpoch}
+	path := zkpaths.PartitionStatePath(topic, 0)
+	if err := fc.zk.CreateIfMissing(path, state.Encode()); err != nil {
+		fc.t.Fatal(err)
+	}
+	stat, err := fc.zk.Set(path, state.Encode(), -1)
+	if err != nil {
+		fc.t.Fatal(err)
+	}
+	req := kmsg.NewPtrLeaderAndISRRequest()
+	req.ControllerID, req.ControllerEpoch = 99, fakeControllerEpoch
+	ps := kmsg.NewLeaderAndISRRequestTopicPartition()
+	ps.Topic, ps.Partition, ps.ControllerEpoch = topic, 0, fakeControllerEpoch
+	ps.Leader, ps.LeaderEpoch, ps.ISR, ps.Replicas, ps.ZKVersion = leader, leaderEpoch, isr, replicas, stat.Version
+	req.PartitionStates = append(req.PartitionStates, ps)
+	if s := fc.servers[leader]; s != nil {
+		host, port := splitAddr(fc.t, fc.addr(leader))
+		l := kmsg.NewLeaderAndISRRequestLiveLeader()
+		l.BrokerID, l.Host, l.Port = leader, host, port
+		req.LiveLeaders = append(req.LiveLeaders, l)
+	}
+	resp := raw(fc.t, fc.addr(target), req, 1).(*kmsg.LeaderAndISRResponse)
+	if resp.ErrorCode != 0 || len(resp.Partitions) != 1 || resp.Partitions[0].ErrorCode != 0 {
+		fc.t.Fatalf("LeaderAndIsr to %d: %+v", target, resp)
+	}
+}
+
+func splitAddr(t *testing.T, addr string) (string, int32) {
+	host, portStr, err := net.SplitHostPort(addr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	port, err := strconv.Atoi(portStr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return host, int32(port)
+}
+
+func (fc *fakeController) produce(leader int32, topic string, acks int16, value string) int64 {
+	fc.t.Helper()
+	err, offset := produceAcks(fc.t, fc.addr(leader), topic, acks, value)
+	if err != nil {
+		fc.t.Fatalf("produce %q to %d: %v", value, leader, err)
+	}
+	return offset
+}
+
+func (fc *fakeController) partition(id int32, topic string) *broker.Partition {
+	fc.t.Helper()
+	p, ok := fc.servers[id].ReplicaManager().Partition(topic, 0)
+	if !ok {
+		fc.t.Fatalf("broker %d has no replica of %s-0", id, topic)
+	}
+	return p
+}
+
+// logValues returns the values of every record in the replica's log.
+func (fc *fakeController) logValues(id int32, topic string) []string {
+	fc.t.Helper()
+	return recordValues(fc.t, fc.partition(id, topic).Log())
+}
+
+func recordValues(t *testing.T, l *storage.Log) []string {
+	t.Helper()
+	data, err := l.Read(l.LogStartOffset(), 1<<20, l.LogEndOffset(), true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var values []string
+	for len(data) > 0 {
+		var b kmsg.RecordBatch
+		if err := b.ReadFrom(data); err != nil {
+			t.Fatal(err)
+		}
+		data = data[12+b.Length:]
+		recs := b.Records
+		for range b.NumRecords {
+			n, used := binary.Varint(recs)
+			var r kmsg.Record
+			if err := r.ReadFrom(recs[:used+int(n)]); err != nil {
+				t.Fatal(err)
+			}
+			recs = recs[used+int(n):]
+			values = append(values, string(r.Value))
+		}
+	}
+	return values
+}
+
+// TestKIP101Scenario1 — high-watermark truncation followed by an immediate
+// leader change. Leader B (2) and follower A (1) both have m1, m2, and m2 is
+// acknowledged (B's high watermark is 2), but A's high watermark is still 1:
+// a follower learns it one fetch late. A becomes follower again under a new
+// leader epoch; then B dies and A, still in the ISR, is elected. With HW
+// truncation A has cut m2 at its high watermark and the acknowledged record is
+// gone; with epochs A truncates only once the leader says where its epoch
+// ends, so it keeps m2.
+func TestKIP101Scenario1(t *testing.T) {
+	for _, c := range []struct {
+		mode string
+		want []string
+	}{
+		{"hw", []string{"m1"}},
+		{"epoch", []string{"m1", "m2"}},
+	} {
+		t.Run(c.mode, func(t *testing.T) {
+			const topic = "kip101-1"
+			fc := newFakeController(t, c.mode)
+			fc.start(1)
+			fc.start(2)
+			replicas := []int32{2, 1}
+			fc.leaderAndIsr(2, topic, 2, 1, replicas, replicas)
+			fc.leaderAndIsr(1, topic, 2, 1, replicas, replicas)
+			fc.produce(2, topic, -1, "m1")
+			if off := fc.produce(2, topic, -1, "m2"); off != 1 {
+				t.Fatalf("m2 at offset %d", off)
+			}
+			a := fc.partition(1, topic)
+			if a.Log().LogEndOffset() != 2 || a.HighWatermark() != 1 || fc.partition(2, topic).HighWatermark() != 2 {
+				t.Fatalf("precondition: follower LEO %d HW %d, leader HW %d; want 2, 1, 2",
+					a.Log().LogEndOffset(), a.HighWatermark(), fc.partition(2, topic).HighWatermark())
+			}
+
+			fc.leaderAndIsr(1, topic, 2, 2, replicas, replicas) // A follows B again, in epoch 2
+			fc.stop(2)                                          // B dies
+			fc.leaderAndIsr(1, topic, 1, 3, []int32{1}, replicas)
+
+			got := fc.logValues(1, topic)
+			t.Logf("mode %s: new leader's log %v (m2 was acknowledged)", c.mode, got)
+			if !slices.Equal(got, c.want) {
+				t.Fatalf("mode %s: new leader holds %v, want %v", c.mode, got, c.want)
+			}
+		})
+	}
+}
+
+// TestKIP101Scenario2 — replica divergence after both replicas restart. A (1)
+// holds m1 (epoch 1) and m2 (epoch 2) with high watermark 2; B (2) holds only
+// m1, as after a power loss took B's unflushed m2 (here B simply never got
+// it). Both are down; B comes back first and is elected, and appends m3 at
+// offset 1. A comes back as B's follower. With HW truncation A keeps
+// everything below its high watermark 2, so offset 1 is m2 on A and m3 on B
+// for ever; with epochs A asks B where epoch 2 ends (B answers: epoch 1 ends
+// at 1), truncates m2 and fetches m3.
+func TestKIP101Scenario2(t *testing.T) {
+	for _, mode := range []string{"hw", "epoch"} {
+		t.Run(mode, func(t *testing.T) {
+			const topic = "kip101-2"
+			fc := newFakeController(t, mode)
+			fc.start(1)
+			fc.start(2)
+			replicas := []int32{1, 2}
+			fc.leaderAndIsr(1, topic, 1, 1, replicas, replicas)
+			fc.leaderAndIsr(2, topic, 1, 1, replicas, replicas)
+			fc.produce(1, topic, -1, "m1")
+			fc.stop(2)
+			fc.leaderAndIsr(1, topic, 1, 2, []int32{1}, replicas)
+			fc.produce(1, topic, -1, "m2")
+			if hw := fc.partition(1, topic).HighWatermark(); hw != 2 {
+				t.Fatalf("A's high watermark %d, want 2", hw)
+			}
+			fc.stop(1)
+
+			fc.start(2)
+			fc.leaderAndIsr(2, topic, 2, 3, []int32{2}, replicas)
+			if off := fc.produce(2, topic, 1, "m3"); off != 1 {
+				t.Fatalf("m3 at offset %d, want 1", off)
+			}
+			fc.start(1)
+			fc.leaderAndIsr(1, topic, 2, 3, []int32{2}, replicas)
+			fc.produce(2, topic, 1, "m4")
+
+			leader := fc.partition(2, topic).Log()
+			follower := fc.partition(1, topic).Log()
+			testcluster.WaitFor(t, 20*time.Second, "the follower to reach the leader's log end", func() bool {
+				return follower.LogEndOffset() == leader.LogEndOffset()
+			})
+			a, b := fc.logValues(1, topic), fc.logValues(2, topic)
+			t.Logf("mode %s: A %v, B %v", mode, a, b)
+			if !slices.Equal(b, []string{"m1", "m3", "m4"}) {
+				t.Fatalf("leader B holds %v", b)
+			}
+			if diverged := !slices.Equal(a, b); diverged != (mode == "hw") {
+				t.Fatalf("mode %s: follower A holds %v, leader B %v; divergence expected only with hw", mode, a, b)
+			}
+		})
+	}
+}
