@@ -494,3 +494,48 @@ func TestStartupLoadsDynamicBrokerConfigs(t *testing.T) {
 		t.Errorf("cluster default configs %+v, want only log.segment.bytes (the invalid entry dropped)", res.Configs)
 	}
 }
+
+// TestUncleanElectionConfigElectsOfflinePartition takes a partition offline
+// with its only ISR member down, then enables unclean.leader.election.enable
+// on the topic, or cluster-wide in /config/brokers/<default>: the broker that
+// processes the change tells the controller, which elects the out-of-sync
+// replica.
+func TestUncleanElectionConfigElectsOfflinePartition(t *testing.T) {
+	for _, tc := range []struct {
+		name   string
+		typ    kmsg.ConfigResourceType
+		entity string
+	}{
+		{"topic override", kmsg.ConfigResourceTypeTopic, "unclean"},
+		{"broker default", kmsg.ConfigResourceTypeBroker, ""},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			c := testcluster.Start(t, testcluster.Options{Brokers: 2})
+			createTopicWithConfigs(t, c, "unclean", 2, nil)
+			c.StopBroker(2)
+			c.WaitFor("the ISR to shrink to broker 1", func() bool {
+				s, ok := c.PartitionState("unclean", 0)
+				return ok && slices.Equal(s.ISR, []int32{1})
+			})
+			c.StopBroker(1)
+			c.StartBroker(2)
+			c.WaitFor("the partition to be offline under broker 2's control", func() bool {
+				s, ok := c.PartitionState("unclean", 0)
+				return ok && s.Leader == -1 && c.Broker(2).Controller().IsActive()
+			})
+
+			req := kmsg.NewPtrIncrementalAlterConfigsRequest()
+			r := kmsg.NewIncrementalAlterConfigsRequestResource()
+			r.ResourceType, r.ResourceName = tc.typ, tc.entity
+			r.Configs = []kmsg.IncrementalAlterConfigsRequestResourceConfig{{Name: "unclean.leader.election.enable", Op: kmsg.IncrementalAlterConfigOpSet, Value: kmsg.StringPtr("true")}}
+			req.Resources = append(req.Resources, r)
+			c.WaitFor("broker 2 to accept the config change", func() bool {
+				return raw(t, c.Addr(2), req, 1).(*kmsg.IncrementalAlterConfigsResponse).Resources[0].ErrorCode == 0
+			})
+			c.WaitFor("an unclean leader", func() bool {
+				s, ok := c.PartitionState("unclean", 0)
+				return ok && s.Leader == 2
+			})
+		})
+	}
+}

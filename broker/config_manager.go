@@ -407,17 +407,31 @@ func (s *Server) changeEntityConfig(entityType, entityName string, config map[st
 }
 
 // applyTopicConfigChange gives every local log of the topic its new config
-// (Kafka's TopicConfigHandler), and tells the controller, which may now elect
-// an unclean leader for the topic.
+// (Kafka's TopicConfigHandler), and, when the topic now allows unclean leader
+// election, tells the controller, which may elect leaders for its offline
+// partitions.
 func (s *Server) applyTopicConfigChange(topic string) error {
 	overrides, err := s.readEntityConfig(zkpaths.TopicConfigPath(topic))
 	if err != nil {
 		return err
 	}
+	if !s.applyTopicLogConfig(topic, overrides) {
+		return nil
+	}
+	if s.topicConfigValue(overrides, "unclean.leader.election.enable") == "true" {
+		s.controller.TopicConfigChanged(topic)
+	}
+	return nil
+}
+
+// applyTopicLogConfig sets the config of the topic's local logs and
+// partitions from its overrides over the broker defaults; an invalid stored
+// config is logged and left unapplied (false).
+func (s *Server) applyTopicLogConfig(topic string, overrides map[string]string) bool {
 	cfg := s.defaultLogConfig()
 	if err := applyTopicConfig(&cfg, overrides); err != nil {
 		s.log.Error("Ignoring an invalid topic config", zap.String("topic", topic), zap.String("config", formatTopicConfig(overrides)), zap.Error(err))
-		return nil
+		return false
 	}
 	minInsync := s.topicConfigValue(overrides, "min.insync.replicas")
 	n := 0
@@ -436,7 +450,7 @@ func (s *Server) applyTopicConfigChange(topic string) error {
 		n++
 	}
 	s.log.Info("Applied topic config", zap.String("topic", topic), zap.String("config", formatTopicConfig(overrides)), zap.Int("logs", n))
-	return nil
+	return true
 }
 
 // topicConfigValue is a topic config's effective value, normalized: the
@@ -456,16 +470,21 @@ func (s *Server) topicConfigValue(overrides map[string]string, name string) stri
 
 // applyBrokerConfigChange recomputes every local log's config after the
 // broker defaults changed (Kafka's DynamicLogConfig.reconfigure): topic
-// overrides stay, everything else follows the new defaults.
+// overrides stay, everything else follows the new defaults. The controller
+// learns the broker's unclean.leader.election.enable, which it falls back
+// to for topics without an override.
 func (s *Server) applyBrokerConfigChange() error {
 	topics := map[string]bool{}
 	for tp := range s.logs.All() {
 		topics[tp.Topic] = true
 	}
 	for topic := range topics {
-		if err := s.applyTopicConfigChange(topic); err != nil {
+		overrides, err := s.readEntityConfig(zkpaths.TopicConfigPath(topic))
+		if err != nil {
 			return err
 		}
+		s.applyTopicLogConfig(topic, overrides)
 	}
+	s.controller.BrokerConfigChanged(s.configs.uncleanLeaderElection())
 	return nil
 }
