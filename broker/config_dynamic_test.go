@@ -222,6 +222,18 @@ func TestAlterTopicConfigAppliesToRunningLogs(t *testing.T) {
 	if cp := byName["cleanup.policy"]; *cp.Value != "delete" || cp.Source != kmsg.ConfigSourceDefaultConfig || cp.ConfigType != kmsg.ConfigTypeList {
 		t.Errorf("cleanup.policy = %+v", cp)
 	}
+	// Version 0 has is_default instead of a source, and no synonyms.
+	v0 := kmsg.NewPtrDescribeConfigsRequest()
+	v0.Resources = []kmsg.DescribeConfigsRequestResource{{ResourceType: kmsg.ConfigResourceTypeTopic, ResourceName: "dyn", ConfigNames: []string{"retention.ms", "retention.bytes"}}}
+	v0Configs := raw(t, c.Addr(other), v0, 0).(*kmsg.DescribeConfigsResponse).Resources[0].Configs
+	if len(v0Configs) != 2 {
+		t.Errorf("v0 described %d configs, asked for 2", len(v0Configs))
+	}
+	for _, e := range v0Configs {
+		if e.IsDefault != (e.Name == "retention.ms") {
+			t.Errorf("v0 %s: is_default %v", e.Name, e.IsDefault)
+		}
+	}
 	if res := describeRaw(t, c.Addr(1), kmsg.ConfigResourceTypeTopic, "no-such-topic"); res.ErrorCode != kerr.UnknownTopicOrPartition.Code {
 		t.Errorf("describe a missing topic: code %d, want UNKNOWN_TOPIC_OR_PARTITION", res.ErrorCode)
 	}
@@ -406,6 +418,17 @@ func TestAlterConfigsRejectsBadInput(t *testing.T) {
 	if data, _, _ := c.ZooKeeper().Get(zkpaths.TopicConfigPath("guarded")); string(data) != `{"version":1,"config":{"cleanup.policy":"compact","retention.ms":"1000"}}` {
 		t.Errorf("/config/topics/guarded = %s", data)
 	}
+
+	// DELETE drops the override: the log falls back to the broker default.
+	del := kmsg.NewPtrIncrementalAlterConfigsRequest()
+	dr := kmsg.NewIncrementalAlterConfigsRequestResource()
+	dr.ResourceType, dr.ResourceName = kmsg.ConfigResourceTypeTopic, "guarded"
+	dr.Configs = []kmsg.IncrementalAlterConfigsRequestResourceConfig{{Name: "retention.ms", Op: kmsg.IncrementalAlterConfigOpDelete}}
+	del.Resources = append(del.Resources, dr)
+	if r := raw(t, addr, del, 0).(*kmsg.IncrementalAlterConfigsResponse).Resources[0]; r.ErrorCode != 0 {
+		t.Fatalf("delete: %v %s", kerr.ErrorForCode(r.ErrorCode), msg(r.ErrorMessage))
+	}
+	waitForLogConfig(t, c, "guarded", "retention.ms back to the broker default", func(cfg storage.LogConfig) bool { return cfg.RetentionMs == 7*24*3600*1000 }, 1)
 }
 
 // TestLegacyNotificationAndExpiry writes a config change the way an old

@@ -165,7 +165,7 @@ func (m *configManager) synonyms(name string, names []string) []kmsg.DescribeCon
 	}
 	for _, layer := range layers {
 		for _, n := range names {
-			if v, ok := layer.values[n]; ok {
+			if v, ok := hasValue(layer.values, n); ok {
 				add(n, v, layer.source)
 			}
 		}
@@ -388,11 +388,12 @@ func (s *Server) changeEntityConfig(entityType, entityName string, config map[st
 	path := zkpaths.EntityConfigPath(entityType, entityName)
 	data := zkpaths.EntityConfig{Config: config}.Encode()
 	if _, err := s.zk.Set(path, data, -1); errors.Is(err, zk.ErrNoNode) {
-		if err := s.zk.CreateIfMissing(path, data); err != nil {
-			return fmt.Errorf("create %s: %w", path, err)
+		_, err = s.zk.Create(path, data, 0, zk.WorldACL(zk.PermAll))
+		if errors.Is(err, zk.ErrNodeExists) {
+			// Another writer created it meanwhile: the last write wins.
+			_, err = s.zk.Set(path, data, -1)
 		}
-		// Lost a race with another writer's create: overwrite, last one wins.
-		if _, err := s.zk.Set(path, data, -1); err != nil {
+		if err != nil {
 			return fmt.Errorf("write %s: %w", path, err)
 		}
 	} else if err != nil {

@@ -2,6 +2,7 @@ package broker
 
 import (
 	"fmt"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -87,10 +88,8 @@ var dynamicBrokerConfigs = func() map[string]bool {
 // synonyms of topic configs share the topic config's description.
 func brokerConfigDoc(name string) *string {
 	for _, def := range topicConfigDefs {
-		for _, syn := range brokerConfigSynonyms(def.brokerSynonym) {
-			if def.brokerSynonym != "" && syn == name {
-				return kmsg.StringPtr("The broker default of topic config " + def.name + ". " + def.doc)
-			}
+		if def.brokerSynonym != "" && slices.Contains(brokerConfigSynonyms(def.brokerSynonym), name) {
+			return kmsg.StringPtr("The broker default of topic config " + def.name + ". " + def.doc)
 		}
 	}
 	return nil

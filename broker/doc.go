@@ -19,6 +19,14 @@
 // newest controller epoch seen before anything is applied; a LeaderAndIsr
 // partition state is applied only when its leader epoch is newer.
 //
+// Dynamic configuration (config_manager*.go) is Kafka's DynamicConfigManager:
+// the broker config is layered /config/brokers/<id> over
+// /config/brokers/<default> over server.properties over Kafka's defaults, and
+// a topic's log config is /config/topics/<t> over that. Writers (the config
+// APIs, Kafka's tools) replace an entity's znode and add a sequential
+// /config/changes notification; one goroutine per broker, woken by a child
+// watch, re-reads the named entity and applies it to the running logs.
+//
 // Locking: each Partition has one mutex for leader, ISR and high-watermark
 // changes; appends to a log are serialized inside the log; the replica
 // manager's map lock is held only to look a partition up. Nothing on the
