@@ -562,3 +562,28 @@ func TestUncleanElectionConfigElectsOfflinePartition(t *testing.T) {
 		})
 	}
 }
+
+// TestConfigChangesSurviveSessionExpiry expires a broker's ZooKeeper session
+// (its child watch on /config/changes dies with it) and sees a change
+// written afterwards still applied.
+func TestConfigChangesSurviveSessionExpiry(t *testing.T) {
+	c := testcluster.Start(t, testcluster.Options{Brokers: 1})
+	createTopicWithConfigs(t, c, "expiry", 1, nil)
+	b := c.Broker(1)
+	oldEpoch := b.BrokerEpoch()
+	if err := b.ZooKeeper().ForceExpire(ctxT(t, 10*time.Second)); err != nil {
+		t.Fatal(err)
+	}
+	c.WaitFor("a new session", func() bool { return b.BrokerEpoch() > oldEpoch })
+	zkc := c.ZooKeeper()
+	if err := zkc.CreateIfMissing(zkpaths.TopicConfigPath("expiry"), nil); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := zkc.Set(zkpaths.TopicConfigPath("expiry"), []byte(`{"version":1,"config":{"segment.ms":"60000"}}`), -1); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := zkc.Create(zkpaths.ConfigChangePrefix, []byte(`{"version":2,"entity_path":"topics/expiry"}`), zk.FlagSequence, zk.WorldACL(zk.PermAll)); err != nil {
+		t.Fatal(err)
+	}
+	waitForLogConfig(t, c, "expiry", "the change written after the expiry to be applied", func(cfg storage.LogConfig) bool { return cfg.SegmentMs == 60000 }, 1)
+}
