@@ -46,6 +46,7 @@ func apiTable() map[int16]api {
 		alterPartitionReassignmentsAPI,
 		listPartitionReassignmentsAPI,
 		offsetForLeaderEpochAPI,
+		initProducerIDAPI,
 	}
 	m := make(map[int16]api, len(apis))
 	for _, a := range apis {

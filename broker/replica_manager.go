@@ -82,6 +82,10 @@ type ReplicaManager struct {
 	log       *zap.Logger
 	fetchers  *fetcherManager
 	isrChange *isrChangePropagator
+	// producerIDs serves InitProducerId; it lives here because producer
+	// state is partition state, and this broker has no transaction
+	// coordinator to own it.
+	producerIDs *producerIDManager
 
 	mu              sync.RWMutex
 	controllerEpoch int32
@@ -99,6 +103,7 @@ func newReplicaManager(cfg replicationConfig, brokerID int32, logs *storage.Mana
 	}
 	rm.fetchers = newFetcherManager(rm)
 	rm.isrChange = newIsrChangePropagator(zk, log.Named("isr-change"))
+	rm.producerIDs = newProducerIDManager(zk, brokerID, log.Named("producer-id-manager"))
 	return rm
 }
 

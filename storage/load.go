@@ -58,6 +58,9 @@ func openLog(dir string, cfg LogConfig, recoveryPoint, logStartOffset int64, log
 	if l.epochs, err = loadLeaderEpochCache(dir); err == nil {
 		err = l.epochs.truncateFromEnd(l.logEndOffset)
 	}
+	if err == nil {
+		err = l.rebuildProducerStateLocked()
+	}
 	if err != nil {
 		for _, s := range l.segments {
 			s.closeFiles()

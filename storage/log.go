@@ -63,6 +63,8 @@ type Log struct {
 
 	// epochs is the leader-epoch cache (leader-epoch-checkpoint); writers update it holding mu.
 	epochs *leaderEpochCache
+	// producers is the idempotent producers' state (producer_state.go), guarded by mu.
+	producers producerStates
 }
 
 // Dir is the log's directory, `<log.dirs entry>/<topic>-<partition>`.
@@ -205,6 +207,14 @@ func (l *Log) AppendAsLeader(records []byte, leaderEpoch int32) (AppendInfo, err
 	if err := l.writable(); err != nil {
 		return AppendInfo{}, err
 	}
+	if dup, ok, err := l.producers.checkProducerBatches(spans); err != nil {
+		return AppendInfo{}, err
+	} else if ok {
+		// Already written (a producer's retry): nothing is appended and the original offsets are
+		// returned, as Kafka does.
+		return AppendInfo{FirstOffset: dup.FirstOffset, LastOffset: dup.LastOffset, MaxTimestamp: dup.MaxTimestamp,
+			OffsetOfMaxTimestamp: dup.LastOffset, LogAppendTime: -1, LogStartOffset: l.LogStartOffset()}, nil
+	}
 	next := l.logEndOffset
 	for i := range spans {
 		b := records[spans[i].pos:]
@@ -215,6 +225,9 @@ func (l *Log) AppendAsLeader(records []byte, leaderEpoch int32) (AppendInfo, err
 	}
 	info, err := l.appendLocked(records, spans, cfg)
 	if err == nil && len(spans) > 0 {
+		for _, sp := range spans {
+			l.producers.update(sp.hdr)
+		}
 		err = l.assignEpochLocked(leaderEpoch, info.FirstOffset)
 	}
 	return info, err
@@ -261,6 +274,7 @@ func (l *Log) AppendAsFollower(records []byte) (AppendInfo, error) {
 	}
 	info, err := l.appendLocked(records, spans, cfg)
 	for i := 0; err == nil && i < len(spans); i++ {
+		l.producers.update(spans[i].hdr)
 		err = l.assignEpochLocked(spans[i].hdr.partitionLeaderEpoch, spans[i].hdr.baseOffset)
 	}
 	return info, err
@@ -354,6 +368,10 @@ func (l *Log) roll(newBase int64, cfg LogConfig) (*segment, error) {
 		return nil, l.fail("roll", err)
 	}
 	l.logger.Info("Rolled new log segment", zap.Int64("base-offset", newBase), zap.Int64("previous-base-offset", old.baseOffset))
+	if err := l.writeProducerSnapshotLocked(); err != nil {
+		// The state is rebuilt from an older snapshot and the log if this one is missing.
+		l.logger.Warn("Writing the producer snapshot failed", zap.Error(err))
+	}
 	if old.size > 0 {
 		l.flushes.Go(func() {
 			if err := l.flushTo(newBase); err != nil && !errors.Is(err, ErrLogClosed) {
@@ -472,6 +490,9 @@ func (l *Log) Truncate(to int64) error {
 	if err := l.epochs.truncateFromEnd(l.LogEndOffset()); err != nil {
 		return l.fail("truncate leader epochs", err)
 	}
+	if err := l.rebuildProducerStateLocked(); err != nil {
+		return l.fail("reload producer state", err)
+	}
 	return nil
 }
 
@@ -526,6 +547,9 @@ func (l *Log) TruncateFullyAndStartAt(offset int64) error {
 	}
 	if err := l.epochs.clear(); err != nil {
 		return l.fail("truncate leader epochs", err)
+	}
+	if err := l.clearProducerStateLocked(); err != nil {
+		return l.fail("clear producer state", err)
 	}
 	return nil
 }
@@ -632,6 +656,12 @@ func (l *Log) flushTo(offset int64) error {
 func (l *Log) Close() error {
 	l.mu.Lock()
 	defer l.mu.Unlock()
+	if l.writable() == nil {
+		// A snapshot at the LEO spares the next open a replay of the active segment.
+		if err := l.writeProducerSnapshotLocked(); err != nil {
+			l.logger.Warn("Writing the producer snapshot failed", zap.Error(err))
+		}
+	}
 	l.segMu.Lock()
 	if l.closed {
 		l.segMu.Unlock()

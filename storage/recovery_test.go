@@ -319,7 +319,9 @@ func TestRecoveryRemovesLeftovers(t *testing.T) {
 	for _, e := range entries {
 		names = append(names, e.Name())
 	}
-	want := []string{"00000000000000000000.index", "00000000000000000000.log", "00000000000000000000.timeindex", "leader-epoch-checkpoint"}
+	// The producer snapshot at the LEO was written when writeLog closed the log.
+	want := []string{"00000000000000000000.index", "00000000000000000000.log", "00000000000000000000.timeindex",
+		"00000000000000000006.snapshot", "leader-epoch-checkpoint"}
 	if !slices.Equal(names, want) {
 		t.Fatalf("directory holds %v, want %v", names, want)
 	}
