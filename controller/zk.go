@@ -74,15 +74,28 @@ func (c *Controller) setFenced(path string, data []byte, version int32) (int32, 
 	return res[0].Stat.Version, nil
 }
 
-// createPartitionState creates a partition's state znode and its parents (with null data).
+// createPartitionState creates a partition's state znode and its parent /partitions/<p> in one
+// fenced transaction (and /partitions first if the topic has none yet).
 func (c *Controller) createPartitionState(tp topicPartition, state leaderISRAndEpoch) error {
-	for _, parent := range []string{zkpaths.TopicPartitionsPath(tp.topic), zkpaths.PartitionPath(tp.topic, tp.partition)} {
-		if err := c.createFenced(parent, nil); err != nil && !errors.Is(err, zk.ErrNodeExists) {
-			return fmt.Errorf("create %s: %w", parent, err)
-		}
-	}
+	parent := zkpaths.PartitionPath(tp.topic, tp.partition)
 	path := zkpaths.PartitionStatePath(tp.topic, tp.partition)
-	if err := c.createFenced(path, state.znode().Encode()); err != nil {
+	data := state.znode().Encode()
+	create := func() error {
+		_, err := c.fencedMulti(&zk.CreateRequest{Path: parent}, &zk.CreateRequest{Path: path, Data: data})
+		return err
+	}
+	err := create()
+	if errors.Is(err, zk.ErrNoNode) {
+		if err := c.createFenced(zkpaths.TopicPartitionsPath(tp.topic), nil); err != nil && !errors.Is(err, zk.ErrNodeExists) {
+			return fmt.Errorf("create %s: %w", zkpaths.TopicPartitionsPath(tp.topic), err)
+		}
+		err = create()
+	}
+	if errors.Is(err, zk.ErrNodeExists) {
+		// The partition's znode outlived an earlier state (or a half-done creation).
+		err = c.createFenced(path, data)
+	}
+	if err != nil {
 		return fmt.Errorf("create %s: %w", path, err)
 	}
 	return nil
