@@ -24,8 +24,9 @@ import (
 
 func adminOf(c *testcluster.Cluster) *kadm.Client { return kadm.NewClient(c.Client()) }
 
-// createTopicWithConfigs creates a topic through kadm and waits until every
-// broker knows its leaders.
+// createTopicWithConfigs creates a one-partition topic through kadm on a
+// cluster whose brokers 1..N all run, and waits until every broker knows its
+// leader and every replica has its log.
 func createTopicWithConfigs(t *testing.T, c *testcluster.Cluster, name string, rf int16, configs map[string]*string) {
 	t.Helper()
 	resp, err := adminOf(c).CreateTopic(ctxT(t, 20*time.Second), 1, rf, configs, name)
@@ -36,6 +37,16 @@ func createTopicWithConfigs(t *testing.T, c *testcluster.Cluster, name string, r
 		t.Fatalf("create topic %s: %v", name, err)
 	}
 	c.WaitForLeader(name, 0)
+	brokers := int32(len(c.BootstrapAddrs()))
+	c.WaitFor("every replica of "+name+" to have its log", func() bool {
+		n := int16(0)
+		for id := int32(1); id <= brokers; id++ {
+			if _, ok := broker.LocalLog(c.Broker(id), name, 0); ok {
+				n++
+			}
+		}
+		return n == rf
+	})
 }
 
 // localLogConfig is the config of a broker's log of partition 0.
