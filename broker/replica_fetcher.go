@@ -225,7 +225,9 @@ func (f *replicaFetcher) doWork() bool {
 		f.log.Warn("Cannot connect to the leader", zap.Error(err))
 		return false
 	}
-	f.truncateAndReset()
+	if !f.truncateAndReset() {
+		return false
+	}
 	req, sent := f.buildFetch()
 	if len(sent) == 0 {
 		return false
@@ -363,26 +365,41 @@ func (f *replicaFetcher) appendFetched(st *fetchState, rp kmsg.FetchResponseTopi
 
 // truncateAndReset does the leader round trips that partitions need before
 // fetching: truncation by leader epoch, and the reset after
-// OFFSET_OUT_OF_RANGE.
-func (f *replicaFetcher) truncateAndReset() {
+// OFFSET_OUT_OF_RANGE. A partition the leader answers with an error (often
+// UNKNOWN_LEADER_EPOCH: the leader has not applied its LeaderAndIsr yet)
+// backs off; a connection failure ends the round (false).
+func (f *replicaFetcher) truncateAndReset() bool {
+	now := time.Now()
 	f.mu.Lock()
 	var todo []topicPartition
 	for tp, st := range f.partitions {
-		if st.truncating || st.resetting {
+		if (st.truncating || st.resetting) && !now.Before(st.delayUntil) {
 			todo = append(todo, tp)
 		}
 	}
 	f.mu.Unlock()
 	for _, tp := range todo {
 		if f.ctx.Err() != nil {
-			return
+			return false
 		}
-		if err := f.truncateOrReset(tp); err != nil {
+		err := f.truncateOrReset(tp)
+		var ke *kerr.Error
+		switch {
+		case err == nil:
+		case errors.As(err, &ke):
+			f.log.Info("Leader refused the truncation request; backing off", zap.Stringer("partition", tp), zap.Error(err))
+			f.mu.Lock()
+			if st, ok := f.partitions[tp]; ok {
+				st.delayUntil = time.Now().Add(f.rm.cfg.fetchBackoff)
+			}
+			f.mu.Unlock()
+		default:
 			f.log.Warn("Truncation before fetching failed; retrying", zap.Stringer("partition", tp), zap.Error(err))
 			f.disconnect()
-			return
+			return false
 		}
 	}
+	return true
 }
 
 func (f *replicaFetcher) truncateOrReset(tp topicPartition) error {
