@@ -15,12 +15,13 @@ import (
 // zkVersion and fenced. The other replicas get LeaderAndIsr with the partition's current state,
 // unless its topic is being deleted; a partition without a state znode only gets UpdateMetadata.
 // A partition whose only ISR member went offline is left with leader -1 and that member as its
-// ISR, so it comes back when that broker does. Reads and writes are pipelined; a write that lost
-// a race with the leader's own ISR update (BADVERSION) is redone from a fresh read.
+// ISR, so it comes back when that broker does. It decides from the cached state (see
+// currentStates) and writes batched and pipelined; a write that lost a race with the leader's
+// own ISR update (BADVERSION) is redone from a fresh read.
 func (c *Controller) removeReplicaFromISR(b *requestBatch, replica int32, partitions []topicPartition) error {
 	cc := c.cc
-	for remaining := partitions; len(remaining) > 0; {
-		reads := c.readPartitionStates(remaining)
+	for remaining, fresh := partitions, false; len(remaining) > 0; fresh = true {
+		reads := c.currentStates(remaining, fresh)
 		var (
 			toWrite []topicPartition
 			states  []leaderISRAndEpoch

@@ -209,17 +209,17 @@ func (c *Controller) initializeLeaderAndISR(b *requestBatch, partitions []topicP
 	return nil
 }
 
-// electLeaders runs a leader election for partitions that have a state znode: re-read it (all
-// partitions pipelined), pick a leader with the strategy, write the new leadership (leader epoch
-// + 1) conditional on the znode's zkVersion (pipelined), and tell the strategy's recipients. A
-// write that lost a race with the partition leader's own ISR update (BADVERSION) is retried
-// from a fresh read, as Kafka does.
+// electLeaders runs a leader election for partitions that have a state znode: take the current
+// leadership (cached, see currentStates), pick a leader with the strategy, write the new
+// leadership (leader epoch + 1) conditional on the znode's zkVersion (batched and pipelined), and
+// tell the strategy's recipients. A write that lost a race with the partition leader's own ISR
+// update (BADVERSION) is retried from a fresh read, as Kafka does.
 func (c *Controller) electLeaders(b *requestBatch, partitions []topicPartition, strat strategy, failed map[topicPartition]error) error {
 	cc := c.cc
 	uncleanByTopic := map[string]bool{}
 	verbose := len(partitions) <= 100
-	for remaining := partitions; len(remaining) > 0; {
-		reads := c.readPartitionStates(remaining)
+	for remaining, fresh := partitions, false; len(remaining) > 0; fresh = true {
+		reads := c.currentStates(remaining, fresh)
 		var (
 			toWrite    []topicPartition
 			states     []leaderISRAndEpoch

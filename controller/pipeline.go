@@ -68,6 +68,33 @@ func (c *Controller) readPartitionStates(partitions []topicPartition) []stateRea
 	return out
 }
 
+// currentStates returns the partitions' leaderships to decide from. The first attempt of a
+// decision (fresh false) takes them from the controller's cache, reading only partitions it
+// has none for: every write is conditional on the cached zkVersion, so a stale entry (a leader
+// changed its ISR meanwhile) costs one failed write, after which the decision is retried from
+// ZooKeeper (fresh true). Kafka reads every state first; trusting the conditional write halves
+// the ZooKeeper operations of a controlled shutdown or a broker failure.
+func (c *Controller) currentStates(partitions []topicPartition, fresh bool) []stateRead {
+	if fresh {
+		return c.readPartitionStates(partitions)
+	}
+	out := make([]stateRead, len(partitions))
+	var missing []topicPartition
+	var at []int
+	for i, tp := range partitions {
+		if l, ok := c.cc.leadership[tp]; ok {
+			out[i] = stateRead{state: l, ok: true}
+			continue
+		}
+		missing = append(missing, tp)
+		at = append(at, i)
+	}
+	for j, r := range c.readPartitionStates(missing) {
+		out[at[j]] = r
+	}
+	return out
+}
+
 // stateWrite is the outcome of one conditional write of a partition state znode.
 type stateWrite struct {
 	zkVersion int32
