@@ -19,6 +19,7 @@ import (
 	"time"
 
 	"github.com/go-zookeeper/zk"
+	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
 	"go.uber.org/zap"
 	"go.uber.org/zap/zaptest"
@@ -304,5 +305,48 @@ func TestKIP101Scenario2(t *testing.T) {
 				t.Fatalf("mode %s: follower A holds %v, leader B %v; divergence expected only with hw", mode, a, b)
 			}
 		})
+	}
+}
+
+// TestFollowerFetchBeyondLeaderLog covers a follower whose log is longer than
+// its new leader's, kept by high-watermark truncation: A (1) has m1 m2 with
+// high watermark 2, B (2) only m1 when B becomes leader. The leader answers
+// A's fetch at 2 with OFFSET_OUT_OF_RANGE; A then asks B for its log end
+// offset, truncates to it and follows B's log from there.
+func TestFollowerFetchBeyondLeaderLog(t *testing.T) {
+	const topic = "beyond"
+	fc := newFakeController(t, "hw")
+	fc.start(1)
+	fc.start(2)
+	replicas := []int32{1, 2}
+	fc.leaderAndIsr(1, topic, 1, 1, replicas, replicas)
+	fc.leaderAndIsr(2, topic, 1, 1, replicas, replicas)
+	fc.produce(1, topic, -1, "m1")
+	fc.stop(2)
+	fc.leaderAndIsr(1, topic, 1, 2, []int32{1}, replicas)
+	fc.produce(1, topic, -1, "m2")
+	fc.start(2)
+	fc.leaderAndIsr(2, topic, 2, 3, []int32{2}, replicas)
+
+	req := fetchReq(topic, 2, 0, 1)
+	req.ReplicaID = 1
+	req.Topics[0].Partitions[0].CurrentLeaderEpoch = 3
+	p := raw(t, fc.addr(2), req, 12).(*kmsg.FetchResponse).Topics[0].Partitions[0]
+	if p.ErrorCode != kerr.OffsetOutOfRange.Code || len(p.RecordBatches) != 0 {
+		t.Fatalf("follower fetch beyond the leader's log: %v with %d bytes, want OFFSET_OUT_OF_RANGE",
+			kerr.ErrorForCode(p.ErrorCode), len(p.RecordBatches))
+	}
+
+	fc.leaderAndIsr(1, topic, 2, 3, []int32{2}, replicas) // A keeps m1 m2 (its HW is 2) and fetches at 2
+	a := fc.partition(1, topic).Log()
+	testcluster.WaitFor(t, 20*time.Second, "the follower to truncate to the leader's log end", func() bool {
+		return a.LogEndOffset() == 1
+	})
+	fc.produce(2, topic, 1, "x2")
+	testcluster.WaitFor(t, 20*time.Second, "the follower to fetch from the leader", func() bool {
+		return slices.Equal(fc.logValues(1, topic), []string{"m1", "x2"})
+	})
+	if got := fc.logValues(2, topic); !slices.Equal(got, []string{"m1", "x2"}) {
+		t.Fatalf("leader holds %v", got)
 	}
 }
