@@ -27,8 +27,25 @@
 // /config/changes notification; one goroutine per broker, woken by a child
 // watch, re-reads the named entity and applies it to the running logs.
 //
+// Replication (replica_manager.go, partition.go, replica_fetcher.go, isr.go,
+// delayed_produce.go): a LeaderAndIsr makes each partition leader or
+// follower. A follower partition is fetched by one of num.replica.fetchers
+// goroutines per leader, which first truncates by leader epoch
+// (OffsetForLeaderEpoch, KIP-101/KIP-279; or, with replica.truncation.mode=hw,
+// the pre-0.11 cut at the follower's own high watermark) and then sends Fetch
+// with replica_id = this broker, appending what it gets and taking
+// min(leader HW, own LEO) as its high watermark. The leader records each
+// follower's fetch offset as its LEO, advances the high watermark to the
+// smallest LEO in the ISR, adds caught-up followers to the ISR and, every
+// replica.lag.time.max.ms/2, drops lagging ones, writing each ISR change to
+// the partition-state znode conditionally on its zkVersion and announcing it
+// through /isr_change_notification. acks=all produces wait for the high
+// watermark; InitProducerId hands out producer ids from
+// /latest_producer_id_block for the log's idempotent-producer checks.
+//
 // Locking: each Partition has one mutex for leader, ISR and high-watermark
-// changes; appends to a log are serialized inside the log; the replica
-// manager's map lock is held only to look a partition up. Nothing on the
+// changes, and one more that serializes its ISR writes to ZooKeeper; appends
+// to a log are serialized inside the log; the replica manager's map lock is
+// held only to look a partition up. Nothing on the
 // request path takes a broker-wide lock.
 package broker

@@ -27,7 +27,11 @@
 // the old one is flushed in the background, which moves the recovery point. Appends never fsync.
 //
 // Replication: followers append the leader's batches unchanged with Log.AppendAsFollower, and cut their
-// log back with Truncate or TruncateFullyAndStartAt when the leader changes.
+// log back with Truncate or TruncateFullyAndStartAt when the leader changes. Each log keeps Kafka's
+// leader-epoch cache (the start offset of every leader epoch, in `leader-epoch-checkpoint`, updated on
+// appends and truncation; EndOffsetForEpoch answers OffsetForLeaderEpoch) and the idempotent producers'
+// state (the last five batches' sequences per producer id, checked on leader appends, rebuilt from
+// `<offset>.snapshot` files and the log on open and after truncation).
 //
 // Fetch: Log.Read finds the segment holding an offset, looks up the offset index for a nearby position,
 // scans batch headers from there, and returns whole batches bounded by maxBytes and by maxOffset (the high
