@@ -85,7 +85,7 @@ func (s *Server) replaceEntityConfig(t kmsg.ConfigResourceType, name string, cfg
 		if validateOnly {
 			return nil
 		}
-		s.log.Info("Updating topic with new configuration", zap.String("topic", name), zap.String("config", formatTopicConfig(cfg)))
+		s.log.Info("Updating topic with new configuration", zap.String("topic", name), zap.String("config", formatConfig(cfg)))
 		return s.changeEntityConfig(zkpaths.EntityTopics, name, cfg)
 	case configResourceBroker:
 		entity, err := s.brokerEntity(name)

@@ -101,17 +101,17 @@ func (m *configManager) topicDefault(topicConfig string) string {
 		if v, _, ok := m.lookup(ms); ok {
 			return v
 		}
-		return strconv.FormatInt(parseMillis(m.brokerValue(hours))*3600000, 10)
+		return strconv.FormatInt(parseInteger(m.brokerValue(hours))*3600000, 10)
 	}
 	switch topicConfig {
 	case "retention.ms":
 		ms := int64(0)
 		if v, _, ok := m.lookup("log.retention.ms"); ok {
-			ms = parseMillis(v)
+			ms = parseInteger(v)
 		} else if v, _, ok := m.lookup("log.retention.minutes"); ok {
-			ms = parseMillis(v) * 60000
+			ms = parseInteger(v) * 60000
 		} else {
-			ms = parseMillis(m.brokerValue("log.retention.hours")) * 3600000
+			ms = parseInteger(m.brokerValue("log.retention.hours")) * 3600000
 		}
 		return strconv.FormatInt(max(ms, -1), 10)
 	case "segment.ms":
@@ -225,7 +225,7 @@ func (m *configManager) reloadBrokerConfig(entity string) error {
 		m.dynBroker = cfg
 	}
 	m.mu.Unlock()
-	m.log.Info("Loaded dynamic broker config", zap.String("entity", entity), zap.String("config", formatTopicConfig(cfg)))
+	m.log.Info("Loaded dynamic broker config", zap.String("entity", entity), zap.String("config", formatConfig(cfg)))
 	return nil
 }
 
@@ -403,7 +403,7 @@ func (s *Server) changeEntityConfig(entityType, entityName string, config map[st
 	if _, err := s.zk.Create(zkpaths.ConfigChangePrefix, n.Encode(), zk.FlagSequence, zk.WorldACL(zk.PermAll)); err != nil {
 		return fmt.Errorf("create a config change notification for %s: %w", n.EntityPath, err)
 	}
-	s.log.Info("Changed entity config", zap.String("entity-path", n.EntityPath), zap.String("config", formatTopicConfig(config)))
+	s.log.Info("Changed entity config", zap.String("entity-path", n.EntityPath), zap.String("config", formatConfig(config)))
 	return nil
 }
 
@@ -431,7 +431,7 @@ func (s *Server) applyTopicConfigChange(topic string) error {
 func (s *Server) applyTopicLogConfig(topic string, overrides map[string]string) bool {
 	cfg := s.defaultLogConfig()
 	if err := applyTopicConfig(&cfg, overrides); err != nil {
-		s.log.Error("Ignoring an invalid topic config", zap.String("topic", topic), zap.String("config", formatTopicConfig(overrides)), zap.Error(err))
+		s.log.Error("Ignoring an invalid topic config", zap.String("topic", topic), zap.String("config", formatConfig(overrides)), zap.Error(err))
 		return false
 	}
 	minInsync := s.topicConfigValue(overrides, "min.insync.replicas")
@@ -450,7 +450,7 @@ func (s *Server) applyTopicLogConfig(topic string, overrides map[string]string) 
 		}
 		n++
 	}
-	s.log.Info("Applied topic config", zap.String("topic", topic), zap.String("config", formatTopicConfig(overrides)), zap.Int("logs", n))
+	s.log.Info("Applied topic config", zap.String("topic", topic), zap.String("config", formatConfig(overrides)), zap.Int("logs", n))
 	return true
 }
 

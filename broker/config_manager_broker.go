@@ -197,9 +197,9 @@ func hasValue(m map[string]string, k string) (string, bool) {
 	return v, true
 }
 
-// parseMillis reads an integer config value, 0 when it does not parse (values
+// parseInteger reads an integer config value, 0 when it does not parse (values
 // were validated where they were set).
-func parseMillis(v string) int64 {
+func parseInteger(v string) int64 {
 	n, _ := strconv.ParseInt(strings.TrimSpace(v), 10, 64)
 	return n
 }

@@ -101,7 +101,7 @@ func parseConfigValue(name string, t configType, value string) (string, error) {
 	return v, nil
 }
 
-// splitList splits a normalized list value; the empty string is the empty list.
+// splitListValue splits a normalized list value; the empty string is the empty list.
 func splitListValue(v string) []string {
 	if v == "" {
 		return nil

@@ -204,8 +204,8 @@ func logConfigFromBroker(brokerValue func(topicConfig string) string) storage.Lo
 	return c
 }
 
-// formatTopicConfig is used in log lines.
-func formatTopicConfig(cfg map[string]string) string {
+// formatConfig writes a config as sorted key=value pairs, for log lines.
+func formatConfig(cfg map[string]string) string {
 	keys := make([]string, 0, len(cfg))
 	for k := range cfg {
 		keys = append(keys, k)
