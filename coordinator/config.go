@@ -1,0 +1,82 @@
+package coordinator
+
+import (
+	"context"
+	"math"
+	"time"
+
+	"go.uber.org/zap"
+)
+
+// Config is the coordinator's part of the broker configuration, with
+// Kafka's names.
+type Config struct {
+	BrokerID int32
+	// OffsetsTopicPartitions is offsets.topic.num.partitions: the modulus of
+	// the group → partition hash.
+	OffsetsTopicPartitions int32
+	// InitialRebalanceDelay is group.initial.rebalance.delay.ms.
+	InitialRebalanceDelay time.Duration
+	// MinSessionTimeout and MaxSessionTimeout are group.min.session.timeout.ms
+	// and group.max.session.timeout.ms.
+	MinSessionTimeout, MaxSessionTimeout time.Duration
+	// MaxGroupSize is group.max.size.
+	MaxGroupSize int
+	// OffsetMetadataMaxBytes is offset.metadata.max.bytes.
+	OffsetMetadataMaxBytes int
+	// OffsetsRetention is offsets.retention.minutes.
+	OffsetsRetention time.Duration
+	// OffsetsRetentionCheckInterval is offsets.retention.check.interval.ms.
+	OffsetsRetentionCheckInterval time.Duration
+	// OffsetCommitTimeout is offsets.commit.timeout.ms: how long a commit
+	// waits for acks=all.
+	OffsetCommitTimeout time.Duration
+	Logger              *zap.Logger
+	// Clock drives every timer; nil means the real one.
+	Clock Clock
+}
+
+// DefaultConfig returns Kafka 2.8's defaults.
+func DefaultConfig() Config {
+	return Config{
+		OffsetsTopicPartitions:        50,
+		InitialRebalanceDelay:         3 * time.Second,
+		MinSessionTimeout:             6 * time.Second,
+		MaxSessionTimeout:             30 * time.Minute,
+		MaxGroupSize:                  math.MaxInt32,
+		OffsetMetadataMaxBytes:        4096,
+		OffsetsRetention:              7 * 24 * time.Hour,
+		OffsetsRetentionCheckInterval: 10 * time.Minute,
+		OffsetCommitTimeout:           5 * time.Second,
+	}
+}
+
+// Clock is the time source of the coordinator's timers (session,
+// rebalance, initial delay, retention), so tests can drive them.
+type Clock interface {
+	Now() time.Time
+	AfterFunc(d time.Duration, f func()) Timer
+}
+
+// Timer is a scheduled callback.
+type Timer interface{ Stop() bool }
+
+type realClock struct{}
+
+func (realClock) Now() time.Time                            { return time.Now() }
+func (realClock) AfterFunc(d time.Duration, f func()) Timer { return time.AfterFunc(d, f) }
+
+// Log is the coordinator's access to the __consumer_offsets partitions this
+// broker hosts; the broker implements it over its replica manager.
+type Log interface {
+	// Append appends one record batch to a partition this broker leads and
+	// returns the offset of its first record and a function that waits until
+	// the records are replicated to the ISR (acks=all). Errors are kerr
+	// values (NOT_LEADER_OR_FOLLOWER, NOT_ENOUGH_REPLICAS, ...).
+	Append(partition int32, batch []byte) (baseOffset int64, await func(context.Context) error, err error)
+	// Read returns whole record batches from offset, up to maxBytes (at
+	// least one batch) and never past the log end offset.
+	Read(partition int32, offset int64, maxBytes int32) ([]byte, error)
+	// Bounds returns the log start and end offsets of a partition.
+	Bounds(partition int32) (start, end int64, err error)
+}

@@ -1,0 +1,204 @@
+package coordinator
+
+import (
+	"context"
+	"encoding/binary"
+	"slices"
+	"sort"
+	"sync"
+	"testing"
+	"time"
+
+	"go.uber.org/zap/zaptest"
+)
+
+// fakeClock fires timers only when the test advances it.
+type fakeClock struct {
+	mu     sync.Mutex
+	now    time.Time
+	timers []*fakeTimer
+}
+
+type fakeTimer struct {
+	c       *fakeClock
+	at      time.Time
+	f       func()
+	stopped bool
+}
+
+func (t *fakeTimer) Stop() bool {
+	t.c.mu.Lock()
+	defer t.c.mu.Unlock()
+	was := !t.stopped
+	t.stopped = true
+	return was
+}
+
+func newFakeClock() *fakeClock { return &fakeClock{now: time.UnixMilli(1_700_000_000_000)} }
+
+func (c *fakeClock) Now() time.Time {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.now
+}
+
+func (c *fakeClock) AfterFunc(d time.Duration, f func()) Timer {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	t := &fakeTimer{c: c, at: c.now.Add(d), f: f}
+	c.timers = append(c.timers, t)
+	return t
+}
+
+// Advance moves time forward, firing due timers in time order.
+func (c *fakeClock) Advance(d time.Duration) {
+	c.mu.Lock()
+	end := c.now.Add(d)
+	c.mu.Unlock()
+	for {
+		c.mu.Lock()
+		sort.SliceStable(c.timers, func(i, j int) bool { return c.timers[i].at.Before(c.timers[j].at) })
+		var next *fakeTimer
+		for i, t := range c.timers {
+			if t.stopped {
+				continue
+			}
+			if !t.at.After(end) {
+				next = t
+				c.timers = slices.Delete(c.timers, i, i+1)
+			}
+			break
+		}
+		if next == nil {
+			c.now = end
+			c.timers = slices.DeleteFunc(c.timers, func(t *fakeTimer) bool { return t.stopped })
+			c.mu.Unlock()
+			return
+		}
+		next.stopped = true
+		c.now = next.at
+		c.mu.Unlock()
+		next.f()
+	}
+}
+
+// fakeLog is an in-memory __consumer_offsets: batches get offsets as the
+// broker's log would assign them.
+type fakeLog struct {
+	mu      sync.Mutex
+	batches map[int32][][]byte
+	next    map[int32]int64
+	// appendErr, when set, fails appends; awaitErr fails the acks=all wait.
+	appendErr, awaitErr error
+}
+
+func newFakeLog() *fakeLog {
+	return &fakeLog{batches: map[int32][][]byte{}, next: map[int32]int64{}}
+}
+
+func (l *fakeLog) Append(partition int32, batch []byte) (int64, func(context.Context) error, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.appendErr != nil {
+		return 0, nil, l.appendErr
+	}
+	b := slices.Clone(batch)
+	base := l.next[partition]
+	binary.BigEndian.PutUint64(b, uint64(base))
+	l.batches[partition] = append(l.batches[partition], b)
+	l.next[partition] = base + int64(binary.BigEndian.Uint32(b[57:])) // record count
+	awaitErr := l.awaitErr
+	return base, func(context.Context) error { return awaitErr }, nil
+}
+
+func (l *fakeLog) Read(partition int32, offset int64, maxBytes int32) ([]byte, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	var out []byte
+	for _, b := range l.batches[partition] {
+		base := int64(binary.BigEndian.Uint64(b))
+		last := base + int64(binary.BigEndian.Uint32(b[23:]))
+		if last < offset {
+			continue
+		}
+		if len(out) > 0 && len(out)+len(b) > int(maxBytes) {
+			break
+		}
+		out = append(out, b...)
+	}
+	return out, nil
+}
+
+func (l *fakeLog) Bounds(partition int32) (int64, int64, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return 0, l.next[partition], nil
+}
+
+// records returns every stored record of a partition.
+func (l *fakeLog) records(t *testing.T, partition int32) []storedRecord {
+	t.Helper()
+	data, _ := l.Read(partition, 0, 1<<30)
+	var out []storedRecord
+	if _, err := decodeBatches(data, func(r storedRecord) { out = append(out, r) }); err != nil {
+		t.Fatalf("decode: %v", err)
+	}
+	return out
+}
+
+// testCoordinator returns a started coordinator owning every partition.
+func testCoordinator(t *testing.T, mutate func(*Config)) (*Coordinator, *fakeClock, *fakeLog) {
+	t.Helper()
+	clock, store := newFakeClock(), newFakeLog()
+	c := startCoordinator(t, clock, store, mutate)
+	return c, clock, store
+}
+
+func startCoordinator(t *testing.T, clock *fakeClock, store *fakeLog, mutate func(*Config)) *Coordinator {
+	t.Helper()
+	cfg := DefaultConfig()
+	cfg.Clock, cfg.Logger = clock, zaptest.NewLogger(t)
+	cfg.OffsetsTopicPartitions = 4
+	if mutate != nil {
+		mutate(&cfg)
+	}
+	c := New(cfg, store)
+	c.Start()
+	t.Cleanup(c.Shutdown)
+	for p := range cfg.OffsetsTopicPartitions {
+		c.OnBecomeLeader(p, 0)
+		waitFor(t, "partition loaded", func() bool { return c.Owns(p) })
+	}
+	return c
+}
+
+func waitFor(t *testing.T, what string, cond func() bool) {
+	t.Helper()
+	deadline := time.Now().Add(5 * time.Second)
+	for !cond() {
+		if time.Now().After(deadline) {
+			t.Fatalf("timed out waiting for %s", what)
+		}
+		time.Sleep(time.Millisecond)
+	}
+}
+
+// inspect runs fn on a group under the coordinator's lock.
+func inspect[T any](c *Coordinator, groupID string, fn func(g *group) T) T {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	var zero T
+	g, ok := c.groups[groupID]
+	if !ok {
+		return zero
+	}
+	return fn(g)
+}
+
+func stateOf(c *Coordinator, groupID string) GroupState {
+	return inspect(c, groupID, func(g *group) GroupState { return g.state })
+}
+
+func awaitingJoin(c *Coordinator, groupID string) int {
+	return inspect(c, groupID, func(g *group) int { return g.numAwaitingJoin })
+}
