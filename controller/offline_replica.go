@@ -23,6 +23,7 @@ func (c *Controller) removeReplicaFromISR(b *requestBatch, replica int32, partit
 	for remaining, fresh := partitions, false; len(remaining) > 0; fresh = true {
 		reads := c.currentStates(remaining, fresh)
 		var (
+			retry   []topicPartition
 			toWrite []topicPartition
 			states  []leaderISRAndEpoch
 		)
@@ -47,11 +48,16 @@ func (c *Controller) removeReplicaFromISR(b *requestBatch, replica int32, partit
 				states = append(states, leaderISRAndEpoch{leaderAndISR: next, controllerEpoch: cc.epoch})
 				continue
 			}
+			if !fresh {
+				// The cached ISR may lack the replica only because the leader's own change
+				// has not reached the controller yet: check ZooKeeper.
+				retry = append(retry, tp)
+				continue
+			}
 			cc.leadership[tp] = r.state
 			c.tellOtherReplicas(b, tp, replica)
 		}
 		writes := c.updatePartitionStates(toWrite, states)
-		var retry []topicPartition
 		for i, tp := range toWrite {
 			w := writes[i]
 			switch {

@@ -221,6 +221,7 @@ func (c *Controller) electLeaders(b *requestBatch, partitions []topicPartition, 
 	for remaining, fresh := partitions, false; len(remaining) > 0; fresh = true {
 		reads := c.currentStates(remaining, fresh)
 		var (
+			retry      []topicPartition
 			toWrite    []topicPartition
 			states     []leaderISRAndEpoch
 			recipients [][]int32
@@ -240,6 +241,12 @@ func (c *Controller) electLeaders(b *requestBatch, partitions []topicPartition, 
 				continue
 			}
 			e, to, err := c.electLeader(tp, current, strat, uncleanByTopic)
+			if err != nil && !fresh {
+				// The cached ISR may be behind the leader's own changes: decide again from
+				// ZooKeeper before calling the election failed.
+				retry = append(retry, tp)
+				continue
+			}
 			if err != nil {
 				c.failedStateChange(failed, tp, onlinePartition, err)
 				continue
@@ -254,7 +261,6 @@ func (c *Controller) electLeaders(b *requestBatch, partitions []topicPartition, 
 			}
 		}
 		writes := c.updatePartitionStates(toWrite, states)
-		var retry []topicPartition
 		for i, tp := range toWrite {
 			w := writes[i]
 			switch {

@@ -72,8 +72,10 @@ func (c *Controller) readPartitionStates(partitions []topicPartition) []stateRea
 // decision (fresh false) takes them from the controller's cache, reading only partitions it
 // has none for: every write is conditional on the cached zkVersion, so a stale entry (a leader
 // changed its ISR meanwhile) costs one failed write, after which the decision is retried from
-// ZooKeeper (fresh true). Kafka reads every state first; trusting the conditional write halves
-// the ZooKeeper operations of a controlled shutdown or a broker failure.
+// ZooKeeper (fresh true). A decision the cache says needs no write (or finds no leader for) is
+// also made again from ZooKeeper, since the cache may lag the leader's own ISR changes. Kafka
+// reads every state first; trusting the conditional write halves the ZooKeeper operations of a
+// controlled shutdown or a broker failure.
 func (c *Controller) currentStates(partitions []topicPartition, fresh bool) []stateRead {
 	if fresh {
 		return c.readPartitionStates(partitions)
