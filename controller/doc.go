@@ -11,11 +11,19 @@
 //     /brokers/ids/<id>), every topic's replica assignment and topic id, every partition's
 //     leadership (leader, leader epoch, ISR, zkVersion of its state znode) and partition state.
 //   - The partition state znodes /brokers/topics/<t>/partitions/<p>/state, and topic ids in
-//     /brokers/topics/<t> for topics created without one.
+//     /brokers/topics/<t> for topics created without one; the reassignment fields of
+//     /brokers/topics/<t>; the removal of a deleted topic's znodes.
+//   - The admin requests and notifications it acts on and removes: /admin/delete_topics/<t>,
+//     /admin/reassign_partitions, /admin/preferred_replica_election,
+//     /isr_change_notification/isr_change_*.
 //   - One request queue and sender goroutine per live broker (the channel manager).
 //
-// It also exports AssignReplicas and AssignReplicasRandom, Kafka's replica placement, for the
-// broker's CreateTopics handler.
+// It also exports AssignReplicas, AssignReplicasRandom and AssignNewPartitions, Kafka's replica
+// placement, for the broker's CreateTopics and CreatePartitions handlers, and the API calls the
+// broker's request handlers make of the active controller (api.go): ControlledShutdown,
+// ElectLeaders, AlterPartitionReassignments, ListPartitionReassignments, and the notifications
+// TopicConfigChanged and BrokerConfigChanged from the dynamic config manager. Each call is an
+// event on the loop; a broker that is not the active controller answers kerr.NotController.
 //
 // # The event loop
 //
@@ -81,14 +89,97 @@
 //   - New/Online/Offline -> Offline: record the state (its leader's broker died).
 //   - Offline -> NonExistent: record the state.
 //
-// A replica on a dead broker also leaves the ISR of each of its partitions (leader -1 if it
-// led and no one replaced it; the last ISR member stays), with leader epoch + 1: what Kafka's
-// replica state machine does on OfflineReplica.
+// Elections use one of Kafka's strategies: offline (above), reassign (the first live ISR member
+// of the target replicas), preferred (the first assigned replica, if live and in the ISR) and
+// controlled shutdown (the first live ISR member not shutting down; the ISR loses the
+// shutting-down brokers).
+//
+// # Replica state machine
+//
+// One state per (partition, replica), also in memory only. At failover every replica on a live
+// broker starts Online (LeaderAndIsr with its partition's state), every other one
+// ReplicaDeletionIneligible and then Offline.
+//
+//	+------------------+
+//	|NonExistentReplica|<----------------------------------------------------------+
+//	+------------------+                                                           |
+//	    | created or reassigned                                                    |
+//	    v                                                                          |
+//	+------------+  started   +-------------+                                      |
+//	| NewReplica |----------->|OnlineReplica|<-------------------------+           |
+//	+------------+            +-------------+                          |           |
+//	    |             broker died |   ^ broker back                    |           |
+//	    |             or stopping v   |                                |           |
+//	    |                    +--------------+      retry               |           |
+//	    +------------------->|OfflineReplica|<-------------------+     |           |
+//	                         +--------------+                    |     |           |
+//	            topic deleted or  |     | broker down            |     |           |
+//	            replica dropped   v     +-------------+          |     |           |
+//	              +----------------------+  failed    v          |     |           |
+//	              |ReplicaDeletionStarted|------->+-------------------------+      |
+//	              +----------------------+        |ReplicaDeletionIneligible|      |
+//	                   | broker deleted it        +-------------------------+      |
+//	                   v                                                           |
+//	              +-------------------------+   removed from the assignment        |
+//	              |ReplicaDeletionSuccessful|--------------------------------------+
+//	              +-------------------------+
+//
+// Valid previous states: New from NonExistent; Online from New, Online, Offline, Ineligible;
+// Offline from New, Online, Offline, Ineligible; DeletionStarted from Offline;
+// DeletionSuccessful from DeletionStarted; DeletionIneligible from Offline and DeletionStarted;
+// NonExistent from DeletionSuccessful. The side effects:
+//
+//   - -> New: LeaderAndIsr with isNew to the replica if its partition has a leader.
+//   - -> Online: LeaderAndIsr with the partition's state (not from New).
+//   - -> Offline: StopReplica without delete to its broker (if live); the replica leaves the
+//     ISR in ZooKeeper (leader -1 if it led; the last ISR member stays; epoch + 1, fenced,
+//     conditional) and the other replicas get LeaderAndIsr (not for a topic being deleted).
+//   - -> DeletionStarted: StopReplica with delete (leader epoch -2 for a topic being deleted).
+//   - -> NonExistent: the replica leaves the in-memory assignment.
+//
+// # Broker failure and controlled shutdown
+//
+// A dead broker's led partitions go Offline and are elected again from their ISR; its replicas
+// go Offline; replicas of topics being deleted become ineligible. A re-registered broker (larger
+// czxid) is a failure followed by a start-up. ControlledShutdown puts the broker in the
+// shutting-down set (still sent requests, never elected), moves each partition it leads with
+// more than one replica to another ISR member (controlled-shutdown strategy), takes its other
+// replicas Offline, and answers the partitions it still leads.
+//
+// # Topic deletion
+//
+// /admin/delete_topics/<t> queues a topic (removed at once without delete.topic.enable). A
+// queued topic is left out of elections and partition addition. Its partitions go Offline and
+// NonExistent, every broker gets UpdateMetadata with leader -2 (it drops the topic), and each
+// replica goes Offline then DeletionStarted; StopReplica answers move them to
+// DeletionSuccessful (or Ineligible). A replica on a dead broker, or a reassignment in
+// progress, makes the topic ineligible until the broker returns or the reassignment ends.
+// When every replica is deleted the znodes go, last: /brokers/topics/<t> with its partitions,
+// /config/topics/<t>, /admin/delete_topics/<t>.
+//
+// # Reassignment, preferred elections, rebalancing
+//
+// Reassignment is Kafka 2.4's (reassignment.go): the topic znode records RS = target ++
+// original with adding and removing replicas; the new replicas start; a data watch on the
+// partition's state znode (and ISR change notifications) tell when the target is in the ISR;
+// then leadership moves into the target if needed, the removed replicas are stopped and
+// deleted, and the znode keeps the target alone. /admin/preferred_replica_election and
+// ElectLeaders run preferred (or unclean) elections; with auto.leader.rebalance.enable a check
+// 5 s after failover, then every leader.imbalance.check.interval.seconds, runs preferred
+// elections for brokers whose share of partitions led by someone else exceeds
+// leader.imbalance.per.broker.percentage.
+//
+// # ZooKeeper pipelining and batching
+//
+// At failover the topics and every partition state are read from a bounded set of goroutines
+// on the one session (pipeline.go); state writes go out the same way, 50 to a fenced
+// transaction. Decisions start from the cached leadership: the conditional write catches a
+// stale cache (BADVERSION), after which the decision is made again from ZooKeeper.
 //
 // # Requests
 //
 // State changes collect their requests in a batch, sent per broker in Kafka's order:
-// LeaderAndIsr (v5) first, then UpdateMetadata (v7). Each live broker has a FIFO queue and a
+// LeaderAndIsr (v5) first, then UpdateMetadata (v7), then StopReplica (v3). Each live broker has a FIFO queue and a
 // sender goroutine that connects to the broker's endpoint for the inter-broker listener, sends one
 // request at a time and, on any error, closes the connection, waits 100 ms and retries the same
 // request until the broker dies or the controller resigns.
