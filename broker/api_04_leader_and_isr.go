@@ -40,6 +40,7 @@ func (s *Server) handleLeaderAndIsr(req *kmsg.LeaderAndISRRequest) *kmsg.LeaderA
 		return resp
 	}
 	codes := s.replicas.becomeLeaderOrFollower(req)
+	s.onOffsetsLeadershipChange(codes)
 	if req.Version >= 5 {
 		for _, t := range req.TopicStates {
 			rt := kmsg.LeaderAndISRResponseTopic{TopicID: t.TopicID}

@@ -47,6 +47,17 @@ func apiTable() map[int16]api {
 		listPartitionReassignmentsAPI,
 		offsetForLeaderEpochAPI,
 		initProducerIDAPI,
+		offsetCommitAPI,
+		offsetFetchAPI,
+		findCoordinatorAPI,
+		joinGroupAPI,
+		heartbeatAPI,
+		leaveGroupAPI,
+		syncGroupAPI,
+		describeGroupsAPI,
+		listGroupsAPI,
+		deleteGroupsAPI,
+		offsetDeleteAPI,
 	}
 	m := make(map[int16]api, len(apis))
 	for _, a := range apis {

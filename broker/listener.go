@@ -82,6 +82,7 @@ type request struct {
 	hdr      wire.RequestHeader
 	body     kmsg.Request
 	listener string
+	remote   string // the client's address
 }
 
 func (l *listener) serveConn(c net.Conn) {
@@ -111,7 +112,7 @@ func (l *listener) serveConn(c net.Conn) {
 			log.Info("Closing connection after a malformed request", zap.Int16("api-key", hdr.APIKey), zap.Int16("api-version", hdr.APIVersion), zap.Error(err))
 			return
 		default:
-			resp = l.s.handle(l.s.ctx, &request{hdr: hdr, body: body, listener: l.name})
+			resp = l.s.handle(l.s.ctx, &request{hdr: hdr, body: body, listener: l.name, remote: c.RemoteAddr().String()})
 			handled = true
 		}
 		switch {

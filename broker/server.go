@@ -14,6 +14,7 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/zkafka/zkafka/controller"
+	"github.com/zkafka/zkafka/coordinator"
 	"github.com/zkafka/zkafka/internal/zkclient"
 	"github.com/zkafka/zkafka/storage"
 	"github.com/zkafka/zkafka/zkpaths"
@@ -38,6 +39,10 @@ type Server struct {
 	replicas   *ReplicaManager
 	controller *controller.Controller
 	apis       map[int16]api
+
+	// groupCoordinator serves the groups of the __consumer_offsets
+	// partitions this broker leads.
+	groupCoordinator *coordinator.Coordinator
 
 	listeners []*listener
 	ctx       context.Context // cancelled at shutdown; parent of every request
@@ -108,6 +113,9 @@ func (s *Server) Start(ctx context.Context) (err error) {
 		s.replicas.run(s.ctx)
 	}()
 	s.apis = apiTable()
+	if err := s.startGroupCoordinator(); err != nil {
+		return err
+	}
 
 	// The broker re-registers before the controller re-elects: callbacks run
 	// in registration order.
@@ -331,6 +339,9 @@ func (s *Server) Shutdown() error {
 			s.cancel()
 		}
 		s.wg.Wait()
+		if s.groupCoordinator != nil {
+			s.groupCoordinator.Shutdown()
+		}
 		if s.replicas != nil {
 			s.replicas.shutdown()
 		}

@@ -79,4 +79,8 @@ type Log interface {
 	Read(partition int32, offset int64, maxBytes int32) ([]byte, error)
 	// Bounds returns the log start and end offsets of a partition.
 	Bounds(partition int32) (start, end int64, err error)
+	// IsLeader reports whether this broker still leads a partition: the
+	// coordinator unloads a partition whose leadership moved without a
+	// leadership callback (a StopReplica, a deleted topic).
+	IsLeader(partition int32) bool
 }

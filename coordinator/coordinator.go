@@ -141,12 +141,16 @@ func (c *Coordinator) validateLocked(groupID string, kind apiKind) error {
 	if !c.active {
 		return kerr.CoordinatorNotAvailable
 	}
-	p, ok := c.partitions[c.PartitionFor(groupID)]
+	partition := c.PartitionFor(groupID)
+	p, ok := c.partitions[partition]
 	switch {
 	case !ok:
 		return kerr.NotCoordinator
 	case p.loading:
 		return kerr.CoordinatorLoadInProgress
+	case !c.store.IsLeader(partition):
+		c.unloadLocked(partition)
+		return kerr.NotCoordinator
 	}
 	return nil
 }

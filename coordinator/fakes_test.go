@@ -129,6 +129,8 @@ func (l *fakeLog) Read(partition int32, offset int64, maxBytes int32) ([]byte, e
 	return out, nil
 }
 
+func (l *fakeLog) IsLeader(int32) bool { return true }
+
 func (l *fakeLog) Bounds(partition int32) (int64, int64, error) {
 	l.mu.Lock()
 	defer l.mu.Unlock()

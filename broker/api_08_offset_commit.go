@@ -1,0 +1,122 @@
+package broker
+
+// OffsetCommit (key 8), versions 0–8.
+//
+//	v0: offsets stored in ZooKeeper, /consumers/<g>/offsets/<t>/<p> (the
+//	    0.8 consumer's place), not in __consumer_offsets
+//	v1: generation and member id; a per-partition commit timestamp
+//	v2: retention time (the records get an expire timestamp, value v1)
+//	v3: throttle time
+//	v4: same as v3
+//	v5: no retention time (KIP-211: offsets expire from when the group empties)
+//	v6: committed leader epoch (KIP-320)
+//	v7: group instance id (KIP-345)
+//	v8: flexible
+//
+// A partition of a topic the broker does not know gets
+// UNKNOWN_TOPIC_OR_PARTITION; the others are committed by the coordinator,
+// answered once replicated (acks=all) or at offsets.commit.timeout.ms.
+
+import (
+	"context"
+	"errors"
+	"strconv"
+
+	"github.com/go-zookeeper/zk"
+	"github.com/twmb/franz-go/pkg/kerr"
+	"github.com/twmb/franz-go/pkg/kmsg"
+
+	"github.com/zkafka/zkafka/zkpaths"
+)
+
+var offsetCommitAPI = api{
+	key: 8, min: 0, max: maxVersion(8),
+	handle: func(ctx context.Context, s *Server, r *request) kmsg.Response {
+		return s.handleOffsetCommit(ctx, r.body.(*kmsg.OffsetCommitRequest))
+	},
+	errorResponse: func(req kmsg.Request, code int16) kmsg.Response {
+		r := req.(*kmsg.OffsetCommitRequest)
+		return offsetCommitResponse(r, func(string, int32) int16 { return code })
+	},
+}
+
+func offsetCommitResponse(req *kmsg.OffsetCommitRequest, code func(topic string, partition int32) int16) *kmsg.OffsetCommitResponse {
+	resp := req.ResponseKind().(*kmsg.OffsetCommitResponse)
+	for _, t := range req.Topics {
+		rt := kmsg.NewOffsetCommitResponseTopic()
+		rt.Topic = t.Topic
+		for _, p := range t.Partitions {
+			rp := kmsg.NewOffsetCommitResponseTopicPartition()
+			rp.Partition, rp.ErrorCode = p.Partition, code(t.Topic, p.Partition)
+			rt.Partitions = append(rt.Partitions, rp)
+		}
+		resp.Topics = append(resp.Topics, rt)
+	}
+	return resp
+}
+
+func (s *Server) handleOffsetCommit(ctx context.Context, req *kmsg.OffsetCommitRequest) *kmsg.OffsetCommitResponse {
+	codes := map[topicPartition]int16{}
+	known := *req
+	known.Topics = nil
+	for _, t := range req.Topics {
+		kt := t
+		kt.Partitions = nil
+		for _, p := range t.Partitions {
+			if !s.partitionExists(t.Topic, p.Partition) {
+				codes[topicPartition{t.Topic, p.Partition}] = kerr.UnknownTopicOrPartition.Code
+				continue
+			}
+			kt.Partitions = append(kt.Partitions, p)
+		}
+		if len(kt.Partitions) > 0 {
+			known.Topics = append(known.Topics, kt)
+		}
+	}
+	if req.Version == 0 {
+		s.commitOffsetsToZooKeeper(&known, codes)
+	} else if len(known.Topics) > 0 {
+		for _, t := range s.groupCoordinator.OffsetCommit(ctx, &known).Topics {
+			for _, p := range t.Partitions {
+				codes[topicPartition{t.Topic, p.Partition}] = p.ErrorCode
+			}
+		}
+	}
+	return offsetCommitResponse(req, func(topic string, partition int32) int16 { return codes[topicPartition{topic, partition}] })
+}
+
+func (s *Server) partitionExists(topic string, partition int32) bool {
+	_, parts, ok := s.metadata.Topic(topic)
+	if !ok {
+		return false
+	}
+	_, ok = parts[partition]
+	return ok
+}
+
+// commitOffsetsToZooKeeper is OffsetCommit v0: each offset is written to
+// /consumers/<g>/offsets/<t>/<p> as a decimal string.
+func (s *Server) commitOffsetsToZooKeeper(req *kmsg.OffsetCommitRequest, codes map[topicPartition]int16) {
+	maxMeta := int((&parser{props: s.cfg.Properties}).int32("offset.metadata.max.bytes"))
+	for _, t := range req.Topics {
+		for _, p := range t.Partitions {
+			tp := topicPartition{t.Topic, p.Partition}
+			if p.Metadata != nil && len(*p.Metadata) > maxMeta {
+				codes[tp] = kerr.OffsetMetadataTooLarge.Code
+				continue
+			}
+			path := zkpaths.ConsumerOffsetPath(req.Group, t.Topic, p.Partition)
+			data := []byte(strconv.FormatInt(p.Offset, 10))
+			_, err := s.zk.Set(path, data, -1)
+			if errors.Is(err, zk.ErrNoNode) {
+				err = s.zk.CreateIfMissing(path, data)
+				if err == nil {
+					_, err = s.zk.Set(path, data, -1)
+				}
+			}
+			if err != nil {
+				codes[tp] = kerr.UnknownServerError.Code
+			}
+		}
+	}
+}
