@@ -75,12 +75,17 @@ func createAssigned(t *testing.T, addr, name string, assignment [][]int32, confi
 
 func produceAcks(t *testing.T, addr, topic string, acks int16, values ...string) (*kerr.Error, int64) {
 	t.Helper()
+	return produceTimeout(t, addr, topic, acks, 5000, values...)
+}
+
+func produceTimeout(t *testing.T, addr, topic string, acks int16, timeoutMillis int32, values ...string) (*kerr.Error, int64) {
+	t.Helper()
 	var vs [][]byte
 	for _, v := range values {
 		vs = append(vs, []byte(v))
 	}
 	req := produceReq(topic, 0, recordBatch(vs...))
-	req.Acks, req.TimeoutMillis = acks, 5000
+	req.Acks, req.TimeoutMillis = acks, timeoutMillis
 	p := raw(t, addr, req, 7).(*kmsg.ProduceResponse).Topics[0].Partitions[0]
 	var ke *kerr.Error
 	errors.As(kerr.ErrorForCode(p.ErrorCode), &ke)
@@ -88,12 +93,14 @@ func produceAcks(t *testing.T, addr, topic string, acks int16, values ...string)
 }
 
 // TestIsrShrinkAndExpandInZooKeeper pauses a follower (SIGSTOP: alive for
-// ZooKeeper, silent for the leader): the leader removes it from the ISR in the
-// partition-state znode, keeping the leader epoch (the leader wrote it, not the
-// controller), acks=all produces then fail with NOT_ENOUGH_REPLICAS under
-// min.insync.replicas=2 while acks=1 works; resumed, the follower catches up
-// and the leader adds it back; an /isr_change_notification znode announces
-// the changes.
+// ZooKeeper, silent for the leader). An acks=all produce with a short timeout
+// gets REQUEST_TIMED_OUT; one with a long timeout waits until the leader
+// removes the follower from the ISR in the partition-state znode (keeping the
+// leader epoch: the leader wrote it, not the controller) and then gets
+// NOT_ENOUGH_REPLICAS_AFTER_APPEND under min.insync.replicas=2; later acks=all
+// produces fail at once with NOT_ENOUGH_REPLICAS while acks=1 works. Resumed,
+// the follower catches up and the leader adds it back; an
+// /isr_change_notification znode announces the changes.
 func TestIsrShrinkAndExpandInZooKeeper(t *testing.T) {
 	c := testcluster.Start(t, testcluster.Options{Brokers: 1, Properties: replicationProps()})
 	follower, _ := joinProcess(t, c, 2, replicationProps())
@@ -115,8 +122,11 @@ func TestIsrShrinkAndExpandInZooKeeper(t *testing.T) {
 	}
 
 	follower.Pause()
-	if err, _ := produceAcks(t, addr, "isr", 1, "leader-only"); err != nil {
-		t.Fatalf("acks=1: %v", err)
+	if err, _ := produceTimeout(t, addr, "isr", -1, 300, "timed-out"); !errors.Is(err, kerr.RequestTimedOut) {
+		t.Errorf("acks=all while the follower is stuck in the ISR: %v, want REQUEST_TIMED_OUT", err)
+	}
+	if err, _ := produceTimeout(t, addr, "isr", -1, 10000, "after-append"); !errors.Is(err, kerr.NotEnoughReplicasAfterAppend) {
+		t.Errorf("acks=all across the ISR shrink: %v, want NOT_ENOUGH_REPLICAS_AFTER_APPEND", err)
 	}
 	c.WaitFor("the leader to shrink the ISR to [1]", func() bool { _, got := isr(); return slices.Equal(got, []int32{1}) })
 	shrunk, _ := isr()
@@ -126,6 +136,9 @@ func TestIsrShrinkAndExpandInZooKeeper(t *testing.T) {
 	if err, _ := produceAcks(t, addr, "isr", -1, "refused"); !errors.Is(err, kerr.NotEnoughReplicas) {
 		t.Errorf("acks=all with ISR [1] and min.insync.replicas=2: %v, want NOT_ENOUGH_REPLICAS", err)
 	}
+	if err, off := produceAcks(t, addr, "isr", 1, "leader-only"); err != nil || off != 3 {
+		t.Errorf("acks=1 with ISR [1]: %v at %d, want offset 3", err, off)
+	}
 	follower.Resume()
 
 	c.WaitFor("the leader to expand the ISR to [1 2]", func() bool { _, got := isr(); return slices.Equal(got, []int32{1, 2}) })
@@ -133,8 +146,8 @@ func TestIsrShrinkAndExpandInZooKeeper(t *testing.T) {
 	if expanded.LeaderEpoch != start.LeaderEpoch {
 		t.Errorf("expanded state %+v: leader epoch changed from %d", expanded, start.LeaderEpoch)
 	}
-	if err, off := produceAcks(t, addr, "isr", -1, "committed-again"); err != nil || off != 2 {
-		t.Errorf("acks=all after the expansion: %v at offset %d, want offset 2", err, off)
+	if err, off := produceAcks(t, addr, "isr", -1, "committed-again"); err != nil || off != 4 {
+		t.Errorf("acks=all after the expansion: %v at offset %d, want offset 4", err, off)
 	}
 	select {
 	case <-notified:
