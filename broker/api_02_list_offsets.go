@@ -12,7 +12,9 @@ package broker
 //
 // Timestamp -1 is the latest offset (the high watermark for consumers, the
 // log end offset for a replica), -2 the earliest (log start offset); any
-// other value finds the first offset whose timestamp is at least it.
+// other value finds the first offset whose timestamp is at least it. Replica
+// id -2, Kafka's debugging consumer, may ask any replica, not only the
+// leader: that shows each replica's log end offset.
 
 import (
 	"context"
@@ -55,7 +57,7 @@ func (s *Server) handleListOffsets(req *kmsg.ListOffsetsRequest) *kmsg.ListOffse
 	return listOffsetsResponse(req, func(topic string, lp kmsg.ListOffsetsRequestTopicPartition) kmsg.ListOffsetsResponseTopicPartition {
 		rp := kmsg.NewListOffsetsResponseTopicPartition()
 		rp.Timestamp, rp.Offset = -1, -1
-		p, epoch, err := s.replicas.leaderPartition(topic, lp.Partition, lp.CurrentLeaderEpoch)
+		p, epoch, err := s.replicas.listOffsetsPartition(req.ReplicaID, topic, lp.Partition, lp.CurrentLeaderEpoch)
 		if err != nil {
 			rp.ErrorCode = errorCode(err)
 			return rp
@@ -64,7 +66,7 @@ func (s *Server) handleListOffsets(req *kmsg.ListOffsetsRequest) *kmsg.ListOffse
 		switch lp.Timestamp {
 		case storage.LatestTimestamp:
 			rp.Offset = p.HighWatermark()
-			if req.ReplicaID >= 0 {
+			if req.ReplicaID != consumerReplicaID {
 				rp.Offset = p.log.LogEndOffset()
 			}
 		case storage.EarliestTimestamp:

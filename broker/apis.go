@@ -47,6 +47,7 @@ func apiTable() map[int16]api {
 		listPartitionReassignmentsAPI,
 		offsetForLeaderEpochAPI,
 		initProducerIDAPI,
+		describeProducersAPI,
 		offsetCommitAPI,
 		offsetFetchAPI,
 		findCoordinatorAPI,

@@ -350,3 +350,22 @@ func containsID(ids []int32, id int32) bool {
 // ReplicaManager returns the broker's replica manager (tools and tests read
 // each replica's log end offset and high watermark through it).
 func (s *Server) ReplicaManager() *ReplicaManager { return s.replicas }
+
+// Replica ids of requests from clients rather than brokers.
+const (
+	consumerReplicaID  = -1
+	debuggingReplicaID = -2 // Kafka's DebuggingConsumerId: may read from followers
+)
+
+// listOffsetsPartition is the partition a ListOffsets may use: the leader's,
+// or for the debugging replica id any local replica.
+func (rm *ReplicaManager) listOffsetsPartition(replicaID int32, topic string, partition, currentLeaderEpoch int32) (*Partition, int32, error) {
+	if replicaID != debuggingReplicaID {
+		return rm.leaderPartition(topic, partition, currentLeaderEpoch)
+	}
+	p, ok := rm.Partition(topic, partition)
+	if !ok {
+		return nil, -1, kerr.UnknownTopicOrPartition
+	}
+	return p, p.LeaderEpoch(), nil
+}

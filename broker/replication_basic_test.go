@@ -5,7 +5,9 @@ import (
 	"time"
 
 	"github.com/twmb/franz-go/pkg/kadm"
+	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kgo"
+	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"github.com/zkafka/zkafka/internal/testcluster"
 )
@@ -53,6 +55,30 @@ func TestFollowersReplicateAndAdvanceHighWatermark(t *testing.T) {
 					t.Errorf("partition %d: leader sees follower %d at %d (known %v), want %d", p, id, leo, ok, end)
 				}
 			}
+			// ListOffsets: Kafka's debugging replica id (-2) reads any
+			// replica's log end offset; consumers (-1) get the leader's
+			// high watermark and only from the leader.
+			if off, code := latestOffset(t, c.Addr(id), "replicated", p, -2); code != 0 || off != end {
+				t.Errorf("partition %d: ListOffsets(-2) on broker %d: %d, %v; want %d", p, id, off, kerr.ErrorForCode(code), end)
+			}
+			off, code := latestOffset(t, c.Addr(id), "replicated", p, -1)
+			switch {
+			case id == leader && (code != 0 || off != end):
+				t.Errorf("partition %d: ListOffsets on the leader: %d, %v; want %d", p, off, kerr.ErrorForCode(code), end)
+			case id != leader && code != kerr.NotLeaderForPartition.Code:
+				t.Errorf("partition %d: ListOffsets on follower %d: %v, want NOT_LEADER_OR_FOLLOWER", p, id, kerr.ErrorForCode(code))
+			}
 		}
 	}
+}
+
+func latestOffset(t *testing.T, addr, topic string, partition, replicaID int32) (int64, int16) {
+	t.Helper()
+	req := kmsg.NewPtrListOffsetsRequest()
+	req.ReplicaID = replicaID
+	lp := kmsg.NewListOffsetsRequestTopicPartition()
+	lp.Partition, lp.Timestamp = partition, -1
+	req.Topics = []kmsg.ListOffsetsRequestTopic{{Topic: topic, Partitions: []kmsg.ListOffsetsRequestTopicPartition{lp}}}
+	rp := raw(t, addr, req, 4).(*kmsg.ListOffsetsResponse).Topics[0].Partitions[0]
+	return rp.Offset, rp.ErrorCode
 }

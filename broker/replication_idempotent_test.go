@@ -107,6 +107,17 @@ func TestIdempotentProduceAcrossLeaderChange(t *testing.T) {
 	if err, off := produceBatch(t, c.Addr(next), "idem", idempotentBatch(pid, 0, 3, "d")); err != nil || off != 3 {
 		t.Fatalf("next batch on the new leader: %v at %d, want offset 3", err, off)
 	}
+
+	// DescribeProducers shows the new leader's producer state.
+	dreq := kmsg.NewPtrDescribeProducersRequest()
+	dreq.Topics = []kmsg.DescribeProducersRequestTopic{{Topic: "idem", Partitions: []int32{0}}}
+	dp := raw(t, c.Addr(next), dreq, 0).(*kmsg.DescribeProducersResponse).Topics[0].Partitions[0]
+	if dp.ErrorCode != 0 || len(dp.ActiveProducers) != 1 {
+		t.Fatalf("DescribeProducers: %v %+v", kerr.ErrorForCode(dp.ErrorCode), dp.ActiveProducers)
+	}
+	if ap := dp.ActiveProducers[0]; ap.ProducerID != pid || ap.ProducerEpoch != 0 || ap.LastSequence != 3 {
+		t.Errorf("DescribeProducers: %+v, want producer %d epoch 0 last sequence 3", ap, pid)
+	}
 }
 
 // TestDefaultIdempotentProducers runs kgo's default producer (idempotent,
