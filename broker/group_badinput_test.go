@@ -128,7 +128,9 @@ func TestGroupRebalanceInProgress(t *testing.T) {
 	}
 	// A second member parks in JoinGroup until x rejoins.
 	yDone := make(chan *kmsg.JoinGroupResponse, 1)
-	go func() { yDone <- raw(t, addr, rawJoin(group, "", 10000, "consumer", "range"), 3).(*kmsg.JoinGroupResponse) }()
+	go func() {
+		yDone <- raw(t, addr, rawJoin(group, "", 10000, "consumer", "range"), 3).(*kmsg.JoinGroupResponse)
+	}()
 	hb := kmsg.NewPtrHeartbeatRequest()
 	hb.Group, hb.MemberID, hb.Generation = group, x.MemberID, x.Generation
 	c.WaitFor("REBALANCE_IN_PROGRESS on heartbeat", func() bool {
