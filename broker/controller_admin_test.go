@@ -477,3 +477,38 @@ func TestControlledShutdownUnderProducer(t *testing.T) {
 		t.Errorf("%d of %d acknowledged records were read back at their offsets", len(found), len(acked))
 	}
 }
+
+// TestAdminAPIsAnswerNotControllerElsewhere sends the controller's admin APIs to a broker that is
+// not the controller: each answers NOT_CONTROLLER, as Kafka's ZooKeeper-mode brokers do.
+func TestAdminAPIsAnswerNotControllerElsewhere(t *testing.T) {
+	c := testcluster.Start(t, testcluster.Options{Brokers: 2})
+	other := 3 - c.WaitForController()
+	addr := c.Addr(other)
+
+	dt := kmsg.NewPtrDeleteTopicsRequest()
+	dt.TopicNames, dt.TimeoutMillis = []string{"t"}, 1000
+	if got := raw(t, addr, dt, 5).(*kmsg.DeleteTopicsResponse); got.Topics[0].ErrorCode != kerr.NotController.Code {
+		t.Errorf("DeleteTopics: error %d", got.Topics[0].ErrorCode)
+	}
+	cp := kmsg.NewPtrCreatePartitionsRequest()
+	cp.Topics, cp.TimeoutMillis = []kmsg.CreatePartitionsRequestTopic{{Topic: "t", Count: 2}}, 1000
+	if got := raw(t, addr, cp, 3).(*kmsg.CreatePartitionsResponse); got.Topics[0].ErrorCode != kerr.NotController.Code {
+		t.Errorf("CreatePartitions: error %d", got.Topics[0].ErrorCode)
+	}
+	el := kmsg.NewPtrElectLeadersRequest()
+	el.Topics, el.TimeoutMillis = []kmsg.ElectLeadersRequestTopic{{Topic: "t", Partitions: []int32{0}}}, 1000
+	if got := raw(t, addr, el, 2).(*kmsg.ElectLeadersResponse); got.ErrorCode != kerr.NotController.Code {
+		t.Errorf("ElectLeaders: error %d", got.ErrorCode)
+	}
+	ap := kmsg.NewPtrAlterPartitionAssignmentsRequest()
+	ap.TimeoutMillis = 1000
+	ap.Topics = []kmsg.AlterPartitionAssignmentsRequestTopic{{Topic: "t", Partitions: []kmsg.AlterPartitionAssignmentsRequestTopicPartition{{Partition: 0, Replicas: []int32{1}}}}}
+	if got := raw(t, addr, ap, 0).(*kmsg.AlterPartitionAssignmentsResponse); got.ErrorCode != kerr.NotController.Code {
+		t.Errorf("AlterPartitionReassignments: error %d", got.ErrorCode)
+	}
+	lp := kmsg.NewPtrListPartitionReassignmentsRequest()
+	lp.TimeoutMillis = 1000
+	if got := raw(t, addr, lp, 0).(*kmsg.ListPartitionReassignmentsResponse); got.ErrorCode != kerr.NotController.Code {
+		t.Errorf("ListPartitionReassignments: error %d", got.ErrorCode)
+	}
+}

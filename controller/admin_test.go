@@ -423,3 +423,51 @@ func TestAutoRebalance(t *testing.T) {
 		t.Errorf("rebalanced after %v, before the first check's delay", waited)
 	}
 }
+
+// TestFailoverResumesAdminWork starts a controller on what a previous one left unfinished: a
+// deletion request, a reassignment recorded in a topic znode and a preferred-election request.
+// It finishes all three.
+func TestFailoverResumesAdminWork(t *testing.T) {
+	c := newCluster(t)
+	for id := int32(1); id <= 3; id++ {
+		c.registerBroker(id)
+	}
+	if _, err := c.admin.Create(zkpaths.ControllerEpoch, zkpaths.EncodeControllerEpoch(1), 0, nil); err != nil {
+		t.Fatal(err)
+	}
+	old := func(leader int32, isr ...int32) zkpaths.LeaderAndIsr {
+		return zkpaths.LeaderAndIsr{Leader: leader, LeaderEpoch: 2, ISR: isr, ControllerEpoch: 1}
+	}
+	c.createTopic("del", map[int32][]int32{0: {1, 2}})
+	c.writeState("del", 0, old(1, 1, 2))
+	if _, err := c.admin.Create(zkpaths.DeleteTopicPath("del"), nil, 0, zk.WorldACL(zk.PermAll)); err != nil {
+		t.Fatal(err)
+	}
+	// mov-0 was being moved from [1] to [2]; broker 2 has caught up.
+	mov := zkpaths.TopicAssignment{TopicID: zkpaths.NewTopicID(), Partitions: map[int32][]int32{0: {2, 1}},
+		AddingReplicas: map[int32][]int32{0: {2}}, RemovingReplicas: map[int32][]int32{0: {1}}}
+	if _, err := c.admin.Create(zkpaths.TopicPath("mov"), mov.Encode(), 0, nil); err != nil {
+		t.Fatal(err)
+	}
+	c.writeState("mov", 0, old(1, 1, 2))
+	c.createTopic("pre", map[int32][]int32{0: {3, 1}})
+	c.writeState("pre", 0, old(1, 1, 3))
+	pre := zkpaths.PreferredReplicaElectionData{Partitions: []zkpaths.TopicPartition{{Topic: "pre", Partition: 0}}}
+	if _, err := c.admin.Create(zkpaths.PreferredReplicaElection, pre.Encode(), 0, zk.WorldACL(zk.PermAll)); err != nil {
+		t.Fatal(err)
+	}
+
+	c.startControllerWith(3, Config{DeleteTopicEnable: true}, true)
+	waitFor(t, "the deletion to complete", func() bool {
+		return !c.exists(zkpaths.TopicPath("del")) && !c.exists(zkpaths.DeleteTopicPath("del"))
+	})
+	waitFor(t, "the reassignment to complete", func() bool {
+		a := c.assignment("mov")
+		l, _, _ := c.state("mov", 0)
+		return slices.Equal(a.Partitions[0], []int32{2}) && len(a.AddingReplicas) == 0 && l.Leader == 2 && slices.Equal(l.ISR, []int32{2})
+	})
+	waitFor(t, "the preferred election", func() bool {
+		l, _, _ := c.state("pre", 0)
+		return l.Leader == 3 && !c.exists(zkpaths.PreferredReplicaElection)
+	})
+}
