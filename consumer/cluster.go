@@ -1,0 +1,248 @@
+package consumer
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net"
+	"strconv"
+	"sync"
+
+	"github.com/twmb/franz-go/pkg/kerr"
+	"github.com/twmb/franz-go/pkg/kmsg"
+	"go.uber.org/zap"
+
+	"github.com/zkafka/zkafka/wire"
+)
+
+// cluster holds the consumer's view of the brokers: connections, partition
+// leaders and partition counts, refreshed by Metadata requests.
+type cluster struct {
+	clientID  string
+	log       *zap.Logger
+	stats     *counters
+	bootstrap func(context.Context) ([]string, error) // addresses to ask first
+
+	mu         sync.Mutex
+	conns      map[int32]*wire.Client
+	addrs      map[int32]string
+	leaders    map[topicPartition]int32
+	partitions map[string]int32 // topic → partition count
+}
+
+type topicPartition struct {
+	topic     string
+	partition int32
+}
+
+func newCluster(clientID string, log *zap.Logger, stats *counters, bootstrap func(context.Context) ([]string, error)) *cluster {
+	return &cluster{
+		clientID: clientID, log: log, stats: stats, bootstrap: bootstrap,
+		conns: map[int32]*wire.Client{}, addrs: map[int32]string{},
+		leaders: map[topicPartition]int32{}, partitions: map[string]int32{},
+	}
+}
+
+// request sends req on cl, counting it.
+func (k *cluster) request(ctx context.Context, cl *wire.Client, req kmsg.Request) (kmsg.Response, error) {
+	k.stats.kafkaRequests.Add(1)
+	return cl.Request(ctx, req)
+}
+
+// broker returns a connection to broker id, dialing it if needed.
+func (k *cluster) broker(ctx context.Context, id int32) (*wire.Client, error) {
+	k.mu.Lock()
+	cl, addr := k.conns[id], k.addrs[id]
+	k.mu.Unlock()
+	if cl != nil {
+		return cl, nil
+	}
+	if addr == "" {
+		return nil, fmt.Errorf("broker %d: address unknown: %w", id, kerr.LeaderNotAvailable)
+	}
+	cl, err := wire.Dial(ctx, addr, k.clientID)
+	if err != nil {
+		return nil, err
+	}
+	k.mu.Lock()
+	defer k.mu.Unlock()
+	if old := k.conns[id]; old != nil {
+		cl.Close()
+		return old, nil
+	}
+	k.conns[id] = cl
+	return cl, nil
+}
+
+// drop forgets broker id's connection after an I/O error.
+func (k *cluster) drop(id int32, cl *wire.Client) {
+	k.mu.Lock()
+	defer k.mu.Unlock()
+	if k.conns[id] == cl {
+		delete(k.conns, id)
+		cl.Close()
+	}
+}
+
+// any returns a connection to some broker: a connected one, else the first
+// bootstrap address that answers.
+func (k *cluster) any(ctx context.Context) (*wire.Client, int32, error) {
+	k.mu.Lock()
+	for id, cl := range k.conns {
+		k.mu.Unlock()
+		return cl, id, nil
+	}
+	k.mu.Unlock()
+	addrs, err := k.bootstrap(ctx)
+	if err != nil {
+		return nil, 0, err
+	}
+	errs := []error{}
+	for _, addr := range addrs {
+		cl, err := wire.Dial(ctx, addr, k.clientID)
+		if err == nil {
+			return cl, -1, nil
+		}
+		errs = append(errs, err)
+	}
+	if len(errs) == 0 {
+		return nil, 0, errors.New("no brokers known")
+	}
+	return nil, 0, fmt.Errorf("no broker reachable: %w", errors.Join(errs...))
+}
+
+// refresh sends a Metadata request for topics and records brokers, leaders
+// and partition counts.
+func (k *cluster) refresh(ctx context.Context, topics []string) error {
+	cl, id, err := k.any(ctx)
+	if err != nil {
+		return err
+	}
+	req := kmsg.NewPtrMetadataRequest()
+	for _, t := range topics {
+		rt := kmsg.NewMetadataRequestTopic()
+		rt.Topic = kmsg.StringPtr(t)
+		req.Topics = append(req.Topics, rt)
+	}
+	resp, err := k.request(ctx, cl, req)
+	if id == -1 {
+		cl.Close() // a bootstrap connection: brokers are dialed by id from now on
+	}
+	if err != nil {
+		if id != -1 {
+			k.drop(id, cl)
+		}
+		return fmt.Errorf("metadata: %w", err)
+	}
+	md := resp.(*kmsg.MetadataResponse)
+	k.mu.Lock()
+	defer k.mu.Unlock()
+	for _, b := range md.Brokers {
+		addr := net.JoinHostPort(b.Host, strconv.Itoa(int(b.Port)))
+		if old, ok := k.addrs[b.NodeID]; ok && old != addr {
+			if cl := k.conns[b.NodeID]; cl != nil {
+				cl.Close()
+				delete(k.conns, b.NodeID)
+			}
+		}
+		k.addrs[b.NodeID] = addr
+	}
+	for _, t := range md.Topics {
+		if t.Topic == nil || t.ErrorCode != 0 {
+			continue
+		}
+		k.partitions[*t.Topic] = int32(len(t.Partitions))
+		for _, p := range t.Partitions {
+			tp := topicPartition{*t.Topic, p.Partition}
+			if p.ErrorCode == 0 && p.Leader >= 0 {
+				k.leaders[tp] = p.Leader
+			} else {
+				delete(k.leaders, tp)
+			}
+		}
+	}
+	return nil
+}
+
+// leader returns the known leader of tp.
+func (k *cluster) leader(tp topicPartition) (int32, bool) {
+	k.mu.Lock()
+	defer k.mu.Unlock()
+	id, ok := k.leaders[tp]
+	return id, ok
+}
+
+// forgetLeader marks tp's leader unknown so the next fetch refreshes it.
+func (k *cluster) forgetLeader(tp topicPartition) {
+	k.mu.Lock()
+	defer k.mu.Unlock()
+	delete(k.leaders, tp)
+}
+
+// partitionCounts returns the partition count of each topic known.
+func (k *cluster) partitionCounts(topics []string) map[string]int32 {
+	k.mu.Lock()
+	defer k.mu.Unlock()
+	out := map[string]int32{}
+	for _, t := range topics {
+		if n, ok := k.partitions[t]; ok {
+			out[t] = n
+		}
+	}
+	return out
+}
+
+// close closes every connection.
+func (k *cluster) close() {
+	k.mu.Lock()
+	defer k.mu.Unlock()
+	for id, cl := range k.conns {
+		cl.Close()
+		delete(k.conns, id)
+	}
+}
+
+// listOffset asks tp's leader for its earliest (-2) or latest (-1) offset.
+func (k *cluster) listOffset(ctx context.Context, tp topicPartition, timestamp int64) (int64, error) {
+	id, ok := k.leader(tp)
+	if !ok {
+		if err := k.refresh(ctx, []string{tp.topic}); err != nil {
+			return 0, err
+		}
+		if id, ok = k.leader(tp); !ok {
+			return 0, fmt.Errorf("list offsets %s-%d: %w", tp.topic, tp.partition, kerr.LeaderNotAvailable)
+		}
+	}
+	cl, err := k.broker(ctx, id)
+	if err != nil {
+		return 0, err
+	}
+	req := kmsg.NewPtrListOffsetsRequest()
+	req.ReplicaID = -1
+	rt := kmsg.NewListOffsetsRequestTopic()
+	rt.Topic = tp.topic
+	rp := kmsg.NewListOffsetsRequestTopicPartition()
+	rp.Partition = tp.partition
+	rp.Timestamp = timestamp
+	rp.CurrentLeaderEpoch = -1
+	rt.Partitions = append(rt.Partitions, rp)
+	req.Topics = append(req.Topics, rt)
+	resp, err := k.request(ctx, cl, req)
+	if err != nil {
+		k.drop(id, cl)
+		return 0, fmt.Errorf("list offsets %s-%d: %w", tp.topic, tp.partition, err)
+	}
+	for _, t := range resp.(*kmsg.ListOffsetsResponse).Topics {
+		for _, p := range t.Partitions {
+			if err := kerr.ErrorForCode(p.ErrorCode); err != nil {
+				k.forgetLeader(tp)
+				return 0, fmt.Errorf("list offsets %s-%d: %w", tp.topic, tp.partition, err)
+			}
+			if len(p.OldStyleOffsets) > 0 { // v0
+				return p.OldStyleOffsets[0], nil
+			}
+			return p.Offset, nil
+		}
+	}
+	return 0, fmt.Errorf("list offsets %s-%d: partition missing from the response", tp.topic, tp.partition)
+}

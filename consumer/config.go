@@ -1,0 +1,158 @@
+package consumer
+
+import (
+	"fmt"
+	"slices"
+	"time"
+
+	"github.com/twmb/franz-go/pkg/kerr"
+	"go.uber.org/zap"
+
+	"github.com/zkafka/zkafka/zkpaths"
+)
+
+// Config is a consumer's configuration. Field comments name the Kafka property
+// each field stands for; zero values take Kafka's defaults for the mode.
+//
+// ZooKeeperConnect selects the legacy mode (Kafka 0.8.2's high-level
+// consumer); BootstrapServers selects the coordinator mode. Exactly one must
+// be set.
+type Config struct {
+	GroupID          string   // group.id
+	Topics           []string // the subscription
+	ZooKeeperConnect string   // zookeeper.connect: legacy mode
+	BootstrapServers []string // bootstrap.servers: coordinator mode
+	ClientID         string   // client.id; default "zkafka-consumer"
+
+	// DisableAutoCommit turns off auto.commit.enable (0.8) /
+	// enable.auto.commit: offsets are then committed only by Commit.
+	DisableAutoCommit bool
+	// AutoCommitInterval is auto.commit.interval.ms: 60 s in legacy mode,
+	// 5 s in coordinator mode by default.
+	AutoCommitInterval time.Duration
+	// AutoOffsetReset is auto.offset.reset: "smallest"/"largest" (0.8) or
+	// "earliest"/"latest"; default largest/latest.
+	AutoOffsetReset string
+
+	// Legacy mode.
+	RebalanceMaxRetries     int           // rebalance.max.retries, default 4
+	RebalanceBackoff        time.Duration // rebalance.backoff.ms, default 2000 ms
+	ZooKeeperSessionTimeout time.Duration // zookeeper.session.timeout.ms, default 6000 ms
+	// Streams is the number of consumer threads per topic (the value of the
+	// topic count map given to createMessageStreams); default 1.
+	Streams int
+
+	// Coordinator mode.
+	SessionTimeout    time.Duration // session.timeout.ms, default 10 s
+	HeartbeatInterval time.Duration // heartbeat.interval.ms, default 3 s
+	RebalanceTimeout  time.Duration // max.poll.interval.ms, default 60 s
+	GroupInstanceID   string        // group.instance.id: static membership (KIP-345)
+
+	// PartitionAssignmentStrategy is partition.assignment.strategy, in
+	// order of preference. Legacy mode: "range" (default) or "roundrobin".
+	// Coordinator mode: "range" (default), "roundrobin", "sticky",
+	// "cooperative-sticky". A cooperative strategy first in the list makes
+	// the consumer follow the cooperative protocol (KIP-429).
+	PartitionAssignmentStrategy []string
+
+	// Rebalance callbacks (ConsumerRebalanceListener). They run on the
+	// goroutine that drives the rebalance, before revoking or after
+	// assigning; Lost is called instead of Revoked when the partitions are
+	// already owned by someone else (session expired, member fenced).
+	OnRevoked  func(map[string][]int32)
+	OnAssigned func(map[string][]int32)
+	OnLost     func(map[string][]int32)
+
+	// OnEvent, if set, receives every event synchronously; it must be quick.
+	// Subscribe offers a buffered channel instead.
+	OnEvent func(Event)
+
+	Logger *zap.Logger
+}
+
+// Offset reset policies.
+const (
+	resetEarliest = "earliest"
+	resetLatest   = "latest"
+)
+
+// legacy reports whether c selects the ZooKeeper mode.
+func (c *Config) legacy() bool { return c.ZooKeeperConnect != "" }
+
+// cooperative reports whether the preferred strategy is cooperative.
+func (c *Config) cooperative() bool {
+	return len(c.PartitionAssignmentStrategy) > 0 && c.PartitionAssignmentStrategy[0] == "cooperative-sticky"
+}
+
+// validate checks c and fills in defaults. Invalid group ids and topic names
+// get the errors a Kafka broker gives for them.
+func (c *Config) validate() error {
+	if c.GroupID == "" {
+		return fmt.Errorf("group.id is empty: %w", kerr.InvalidGroupID)
+	}
+	if len(c.Topics) == 0 {
+		return fmt.Errorf("%w: no topics to subscribe to", ErrInvalidConfig)
+	}
+	for _, t := range c.Topics {
+		if err := zkpaths.ValidateTopicName(t); err != nil {
+			return fmt.Errorf("topic %q: %v: %w", t, err, kerr.InvalidTopicException)
+		}
+	}
+	if (c.ZooKeeperConnect == "") == (len(c.BootstrapServers) == 0) {
+		return fmt.Errorf("%w: set exactly one of zookeeper.connect and bootstrap.servers", ErrInvalidConfig)
+	}
+	if c.ClientID == "" {
+		c.ClientID = "zkafka-consumer"
+	}
+	if c.AutoCommitInterval <= 0 {
+		c.AutoCommitInterval = 5 * time.Second
+		if c.legacy() {
+			c.AutoCommitInterval = time.Minute
+		}
+	}
+	switch c.AutoOffsetReset {
+	case "", "largest", resetLatest:
+		c.AutoOffsetReset = resetLatest
+	case "smallest", resetEarliest:
+		c.AutoOffsetReset = resetEarliest
+	default:
+		return fmt.Errorf("%w: auto.offset.reset %q", ErrInvalidConfig, c.AutoOffsetReset)
+	}
+	if c.RebalanceMaxRetries <= 0 {
+		c.RebalanceMaxRetries = 4
+	}
+	if c.RebalanceBackoff <= 0 {
+		c.RebalanceBackoff = 2 * time.Second
+	}
+	if c.ZooKeeperSessionTimeout <= 0 {
+		c.ZooKeeperSessionTimeout = 6 * time.Second
+	}
+	if c.Streams <= 0 {
+		c.Streams = 1
+	}
+	if c.SessionTimeout <= 0 {
+		c.SessionTimeout = 10 * time.Second
+	}
+	if c.HeartbeatInterval <= 0 {
+		c.HeartbeatInterval = 3 * time.Second
+	}
+	if c.RebalanceTimeout <= 0 {
+		c.RebalanceTimeout = time.Minute
+	}
+	if len(c.PartitionAssignmentStrategy) == 0 {
+		c.PartitionAssignmentStrategy = []string{"range"}
+	}
+	allowed := []string{"range", "roundrobin", "sticky", "cooperative-sticky"}
+	if c.legacy() {
+		allowed = allowed[:2]
+	}
+	for _, s := range c.PartitionAssignmentStrategy {
+		if !slices.Contains(allowed, s) {
+			return fmt.Errorf("%w: partition.assignment.strategy %q (allowed: %v)", ErrInvalidConfig, s, allowed)
+		}
+	}
+	if c.Logger == nil {
+		c.Logger = zap.NewNop()
+	}
+	return nil
+}

@@ -1,0 +1,322 @@
+package consumer
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"maps"
+	"slices"
+	"sync"
+	"time"
+
+	"go.uber.org/zap"
+)
+
+// Consumer is a member of a consumer group in either mode. Poll, Commit and
+// Close may be called from any goroutine; records come back in offset order
+// per partition.
+type Consumer struct {
+	cfg     Config
+	log     *zap.Logger
+	stats   counters
+	events  eventStream
+	cluster *cluster
+	group   group
+
+	mu        sync.Mutex
+	assigned  map[topicPartition]int64 // position: next offset to deliver, -1 = reset
+	committed map[topicPartition]int64 // last offsets stored, to skip unchanged commits
+	paused    bool                     // a rebalance is running: fetch nothing
+	changed   chan struct{}            // closed when assigned or paused changes
+	closed    bool
+
+	ctx    context.Context // cancelled by Close: stops every goroutine
+	cancel context.CancelFunc
+	wg     sync.WaitGroup
+}
+
+// group is what a mode does: join or register, keep membership, store offsets.
+type group interface {
+	// start joins the group; the first rebalance may finish later.
+	start(ctx context.Context) error
+	// run keeps the membership until ctx is done.
+	run(ctx context.Context)
+	// commit stores offsets (next offsets to consume).
+	commit(ctx context.Context, offsets map[topicPartition]int64) error
+	// leave ends the membership.
+	leave(ctx context.Context) error
+	// memberID is the consumer id (legacy) or member id (coordinator).
+	memberID() string
+}
+
+// New starts a consumer: it registers with ZooKeeper or joins through the
+// group coordinator, depending on cfg. It returns once the consumer is a
+// member; its first assignment may follow (watch EventPartitionsAssigned).
+func New(ctx context.Context, cfg Config) (*Consumer, error) {
+	if err := cfg.validate(); err != nil {
+		return nil, err
+	}
+	c := &Consumer{
+		cfg:       cfg,
+		log:       cfg.Logger.Named("consumer").With(zap.String("group", cfg.GroupID)),
+		assigned:  map[topicPartition]int64{},
+		committed: map[topicPartition]int64{},
+		changed:   make(chan struct{}),
+	}
+	c.events.onEvent = cfg.OnEvent
+	c.ctx, c.cancel = context.WithCancel(context.Background())
+	if cfg.legacy() {
+		g := newZKGroup(c)
+		c.group = g
+		c.cluster = newCluster(cfg.ClientID, c.log, &c.stats, g.brokerAddrs)
+	} else {
+		c.cluster = newCluster(cfg.ClientID, c.log, &c.stats, func(context.Context) ([]string, error) {
+			return cfg.BootstrapServers, nil
+		})
+		c.group = newCoordinatorGroup(c)
+	}
+	if err := c.group.start(ctx); err != nil {
+		c.cancel()
+		c.cluster.close()
+		return nil, err
+	}
+	c.wg.Add(1)
+	go func() {
+		defer c.wg.Done()
+		c.group.run(c.ctx)
+	}()
+	if !cfg.DisableAutoCommit {
+		c.wg.Add(1)
+		go c.autoCommit()
+	}
+	return c, nil
+}
+
+// Subscribe returns a channel of this consumer's events, buffered to
+// buffer; events that find it full are dropped. Call stop to unsubscribe.
+func (c *Consumer) Subscribe(buffer int) (events <-chan Event, stop func()) {
+	return c.events.subscribe(buffer)
+}
+
+// Stats returns the consumer's counters.
+func (c *Consumer) Stats() Stats { return c.stats.snapshot() }
+
+// MemberID is the legacy consumer id or the coordinator's member id.
+func (c *Consumer) MemberID() string { return c.group.memberID() }
+
+// Assignment returns the partitions the consumer owns now.
+func (c *Consumer) Assignment() map[string][]int32 {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return byTopic(slices.Collect(maps.Keys(c.assigned)))
+}
+
+func (c *Consumer) emit(ev Event) {
+	if !c.events.active() {
+		return
+	}
+	ev.Consumer = c.group.memberID()
+	c.events.emit(ev)
+}
+
+// notifyLocked wakes Polls waiting for a change. c.mu is held.
+func (c *Consumer) notifyLocked() {
+	close(c.changed)
+	c.changed = make(chan struct{})
+}
+
+// pauseFetching stops Poll from fetching until resumeFetching.
+func (c *Consumer) pauseFetching() {
+	c.mu.Lock()
+	was := c.paused
+	c.paused = true
+	c.notifyLocked()
+	c.mu.Unlock()
+	if !was {
+		c.emit(Event{Type: EventFetchingPaused})
+	}
+}
+
+func (c *Consumer) resumeFetching() {
+	c.mu.Lock()
+	was := c.paused
+	c.paused = false
+	c.notifyLocked()
+	c.mu.Unlock()
+	if was {
+		c.emit(Event{Type: EventFetchingResumed})
+	}
+}
+
+// owned returns the partitions assigned now.
+func (c *Consumer) owned() []topicPartition {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return slices.Collect(maps.Keys(c.assigned))
+}
+
+// positions returns the positions of the assigned partitions that have one.
+func (c *Consumer) positions() map[topicPartition]int64 {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	out := map[topicPartition]int64{}
+	for tp, pos := range c.assigned {
+		if pos >= 0 {
+			out[tp] = pos
+		}
+	}
+	return out
+}
+
+// remove drops partitions from the assignment, calling OnRevoked (lost
+// false) or OnLost first, and emits the event.
+func (c *Consumer) remove(tps []topicPartition, lost bool) {
+	if len(tps) == 0 {
+		return
+	}
+	parts := byTopic(tps)
+	typ, cb := EventPartitionsRevoked, c.cfg.OnRevoked
+	if lost {
+		typ, cb = EventPartitionsLost, c.cfg.OnLost
+	}
+	if cb != nil {
+		cb(parts)
+	}
+	c.mu.Lock()
+	for _, tp := range tps {
+		delete(c.assigned, tp)
+		delete(c.committed, tp)
+	}
+	c.notifyLocked()
+	c.mu.Unlock()
+	c.emit(Event{Type: typ, Partitions: parts})
+}
+
+// add assigns partitions at their committed offsets (-1: none, reset per
+// auto.offset.reset) and calls OnAssigned.
+func (c *Consumer) add(offsets map[topicPartition]int64, generation int32) {
+	if len(offsets) == 0 {
+		return
+	}
+	c.mu.Lock()
+	for tp, off := range offsets {
+		c.assigned[tp] = off
+		if off >= 0 {
+			c.committed[tp] = off
+		}
+	}
+	c.notifyLocked()
+	c.mu.Unlock()
+	parts := byTopic(slices.Collect(maps.Keys(offsets)))
+	if c.cfg.OnAssigned != nil {
+		c.cfg.OnAssigned(parts)
+	}
+	c.emit(Event{Type: EventPartitionsAssigned, Partitions: parts, Generation: generation})
+}
+
+// Commit stores the positions of the owned partitions (the offsets after
+// the last records Poll returned) and waits for the result.
+func (c *Consumer) Commit(ctx context.Context) error {
+	c.mu.Lock()
+	closed := c.closed
+	c.mu.Unlock()
+	if closed {
+		return ErrClosed
+	}
+	return c.commitPositions(ctx, false)
+}
+
+// CommitAsync commits as Commit does without waiting; done, if not nil, gets
+// the result.
+func (c *Consumer) CommitAsync(done func(error)) {
+	c.wg.Add(1)
+	go func() {
+		defer c.wg.Done()
+		err := c.commitPositions(c.ctx, false)
+		if done != nil {
+			done(err)
+		}
+	}()
+}
+
+// commitPositions commits positions that changed since the last commit (or
+// all of them when force is set).
+func (c *Consumer) commitPositions(ctx context.Context, force bool) error {
+	offsets := c.positions()
+	c.mu.Lock()
+	for tp, off := range offsets {
+		if !force && c.committed[tp] == off {
+			delete(offsets, tp)
+		}
+	}
+	c.mu.Unlock()
+	if len(offsets) == 0 {
+		return nil
+	}
+	err := c.group.commit(ctx, offsets)
+	if err == nil {
+		c.mu.Lock()
+		for tp, off := range offsets {
+			if _, ok := c.assigned[tp]; ok {
+				c.committed[tp] = off
+			}
+		}
+		c.mu.Unlock()
+	}
+	c.emit(Event{Type: EventOffsetsCommitted, Partitions: byTopic(slices.Collect(maps.Keys(offsets))), Err: err})
+	return err
+}
+
+func (c *Consumer) autoCommit() {
+	defer c.wg.Done()
+	t := time.NewTicker(c.cfg.AutoCommitInterval)
+	defer t.Stop()
+	for {
+		select {
+		case <-c.ctx.Done():
+			return
+		case <-t.C:
+			if err := c.commitPositions(c.ctx, false); err != nil && c.ctx.Err() == nil {
+				c.log.Warn("auto-commit failed", zap.Error(err))
+			}
+		}
+	}
+}
+
+// Close commits (with auto-commit on), leaves the group and stops every
+// goroutine of the consumer.
+func (c *Consumer) Close(ctx context.Context) error {
+	c.mu.Lock()
+	if c.closed {
+		c.mu.Unlock()
+		return ErrClosed
+	}
+	c.closed = true
+	c.notifyLocked()
+	c.mu.Unlock()
+	var errs []error
+	if !c.cfg.DisableAutoCommit {
+		if err := c.commitPositions(ctx, false); err != nil {
+			errs = append(errs, fmt.Errorf("commit on close: %w", err))
+		}
+	}
+	c.cancel()
+	c.wg.Wait()
+	if err := c.group.leave(ctx); err != nil {
+		errs = append(errs, err)
+	}
+	c.cluster.close()
+	return errors.Join(errs...)
+}
+
+// byTopic groups partitions by topic, each list sorted.
+func byTopic(tps []topicPartition) map[string][]int32 {
+	out := map[string][]int32{}
+	for _, tp := range tps {
+		out[tp.topic] = append(out[tp.topic], tp.partition)
+	}
+	for _, ps := range out {
+		slices.Sort(ps)
+	}
+	return out
+}

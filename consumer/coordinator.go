@@ -1,0 +1,560 @@
+package consumer
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"maps"
+	"net"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/twmb/franz-go/pkg/kerr"
+	"github.com/twmb/franz-go/pkg/kgo"
+	"github.com/twmb/franz-go/pkg/kmsg"
+	"go.uber.org/zap"
+
+	"github.com/zkafka/zkafka/wire"
+)
+
+// coordinatorGroup is the coordinator mode: the classic group protocol on
+// kmsg. The run goroutine owns membership: it joins, syncs and heartbeats on
+// its own timer. The leader balances with franz-go's kgo balancers, which
+// read and write the ConsumerProtocol bytes Java clients use.
+type coordinatorGroup struct {
+	c         *Consumer
+	log       *zap.Logger
+	balancers []kgo.GroupBalancer
+
+	mu         sync.Mutex
+	member     string
+	generation int32
+	protocol   string
+	conn       *wire.Client // JoinGroup, SyncGroup, Heartbeat, LeaveGroup
+	offsets    *wire.Client // OffsetCommit, OffsetFetch: never queued behind a long JoinGroup
+}
+
+// retryBackoff is retry.backoff.ms: the wait before retrying a failed
+// FindCoordinator or JoinGroup.
+const retryBackoff = 100 * time.Millisecond
+
+func newCoordinatorGroup(c *Consumer) *coordinatorGroup {
+	g := &coordinatorGroup{c: c, log: c.log.Named("coordinator"), generation: -1}
+	for _, s := range c.cfg.PartitionAssignmentStrategy {
+		switch s {
+		case "range":
+			g.balancers = append(g.balancers, kgo.RangeBalancer())
+		case "roundrobin":
+			g.balancers = append(g.balancers, kgo.RoundRobinBalancer())
+		case "sticky":
+			g.balancers = append(g.balancers, kgo.StickyBalancer())
+		case "cooperative-sticky":
+			g.balancers = append(g.balancers, kgo.CooperativeStickyBalancer())
+		}
+	}
+	return g
+}
+
+func (g *coordinatorGroup) memberID() string {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	return g.member
+}
+
+func (g *coordinatorGroup) instanceID() *string {
+	if g.c.cfg.GroupInstanceID == "" {
+		return nil
+	}
+	return &g.c.cfg.GroupInstanceID
+}
+
+func (g *coordinatorGroup) request(ctx context.Context, cl *wire.Client, req kmsg.Request) (kmsg.Response, error) {
+	return g.c.cluster.request(ctx, cl, req)
+}
+
+// findCoordinator asks any broker for the group's coordinator and connects
+// to it twice (membership and offsets).
+func (g *coordinatorGroup) findCoordinator(ctx context.Context) error {
+	g.closeConns()
+	cl, id, err := g.c.cluster.any(ctx)
+	if err != nil {
+		return err
+	}
+	if id == -1 {
+		defer cl.Close()
+	}
+	req := kmsg.NewPtrFindCoordinatorRequest()
+	req.CoordinatorKey = g.c.cfg.GroupID
+	resp, err := g.request(ctx, cl, req)
+	if err != nil {
+		if id != -1 {
+			g.c.cluster.drop(id, cl)
+		}
+		return fmt.Errorf("find coordinator: %w", err)
+	}
+	fc := resp.(*kmsg.FindCoordinatorResponse)
+	code, host, port := fc.ErrorCode, fc.Host, fc.Port
+	if len(fc.Coordinators) > 0 {
+		code, host, port = fc.Coordinators[0].ErrorCode, fc.Coordinators[0].Host, fc.Coordinators[0].Port
+	}
+	if err := kerr.ErrorForCode(code); err != nil {
+		return fmt.Errorf("find coordinator: %w", err)
+	}
+	addr := net.JoinHostPort(host, strconv.Itoa(int(port)))
+	conn, err := wire.Dial(ctx, addr, g.c.cfg.ClientID)
+	if err != nil {
+		return fmt.Errorf("coordinator: %w", err)
+	}
+	offsets, err := wire.Dial(ctx, addr, g.c.cfg.ClientID)
+	if err != nil {
+		conn.Close()
+		return fmt.Errorf("coordinator: %w", err)
+	}
+	g.mu.Lock()
+	g.conn, g.offsets = conn, offsets
+	g.mu.Unlock()
+	g.log.Info("found coordinator", zap.String("addr", addr))
+	return nil
+}
+
+func (g *coordinatorGroup) closeConns() {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	for _, cl := range []*wire.Client{g.conn, g.offsets} {
+		if cl != nil {
+			cl.Close()
+		}
+	}
+	g.conn, g.offsets = nil, nil
+}
+
+func (g *coordinatorGroup) conns() (*wire.Client, *wire.Client) {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	return g.conn, g.offsets
+}
+
+// retriable reports errors after which finding the coordinator again and
+// retrying is what Kafka's clients do.
+func retriable(err error) bool {
+	var ke *kerr.Error
+	if errors.As(err, &ke) {
+		return ke.Retriable || errors.Is(err, kerr.NotCoordinator) || errors.Is(err, kerr.CoordinatorNotAvailable) ||
+			errors.Is(err, kerr.CoordinatorLoadInProgress)
+	}
+	return true // I/O errors
+}
+
+// start joins the group, retrying retriable errors until ctx is done.
+func (g *coordinatorGroup) start(ctx context.Context) error {
+	var last error
+	for {
+		err := g.findCoordinator(ctx)
+		if err == nil {
+			if err = g.join(ctx); err == nil {
+				return nil
+			}
+		}
+		if !retriable(err) || ctx.Err() != nil {
+			if last != nil && ctx.Err() != nil {
+				return fmt.Errorf("join group %s: %w (last error: %v)", g.c.cfg.GroupID, ctx.Err(), err)
+			}
+			return fmt.Errorf("join group %s: %w", g.c.cfg.GroupID, err)
+		}
+		last = err
+		g.log.Info("joining failed, retrying", zap.Error(err))
+		select {
+		case <-ctx.Done():
+		case <-time.After(retryBackoff):
+		}
+	}
+}
+
+// run heartbeats and rejoins until ctx is done.
+func (g *coordinatorGroup) run(ctx context.Context) {
+	t := time.NewTicker(g.c.cfg.HeartbeatInterval)
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+		}
+		err := g.heartbeat(ctx)
+		if err == nil || ctx.Err() != nil {
+			continue
+		}
+		switch {
+		case errors.Is(err, kerr.RebalanceInProgress):
+			g.log.Info("rebalance in progress, rejoining")
+		case errors.Is(err, kerr.UnknownMemberID), errors.Is(err, kerr.IllegalGeneration), errors.Is(err, kerr.FencedInstanceID):
+			g.log.Warn("fenced by the coordinator, rejoining", zap.Error(err))
+			g.c.remove(g.c.owned(), true)
+			g.reset(errors.Is(err, kerr.UnknownMemberID) || errors.Is(err, kerr.FencedInstanceID))
+		default:
+			g.log.Info("heartbeat failed, finding the coordinator", zap.Error(err))
+			if err := g.findCoordinator(ctx); err != nil {
+				continue
+			}
+		}
+		for ctx.Err() == nil {
+			err := g.join(ctx)
+			if err == nil {
+				break
+			}
+			g.log.Info("rejoin failed", zap.Error(err))
+			if retriable(err) {
+				if ferr := g.findCoordinator(ctx); ferr != nil {
+					g.log.Info("find coordinator failed", zap.Error(ferr))
+				}
+			}
+			select {
+			case <-ctx.Done():
+			case <-time.After(retryBackoff):
+			}
+		}
+	}
+}
+
+// reset forgets the generation, and the member id if the coordinator did.
+func (g *coordinatorGroup) reset(memberToo bool) {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	g.generation = -1
+	if memberToo {
+		g.member = ""
+	}
+}
+
+func (g *coordinatorGroup) heartbeat(ctx context.Context) error {
+	conn, _ := g.conns()
+	if conn == nil {
+		return errors.New("no coordinator connection")
+	}
+	g.mu.Lock()
+	req := kmsg.NewPtrHeartbeatRequest()
+	req.Group, req.Generation, req.MemberID, req.InstanceID = g.c.cfg.GroupID, g.generation, g.member, g.instanceID()
+	g.mu.Unlock()
+	resp, err := g.request(ctx, conn, req)
+	if err != nil {
+		return err
+	}
+	return kerr.ErrorForCode(resp.(*kmsg.HeartbeatResponse).ErrorCode)
+}
+
+// join runs JoinGroup and SyncGroup until a generation is reached, and
+// applies the assignment: eager revokes everything before joining;
+// cooperative revokes only what moved and then joins again.
+func (g *coordinatorGroup) join(ctx context.Context) error {
+	cfg := &g.c.cfg
+	g.c.stats.rebalances.Add(1)
+	g.c.emit(Event{Type: EventRebalanceStarted})
+	if !cfg.cooperative() {
+		g.c.pauseFetching()
+		if owned := g.c.owned(); len(owned) > 0 {
+			if !cfg.DisableAutoCommit {
+				if err := g.c.commitPositions(ctx, false); err != nil {
+					g.log.Warn("commit before revoking failed", zap.Error(err))
+				}
+			}
+			g.c.remove(owned, false)
+		}
+	}
+	defer g.c.resumeFetching()
+	for {
+		assigned, err := g.joinSync(ctx)
+		if err != nil {
+			g.c.emit(Event{Type: EventRebalanceFailed, Err: err})
+			return err
+		}
+		owned := g.c.owned()
+		var revoked []topicPartition
+		for _, tp := range owned {
+			if _, keep := assigned[tp]; !keep {
+				revoked = append(revoked, tp)
+			}
+		}
+		added := map[topicPartition]int64{}
+		for tp := range assigned {
+			if !slices.Contains(owned, tp) {
+				added[tp] = -1
+			}
+		}
+		if len(revoked) > 0 && !cfg.DisableAutoCommit {
+			if err := g.c.commitPositions(ctx, false); err != nil {
+				g.log.Warn("commit before revoking failed", zap.Error(err))
+			}
+		}
+		g.c.remove(revoked, false)
+		if err := g.fetchOffsets(ctx, added); err != nil {
+			g.c.emit(Event{Type: EventRebalanceFailed, Err: err})
+			return err
+		}
+		g.mu.Lock()
+		gen := g.generation
+		g.mu.Unlock()
+		g.c.add(added, gen)
+		g.c.emit(Event{Type: EventJoined, Generation: gen})
+		if len(revoked) == 0 {
+			g.c.emit(Event{Type: EventRebalanceDone, Generation: gen})
+			return nil
+		}
+		// KIP-429: partitions revoked now can be assigned to their new
+		// owners only in a follow-up rebalance.
+		g.log.Info("revoked partitions that moved, rejoining", zap.Any("revoked", byTopic(revoked)))
+	}
+}
+
+// joinSync does one JoinGroup/SyncGroup round and returns the assignment.
+func (g *coordinatorGroup) joinSync(ctx context.Context) (map[topicPartition]bool, error) {
+	cfg := &g.c.cfg
+	conn, _ := g.conns()
+	if conn == nil {
+		return nil, errors.New("no coordinator connection")
+	}
+	topics := slices.Sorted(slices.Values(cfg.Topics))
+	current := map[string][]int32{}
+	for t, ps := range byTopic(g.c.owned()) {
+		current[t] = ps
+	}
+	for {
+		g.mu.Lock()
+		req := kmsg.NewPtrJoinGroupRequest()
+		req.Group, req.MemberID, req.InstanceID = cfg.GroupID, g.member, g.instanceID()
+		req.SessionTimeoutMillis = int32(cfg.SessionTimeout / time.Millisecond)
+		req.RebalanceTimeoutMillis = int32(cfg.RebalanceTimeout / time.Millisecond)
+		req.ProtocolType = "consumer"
+		for _, b := range g.balancers {
+			p := kmsg.NewJoinGroupRequestProtocol()
+			p.Name = b.ProtocolName()
+			p.Metadata = b.JoinGroupMetadata(topics, current, g.generation)
+			req.Protocols = append(req.Protocols, p)
+		}
+		g.mu.Unlock()
+		// JoinGroup waits for the whole group, up to the rebalance timeout.
+		jctx, cancel := context.WithTimeout(ctx, cfg.RebalanceTimeout+5*time.Second)
+		resp, err := g.request(jctx, conn, req)
+		cancel()
+		if err != nil {
+			return nil, fmt.Errorf("join group: %w", err)
+		}
+		jr := resp.(*kmsg.JoinGroupResponse)
+		switch err := kerr.ErrorForCode(jr.ErrorCode); {
+		case err == nil:
+		case errors.Is(err, kerr.MemberIDRequired): // KIP-394: join again with the id given
+			g.mu.Lock()
+			g.member = jr.MemberID
+			g.mu.Unlock()
+			continue
+		case errors.Is(err, kerr.UnknownMemberID):
+			g.reset(true)
+			continue
+		case errors.Is(err, kerr.RebalanceInProgress):
+			continue
+		default:
+			return nil, fmt.Errorf("join group: %w", err)
+		}
+		g.mu.Lock()
+		g.member, g.generation = jr.MemberID, jr.Generation
+		if jr.Protocol != nil {
+			g.protocol = *jr.Protocol
+		}
+		g.mu.Unlock()
+		balancer := g.balancer(g.protocol)
+		if balancer == nil {
+			return nil, fmt.Errorf("join group: the coordinator chose protocol %q, which we did not offer: %w", g.protocol, kerr.InconsistentGroupProtocol)
+		}
+		sreq := kmsg.NewPtrSyncGroupRequest()
+		sreq.Group, sreq.Generation, sreq.MemberID, sreq.InstanceID = cfg.GroupID, jr.Generation, jr.MemberID, g.instanceID()
+		sreq.ProtocolType, sreq.Protocol = kmsg.StringPtr("consumer"), kmsg.StringPtr(g.protocol)
+		if jr.LeaderID == jr.MemberID && !jr.SkipAssignment {
+			plan, err := g.balance(ctx, balancer, jr)
+			if err != nil {
+				return nil, err
+			}
+			sreq.GroupAssignment = plan
+		}
+		resp, err = g.request(jctx, conn, sreq)
+		if err != nil {
+			resp, err = g.request(ctx, conn, sreq)
+		}
+		if err != nil {
+			return nil, fmt.Errorf("sync group: %w", err)
+		}
+		sr := resp.(*kmsg.SyncGroupResponse)
+		switch err := kerr.ErrorForCode(sr.ErrorCode); {
+		case err == nil:
+		case errors.Is(err, kerr.RebalanceInProgress):
+			continue
+		case errors.Is(err, kerr.UnknownMemberID), errors.Is(err, kerr.IllegalGeneration):
+			g.reset(errors.Is(err, kerr.UnknownMemberID))
+			continue
+		default:
+			return nil, fmt.Errorf("sync group: %w", err)
+		}
+		assignment := map[topicPartition]bool{}
+		if len(sr.MemberAssignment) > 0 {
+			parsed, err := balancer.ParseSyncAssignment(sr.MemberAssignment)
+			if err != nil {
+				return nil, fmt.Errorf("sync group: assignment: %w", err)
+			}
+			for t, ps := range parsed {
+				for _, p := range ps {
+					assignment[topicPartition{t, p}] = true
+				}
+			}
+		}
+		g.log.Info("joined group", zap.Int32("generation", jr.Generation), zap.String("member-id", jr.MemberID),
+			zap.String("protocol", g.protocol), zap.Bool("leader", jr.LeaderID == jr.MemberID),
+			zap.Any("assignment", byTopic(slices.Collect(maps.Keys(assignment)))))
+		return assignment, nil
+	}
+}
+
+func (g *coordinatorGroup) balancer(name string) kgo.GroupBalancer {
+	for _, b := range g.balancers {
+		if b.ProtocolName() == name {
+			return b
+		}
+	}
+	return nil
+}
+
+// balance runs the chosen assignor over the members' subscriptions.
+func (g *coordinatorGroup) balance(ctx context.Context, b kgo.GroupBalancer, jr *kmsg.JoinGroupResponse) ([]kmsg.SyncGroupRequestGroupAssignment, error) {
+	members := slices.Clone(jr.Members)
+	// kgo's balancers expect members sorted: static members first by
+	// instance id, then dynamic ones by member id.
+	slices.SortFunc(members, func(a, b kmsg.JoinGroupResponseMember) int {
+		switch {
+		case a.InstanceID != nil && b.InstanceID != nil:
+			return strings.Compare(*a.InstanceID, *b.InstanceID)
+		case a.InstanceID != nil:
+			return -1
+		case b.InstanceID != nil:
+			return 1
+		}
+		return strings.Compare(a.MemberID, b.MemberID)
+	})
+	mb, topics, err := b.MemberBalancer(members)
+	if err != nil {
+		return nil, fmt.Errorf("balance: %w", err)
+	}
+	names := slices.Sorted(maps.Keys(topics))
+	if err := g.c.cluster.refresh(ctx, names); err != nil {
+		return nil, fmt.Errorf("balance: %w", err)
+	}
+	counts := g.c.cluster.partitionCounts(names)
+	if mbe, ok := mb.(kgo.GroupMemberBalancerOrError); ok {
+		plan, err := mbe.BalanceOrError(counts)
+		if err != nil {
+			return nil, fmt.Errorf("balance: %w", err)
+		}
+		return plan.IntoSyncAssignment(), nil
+	}
+	return mb.Balance(counts).IntoSyncAssignment(), nil
+}
+
+// fetchOffsets fills offsets with the group's committed offsets (-1 where
+// there is none).
+func (g *coordinatorGroup) fetchOffsets(ctx context.Context, offsets map[topicPartition]int64) error {
+	if len(offsets) == 0 {
+		return nil
+	}
+	_, conn := g.conns()
+	if conn == nil {
+		return errors.New("no coordinator connection")
+	}
+	req := kmsg.NewPtrOffsetFetchRequest()
+	req.Group = g.c.cfg.GroupID
+	for t, ps := range byTopic(slices.Collect(maps.Keys(offsets))) {
+		rt := kmsg.NewOffsetFetchRequestTopic()
+		rt.Topic, rt.Partitions = t, ps
+		req.Topics = append(req.Topics, rt)
+	}
+	resp, err := g.request(ctx, conn, req)
+	if err != nil {
+		return fmt.Errorf("offset fetch: %w", err)
+	}
+	or := resp.(*kmsg.OffsetFetchResponse)
+	if err := kerr.ErrorForCode(or.ErrorCode); err != nil {
+		return fmt.Errorf("offset fetch: %w", err)
+	}
+	for _, t := range or.Topics {
+		for _, p := range t.Partitions {
+			if err := kerr.ErrorForCode(p.ErrorCode); err != nil {
+				return fmt.Errorf("offset fetch %s-%d: %w", t.Topic, p.Partition, err)
+			}
+			tp := topicPartition{t.Topic, p.Partition}
+			if _, ok := offsets[tp]; ok {
+				offsets[tp] = p.Offset
+			}
+		}
+	}
+	return nil
+}
+
+// commit sends OffsetCommit with our generation and member id: a member the
+// coordinator fenced gets UNKNOWN_MEMBER_ID or ILLEGAL_GENERATION back.
+func (g *coordinatorGroup) commit(ctx context.Context, offsets map[topicPartition]int64) error {
+	_, conn := g.conns()
+	if conn == nil {
+		return errors.New("no coordinator connection")
+	}
+	g.mu.Lock()
+	req := kmsg.NewPtrOffsetCommitRequest()
+	req.Group, req.Generation, req.MemberID, req.InstanceID = g.c.cfg.GroupID, g.generation, g.member, g.instanceID()
+	g.mu.Unlock()
+	req.RetentionTimeMillis = -1
+	for t, ps := range byTopic(slices.Collect(maps.Keys(offsets))) {
+		rt := kmsg.NewOffsetCommitRequestTopic()
+		rt.Topic = t
+		for _, p := range ps {
+			rp := kmsg.NewOffsetCommitRequestTopicPartition()
+			rp.Partition, rp.Offset, rp.LeaderEpoch = p, offsets[topicPartition{t, p}], -1
+			rt.Partitions = append(rt.Partitions, rp)
+		}
+		req.Topics = append(req.Topics, rt)
+	}
+	resp, err := g.request(ctx, conn, req)
+	if err != nil {
+		return fmt.Errorf("offset commit: %w", err)
+	}
+	for _, t := range resp.(*kmsg.OffsetCommitResponse).Topics {
+		for _, p := range t.Partitions {
+			if err := kerr.ErrorForCode(p.ErrorCode); err != nil {
+				return fmt.Errorf("offset commit %s-%d: %w", t.Topic, p.Partition, err)
+			}
+		}
+	}
+	return nil
+}
+
+// leave sends LeaveGroup, except for a static member: its partitions wait
+// for it until the session timeout, so a restart causes no rebalance.
+func (g *coordinatorGroup) leave(ctx context.Context) error {
+	defer g.closeConns()
+	conn, _ := g.conns()
+	member := g.memberID()
+	if conn == nil || member == "" || g.instanceID() != nil {
+		return nil
+	}
+	req := kmsg.NewPtrLeaveGroupRequest()
+	req.Group, req.MemberID = g.c.cfg.GroupID, member
+	m := kmsg.NewLeaveGroupRequestMember()
+	m.MemberID = member
+	req.Members = append(req.Members, m)
+	resp, err := g.request(ctx, conn, req)
+	if err != nil {
+		return fmt.Errorf("leave group: %w", err)
+	}
+	lr := resp.(*kmsg.LeaveGroupResponse)
+	if err := kerr.ErrorForCode(lr.ErrorCode); err != nil {
+		return fmt.Errorf("leave group: %w", err)
+	}
+	g.log.Info("left group")
+	return nil
+}

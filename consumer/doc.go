@@ -1,0 +1,69 @@
+// Package consumer is zkafka's consumer: a member of a consumer group in one
+// of the two ways Kafka has had, behind one API (New, Poll, Commit,
+// CommitAsync, Close) and one fetch path.
+//
+// # Legacy mode (Config.ZooKeeperConnect): Kafka 0.8.2's high-level consumer
+//
+// The consumer registers the ephemeral /consumers/<g>/ids/<consumerId> with
+// Kafka's registration JSON and watches the group's ids children,
+// /brokers/ids children and each subscribed /brokers/topics/<t> (0.8.2
+// watched /brokers/ids only while no broker was registered; we always do, so
+// a broker change rebalances as the 0.9 documentation describes). A watch
+// only sets a one-slot trigger, so a burst of notifications coalesces into one
+// more rebalance. The run goroutine does each rebalance as
+// ZookeeperConsumerConnector did, up to rebalance.max.retries attempts with
+// rebalance.backoff.ms between them:
+//
+//	pause fetching → commit offsets (/consumers/<g>/offsets/<t>/<p>)
+//	→ delete our owner znodes (partitions revoked)
+//	→ read members, their registrations and the topics' partitions
+//	→ range or roundrobin (0.8.2's algorithms, thread ids ordered as strings)
+//	→ read the offsets of our share → create /consumers/<g>/owners/<t>/<p>
+//	  (ephemeral, data = thread id); on NODEEXISTS delete what we created and
+//	  fail the attempt → resume fetching
+//
+// Nothing coordinates the members: each computes from its own reading of
+// ZooKeeper, every member receives every notification (the herd effect: a
+// join costs every member a notification and a full rebalance), members with
+// different views fail to claim and back off, and every rebalance stops
+// everyone's fetching. After a session expiry the consumer drops its
+// partitions (lost), re-registers under the same id and rebalances.
+//
+// # Coordinator mode (Config.BootstrapServers): the classic group protocol
+//
+// FindCoordinator, then JoinGroup/SyncGroup (KIP-394 member ids, KIP-345
+// static membership with group.instance.id), heartbeats on their own timer
+// in the run goroutine, OffsetCommit/OffsetFetch on a second connection to
+// the coordinator, LeaveGroup on close (not for static members, whose restart
+// within the session timeout must not rebalance). The leader assigns with
+// franz-go's kgo balancers (RangeBalancer, RoundRobinBalancer,
+// StickyBalancer, CooperativeStickyBalancer), which encode the
+// ConsumerProtocol subscription and assignment bytes Java clients use, so our
+// members and kgo or Java members can share a group. Eager strategies revoke
+// everything before joining; with cooperative-sticky first (KIP-429) the
+// member keeps fetching what it owns, revokes only what moved after
+// SyncGroup, and joins again so the moved partitions reach their new owners.
+//
+// # Fetching
+//
+// Poll drives fetching: it sends one Fetch per partition leader (found by
+// Metadata; in legacy mode the brokers come from /brokers/ids) for the owned
+// partitions at their positions, and decodes the record batches with kmsg
+// (uncompressed, gzip, snappy raw or xerial-framed, lz4, zstd; message sets
+// of magic 0 and 1 are refused). A position moves only under the consumer's
+// lock and only if the partition is still owned and fetching is not paused,
+// so records of a partition revoked during a fetch are dropped, never
+// delivered, and a commit never covers records not handed to the caller.
+// NOT_LEADER_OR_FOLLOWER and UNKNOWN_TOPIC_OR_PARTITION forget the leader
+// (the next Poll refreshes Metadata); OFFSET_OUT_OF_RANGE resets the position
+// per auto.offset.reset with ListOffsets.
+//
+// # Events and counters
+//
+// Every consumer emits typed, timestamped events (registered, joined,
+// rebalance started/failed/done, partitions revoked/assigned/lost, fetching
+// paused/resumed, offsets committed, records delivered) to Config.OnEvent
+// and to Subscribe's channels (which drop when full). With no listener, an
+// event costs one atomic load. Stats counts ZooKeeper watch notifications,
+// ZooKeeper and Kafka requests, rebalance attempts and records delivered.
+package consumer

@@ -1,0 +1,454 @@
+package consumer
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net"
+	"os"
+	"slices"
+	"strconv"
+	"sync"
+	"time"
+
+	"github.com/go-zookeeper/zk"
+	"go.uber.org/zap"
+
+	"github.com/zkafka/zkafka/internal/zkclient"
+	"github.com/zkafka/zkafka/zkpaths"
+)
+
+// zkGroup is the legacy mode: Kafka 0.8.2's ZookeeperConsumerConnector.
+// Watches only raise a flag (trigger, capacity one, so a burst coalesces into
+// one more rebalance); one goroutine, run, does every rebalance.
+type zkGroup struct {
+	c   *Consumer
+	log *zap.Logger
+	zk  *zkclient.Client
+	id  string // consumer id
+
+	trigger chan struct{} // a watch fired
+	expired chan struct{} // the session expired: owner znodes are gone
+	renewed chan struct{} // a new session: re-register and rebalance
+
+	mu    sync.Mutex
+	owned map[topicPartition]string // owner znodes held → thread id
+}
+
+// errOwnerConflict means another consumer still owns a partition we claimed.
+var errOwnerConflict = errors.New("partition ownership conflict")
+
+func newZKGroup(c *Consumer) *zkGroup {
+	host, err := os.Hostname()
+	if err != nil {
+		host = "localhost"
+	}
+	id := zkpaths.NewConsumerID(c.cfg.GroupID, host, time.Now())
+	return &zkGroup{
+		c: c, id: id, log: c.log.With(zap.String("consumer-id", id)),
+		trigger: make(chan struct{}, 1), expired: make(chan struct{}, 1), renewed: make(chan struct{}, 1),
+		owned: map[topicPartition]string{},
+	}
+}
+
+func (g *zkGroup) memberID() string { return g.id }
+
+func signal(ch chan struct{}) {
+	select {
+	case ch <- struct{}{}:
+	default:
+	}
+}
+
+// zkOp counts one ZooKeeper request.
+func (g *zkGroup) zkOp() { g.c.stats.zkRequests.Add(1) }
+
+func (g *zkGroup) start(ctx context.Context) error {
+	cfg := &g.c.cfg
+	zkc, err := zkclient.Connect(ctx, zkclient.Config{
+		Connect: cfg.ZooKeeperConnect, SessionTimeout: cfg.ZooKeeperSessionTimeout, Logger: g.log.Named("zk"),
+	})
+	if err != nil {
+		return fmt.Errorf("connect to ZooKeeper %s: %w", cfg.ZooKeeperConnect, err)
+	}
+	g.zk = zkc
+	zkc.OnSessionExpired(func() { signal(g.expired) })
+	zkc.OnNewSession(func() { signal(g.renewed) })
+	if err := g.register(ctx); err != nil {
+		zkc.Close()
+		return err
+	}
+	return nil
+}
+
+// register creates the ephemeral ids znode. A NODEEXISTS is taken, as Kafka
+// does (ZOOKEEPER-1740), for our own znode of an expired session: wait for
+// it to go and retry.
+func (g *zkGroup) register(ctx context.Context) error {
+	cfg := &g.c.cfg
+	reg := zkpaths.ConsumerRegistration{Subscription: map[string]int32{}, Pattern: zkpaths.PatternStatic, Timestamp: time.Now().UnixMilli()}
+	for _, t := range cfg.Topics {
+		reg.Subscription[t] = int32(cfg.Streams)
+	}
+	g.zkOp()
+	if err := g.zk.CreateIfMissing(zkpaths.ConsumerIDsPath(cfg.GroupID), nil); err != nil {
+		return fmt.Errorf("create %s: %w", zkpaths.ConsumerIDsPath(cfg.GroupID), err)
+	}
+	path := zkpaths.ConsumerIDPath(cfg.GroupID, g.id)
+	for {
+		g.zkOp()
+		_, err := g.zk.Create(path, reg.Encode(), zk.FlagEphemeral, zk.WorldACL(zk.PermAll))
+		if err == nil {
+			break
+		}
+		if !errors.Is(err, zk.ErrNodeExists) {
+			return fmt.Errorf("register %s: %w", path, err)
+		}
+		g.log.Info("registration znode exists, waiting for the old session's to expire")
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-time.After(cfg.ZooKeeperSessionTimeout):
+		}
+	}
+	g.log.Info("registered consumer", zap.String("path", path))
+	g.c.emit(Event{Type: EventRegistered})
+	return nil
+}
+
+// brokerAddrs reads the brokers' addresses from /brokers/ids, as the 0.8
+// consumer found its brokers.
+func (g *zkGroup) brokerAddrs(context.Context) ([]string, error) {
+	g.zkOp()
+	ids, _, err := g.zk.Children(zkpaths.BrokerIDs)
+	if err != nil {
+		return nil, fmt.Errorf("read %s: %w", zkpaths.BrokerIDs, err)
+	}
+	var addrs []string
+	for _, s := range ids {
+		id, err := strconv.ParseInt(s, 10, 32)
+		if err != nil {
+			continue
+		}
+		g.zkOp()
+		data, _, err := g.zk.Get(zkpaths.BrokerPath(int32(id)))
+		if err != nil {
+			continue // the broker went away
+		}
+		reg, err := zkpaths.DecodeBrokerRegistration(int32(id), data)
+		if err != nil {
+			return nil, err
+		}
+		host, port := reg.Host, reg.Port
+		if len(reg.Endpoints) > 0 {
+			host, port = reg.Endpoints[0].Host, reg.Endpoints[0].Port
+		}
+		addrs = append(addrs, net.JoinHostPort(host, strconv.Itoa(int(port))))
+	}
+	return addrs, nil
+}
+
+// run arms the watches and runs rebalances until ctx is done.
+func (g *zkGroup) run(ctx context.Context) {
+	cfg := &g.c.cfg
+	var wg sync.WaitGroup
+	defer wg.Wait()
+	watch := func(arm func() (<-chan zk.Event, error)) {
+		wg.Go(func() { g.watchLoop(ctx, arm) })
+	}
+	watch(func() (<-chan zk.Event, error) {
+		_, _, ch, err := g.zk.ChildrenW(zkpaths.ConsumerIDsPath(cfg.GroupID))
+		return ch, err
+	})
+	watch(func() (<-chan zk.Event, error) {
+		_, _, ch, err := g.zk.ChildrenW(zkpaths.BrokerIDs)
+		return ch, err
+	})
+	for _, t := range cfg.Topics {
+		watch(func() (<-chan zk.Event, error) {
+			_, _, ch, err := g.zk.GetW(zkpaths.TopicPath(t))
+			if errors.Is(err, zk.ErrNoNode) {
+				_, _, ch, err = g.zk.ExistsW(zkpaths.TopicPath(t))
+			}
+			return ch, err
+		})
+	}
+	g.syncedRebalance(ctx)
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-g.expired:
+			g.sessionExpired()
+		case <-g.renewed:
+			if err := g.register(ctx); err != nil {
+				g.log.Error("re-registration after session expiry failed", zap.Error(err))
+				continue
+			}
+			g.syncedRebalance(ctx)
+		case <-g.trigger:
+			g.syncedRebalance(ctx)
+		}
+	}
+}
+
+// watchLoop keeps one watch armed, turning each notification into a trigger.
+func (g *zkGroup) watchLoop(ctx context.Context, arm func() (<-chan zk.Event, error)) {
+	for {
+		g.zkOp()
+		ch, err := arm()
+		if err != nil {
+			// No session (expired, or ZooKeeper unreachable): try again.
+			select {
+			case <-ctx.Done():
+				return
+			case <-time.After(200 * time.Millisecond):
+				continue
+			}
+		}
+		select {
+		case <-ctx.Done():
+			return
+		case ev, ok := <-ch:
+			if ok && ev.Type != zk.EventNotWatching {
+				g.c.stats.zkWatches.Add(1)
+				signal(g.trigger)
+			}
+		}
+	}
+}
+
+// sessionExpired drops what the session held: the owner znodes went with it.
+func (g *zkGroup) sessionExpired() {
+	g.c.pauseFetching()
+	g.mu.Lock()
+	g.owned = map[topicPartition]string{}
+	g.mu.Unlock()
+	g.c.remove(g.c.owned(), true)
+}
+
+// syncedRebalance makes up to rebalance.max.retries attempts, backing off
+// rebalance.backoff.ms after each failure.
+func (g *zkGroup) syncedRebalance(ctx context.Context) {
+	cfg := &g.c.cfg
+	for attempt := range cfg.RebalanceMaxRetries {
+		if ctx.Err() != nil {
+			return
+		}
+		g.c.stats.rebalances.Add(1)
+		g.c.emit(Event{Type: EventRebalanceStarted})
+		err := g.rebalance(ctx)
+		if err == nil {
+			g.c.emit(Event{Type: EventRebalanceDone})
+			return
+		}
+		g.log.Info("rebalance attempt failed", zap.Int("attempt", attempt+1), zap.Error(err))
+		g.c.emit(Event{Type: EventRebalanceFailed, Err: err})
+		select {
+		case <-ctx.Done():
+			return
+		case <-time.After(cfg.RebalanceBackoff):
+		}
+	}
+	err := fmt.Errorf("%s %w after %d retries", g.id, ErrRebalanceFailed, cfg.RebalanceMaxRetries)
+	g.log.Error("rebalance failed", zap.Error(err))
+	g.c.emit(Event{Type: EventRebalanceFailed, Err: err})
+}
+
+// rebalance is one attempt: stop fetching, commit, release, compute our
+// share from our own reading of ZooKeeper, read its offsets and claim it.
+func (g *zkGroup) rebalance(ctx context.Context) error {
+	cfg := &g.c.cfg
+	brokers, err := g.brokerAddrs(ctx)
+	if err != nil {
+		return err
+	}
+	g.c.pauseFetching()
+	defer g.c.resumeFetching()
+	if !cfg.DisableAutoCommit {
+		if err := g.c.commitPositions(ctx, false); err != nil {
+			g.log.Warn("commit before releasing partitions failed", zap.Error(err))
+		}
+	}
+	g.release(false)
+	if len(brokers) == 0 {
+		return nil // nothing to consume until a broker registers (its watch fires)
+	}
+	actx, err := g.assignmentContext()
+	if err != nil {
+		return err
+	}
+	var share map[topicPartition]string
+	if cfg.PartitionAssignmentStrategy[0] == "roundrobin" {
+		if share, err = legacyRoundRobin(actx); err != nil {
+			return err
+		}
+	} else {
+		share = legacyRange(actx)
+	}
+	offsets := map[topicPartition]int64{}
+	for tp := range share {
+		g.zkOp()
+		data, _, err := g.zk.Get(zkpaths.ConsumerOffsetPath(cfg.GroupID, tp.topic, tp.partition))
+		switch {
+		case errors.Is(err, zk.ErrNoNode):
+			offsets[tp] = -1
+		case err != nil:
+			return fmt.Errorf("read offset of %s-%d: %w", tp.topic, tp.partition, err)
+		default:
+			if offsets[tp], err = zkpaths.DecodeConsumerOffset(data); err != nil {
+				return err
+			}
+		}
+	}
+	if err := g.claim(share); err != nil {
+		return err
+	}
+	g.c.add(offsets, 0)
+	return nil
+}
+
+// release deletes our owner znodes. Callbacks see the partitions revoked.
+func (g *zkGroup) release(lost bool) {
+	g.c.remove(g.c.owned(), lost)
+	g.mu.Lock()
+	owned := g.owned
+	g.owned = map[topicPartition]string{}
+	g.mu.Unlock()
+	for tp := range owned {
+		g.zkOp()
+		err := g.zk.Delete(zkpaths.ConsumerOwnerPath(g.c.cfg.GroupID, tp.topic, tp.partition), -1)
+		if err != nil && !errors.Is(err, zk.ErrNoNode) {
+			g.log.Warn("release of partition ownership failed", zap.String("topic", tp.topic),
+				zap.Int32("partition", tp.partition), zap.Error(err))
+		}
+	}
+}
+
+// assignmentContext reads the group's members and the topics' partitions.
+func (g *zkGroup) assignmentContext() (legacyContext, error) {
+	cfg := &g.c.cfg
+	actx := legacyContext{myThreads: map[string][]string{}, threads: map[string][]string{}, partitions: map[string][]int32{}}
+	g.zkOp()
+	ids, _, err := g.zk.Children(zkpaths.ConsumerIDsPath(cfg.GroupID))
+	if err != nil {
+		return actx, fmt.Errorf("read group members: %w", err)
+	}
+	for _, id := range ids {
+		g.zkOp()
+		data, _, err := g.zk.Get(zkpaths.ConsumerIDPath(cfg.GroupID, id))
+		if err != nil {
+			return actx, fmt.Errorf("read registration of %s: %w", id, err) // it left meanwhile
+		}
+		reg, err := zkpaths.DecodeConsumerRegistration(data)
+		if err != nil {
+			return actx, err
+		}
+		for topic, n := range reg.Subscription {
+			for i := range int(n) {
+				thread := zkpaths.ConsumerThreadID(id, i)
+				actx.threads[topic] = append(actx.threads[topic], thread)
+				if id == g.id {
+					actx.myThreads[topic] = append(actx.myThreads[topic], thread)
+				}
+			}
+		}
+	}
+	if len(actx.myThreads) == 0 {
+		return actx, fmt.Errorf("own registration %s missing from the group", g.id)
+	}
+	for topic := range actx.threads {
+		slices.Sort(actx.threads[topic])
+	}
+	for topic := range actx.myThreads {
+		g.zkOp()
+		data, _, err := g.zk.Get(zkpaths.TopicPath(topic))
+		if errors.Is(err, zk.ErrNoNode) {
+			continue
+		}
+		if err != nil {
+			return actx, fmt.Errorf("read topic %s: %w", topic, err)
+		}
+		ta, err := zkpaths.DecodeTopicAssignment(data)
+		if err != nil {
+			return actx, err
+		}
+		for p := range ta.Partitions {
+			actx.partitions[topic] = append(actx.partitions[topic], p)
+		}
+		slices.Sort(actx.partitions[topic])
+	}
+	return actx, nil
+}
+
+// claim creates our owner znodes. If any is held by someone else, it deletes
+// those it created and fails the attempt.
+func (g *zkGroup) claim(share map[topicPartition]string) error {
+	group := g.c.cfg.GroupID
+	var claimed []topicPartition
+	var conflict error
+	for tp, thread := range share {
+		g.zkOp()
+		if err := g.zk.CreateIfMissing(zkpaths.ConsumerOwnersTopicPath(group, tp.topic), nil); err != nil {
+			conflict = err
+			break
+		}
+		path := zkpaths.ConsumerOwnerPath(group, tp.topic, tp.partition)
+		g.zkOp()
+		_, err := g.zk.Create(path, []byte(thread), zk.FlagEphemeral, zk.WorldACL(zk.PermAll))
+		if errors.Is(err, zk.ErrNodeExists) {
+			g.zkOp()
+			if data, _, gerr := g.zk.Get(path); gerr == nil && string(data) == thread {
+				err = nil // our own claim, retried after a lost connection
+			} else {
+				err = fmt.Errorf("%w: %s-%d is owned by %s", errOwnerConflict, tp.topic, tp.partition, data)
+			}
+		}
+		if err != nil {
+			conflict = err
+			break
+		}
+		claimed = append(claimed, tp)
+	}
+	if conflict == nil {
+		g.mu.Lock()
+		for _, tp := range claimed {
+			g.owned[tp] = share[tp]
+		}
+		g.mu.Unlock()
+		return nil
+	}
+	for _, tp := range claimed {
+		g.zkOp()
+		if err := g.zk.Delete(zkpaths.ConsumerOwnerPath(group, tp.topic, tp.partition), -1); err != nil && !errors.Is(err, zk.ErrNoNode) {
+			g.log.Warn("release of a claim failed", zap.Error(err))
+		}
+	}
+	return conflict
+}
+
+// commit writes offsets to /consumers/<g>/offsets/<t>/<p>.
+func (g *zkGroup) commit(_ context.Context, offsets map[topicPartition]int64) error {
+	group := g.c.cfg.GroupID
+	var errs []error
+	for tp, off := range offsets {
+		path := zkpaths.ConsumerOffsetPath(group, tp.topic, tp.partition)
+		data := zkpaths.EncodeConsumerOffset(off)
+		g.zkOp()
+		_, err := g.zk.Set(path, data, -1)
+		if errors.Is(err, zk.ErrNoNode) {
+			g.zkOp()
+			err = g.zk.CreateIfMissing(path, data)
+		}
+		if err != nil {
+			errs = append(errs, fmt.Errorf("commit %s-%d: %w", tp.topic, tp.partition, err))
+		}
+	}
+	return errors.Join(errs...)
+}
+
+// leave closes the session: the ids and owner znodes go with it.
+func (g *zkGroup) leave(context.Context) error {
+	return g.zk.Close()
+}
+
