@@ -255,4 +255,3 @@ func (c *Consumer) setPosition(tp topicPartition, from, to int64) bool {
 	c.assigned[tp] = to
 	return true
 }
-

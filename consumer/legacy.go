@@ -451,4 +451,3 @@ func (g *zkGroup) commit(_ context.Context, offsets map[topicPartition]int64) er
 func (g *zkGroup) leave(context.Context) error {
 	return g.zk.Close()
 }
-

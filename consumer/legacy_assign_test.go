@@ -66,7 +66,6 @@ func TestLegacyRangeVectors(t *testing.T) {
 
 func itoa(i int) string { return strconv.Itoa(i) }
 
-
 func TestLegacyRoundRobinVectors(t *testing.T) {
 	assign := func(me string, topics map[string][]int32) map[topicPartition]string {
 		threads := map[string][]string{}
