@@ -135,10 +135,13 @@ func (m *groupMember) partitions() []int32 {
 	return out
 }
 
+// owner is a group member as the tests see it: the partitions it owns.
+type owner interface{ partitions() []int32 }
+
 // waitExactlyOneOwner waits until the live members own every partition
 // exactly once between them, each member at least one when there are
 // enough partitions.
-func waitExactlyOneOwner(t *testing.T, c *testcluster.Cluster, partitions int32, members ...*groupMember) {
+func waitExactlyOneOwner(t *testing.T, c *testcluster.Cluster, partitions int32, members ...owner) {
 	t.Helper()
 	c.WaitFor(fmt.Sprintf("each of %d partitions owned by exactly one of %d members", partitions, len(members)), func() bool {
 		owners := map[int32]int{}
