@@ -13,11 +13,14 @@ import (
 )
 
 // TestFollowersReplicateAndAdvanceHighWatermark produces with acks=all to a
-// replication-factor-3 topic: every acknowledged record is readable (the
+// replication-factor-3 topic (two fetchers per leader on every follower): every acknowledged record is readable (the
 // high watermark moved with the followers' fetches), and every replica ends
 // with the leader's log end offset and high watermark.
 func TestFollowersReplicateAndAdvanceHighWatermark(t *testing.T) {
-	c := testcluster.Start(t, testcluster.Options{Brokers: 3, Properties: map[string]string{"replica.fetch.wait.max.ms": "100"}})
+	c := testcluster.Start(t, testcluster.Options{Brokers: 3, Properties: map[string]string{
+		"replica.fetch.wait.max.ms": "100",
+		"num.replica.fetchers":      "2",
+	}})
 	adm := kadm.NewClient(c.Client())
 	ctx := ctxT(t, 30*time.Second)
 	if resp, err := adm.CreateTopic(ctx, 2, 3, nil, "replicated"); err != nil || resp.Err != nil {
