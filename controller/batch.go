@@ -39,6 +39,7 @@ type requestBatch struct {
 	c                        *Controller
 	leaderAndISR             map[int32]map[topicPartition]leaderAndISREntry
 	updateMetadataBrokers    map[int32]bool
+	updateMetadataAllLive    bool // every live broker, as of send
 	updateMetadataPartitions map[topicPartition]bool
 	stopReplica              map[int32]map[topicPartition]bool // the delete flag
 }
@@ -84,7 +85,8 @@ func (b *requestBatch) addLeaderAndISR(brokers []int32, tp topicPartition, isNew
 		}
 		m[tp] = leaderAndISREntry{state: state, isNew: isNew || m[tp].isNew}
 	}
-	b.addUpdateMetadata(cc.liveBrokerIDs(), []topicPartition{tp})
+	b.updateMetadataAllLive = true
+	b.updateMetadataPartitions[tp] = true
 }
 
 // addUpdateMetadata queues UpdateMetadata for brokers, carrying the live brokers and the given
@@ -113,6 +115,11 @@ func (b *requestBatch) send() {
 		c.channels.send(id, brokerRequest{req: req, onResponse: func(resp kmsg.Response) {
 			c.enqueue(leaderAndISRResponseEvent{broker: id, resp: resp})
 		}})
+	}
+	if b.updateMetadataAllLive {
+		for id := range cc.liveBrokers {
+			b.updateMetadataBrokers[id] = true
+		}
 	}
 	if len(b.updateMetadataBrokers) > 0 {
 		partitions := slices.SortedFunc(maps.Keys(b.updateMetadataPartitions), compareTopicPartitions)
