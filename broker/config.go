@@ -126,6 +126,8 @@ var defaultProperties = map[string]string{
 	"offsets.retention.check.interval.ms":     "600000",
 	"offsets.commit.timeout.ms":               "5000",
 	"offsets.topic.segment.bytes":             "104857600",
+	"log.cleaner.enable":                      "true",
+	"log.cleaner.backoff.ms":                  "15000",
 	"log.segment.bytes":                       "1073741824",
 	"log.roll.ms":                             "",
 	"log.roll.hours":                          "168",

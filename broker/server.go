@@ -116,6 +116,7 @@ func (s *Server) Start(ctx context.Context) (err error) {
 	if err := s.startGroupCoordinator(); err != nil {
 		return err
 	}
+	s.startLogCleaner()
 
 	// The broker re-registers before the controller re-elects: callbacks run
 	// in registration order.

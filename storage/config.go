@@ -30,7 +30,7 @@ type LogConfig struct {
 	// MaxMessageBytes (max.message.bytes, 1048588) is the largest record batch an append accepts.
 	MaxMessageBytes int32
 	// CleanupPolicy (cleanup.policy, "delete") is "delete", "compact" or "compact,delete". Time and size
-	// retention apply only with "delete"; there is no log cleaner, so a compact-only log keeps everything.
+	// retention apply only with "delete"; the log cleaner (cleaner.go) compacts logs with "compact".
 	CleanupPolicy string
 }
 

@@ -1,0 +1,278 @@
+package storage
+
+// Log compaction (Kafka's LogCleaner, one log at a time): for a log whose
+// cleanup.policy includes "compact", every record of the cleanable section
+// — the segments before the active one, wholly below the high watermark —
+// is kept only if it is the latest record of its key in that section, and
+// a tombstone (null value) only until its segment is older than
+// delete.retention.ms. Offsets never change: a batch that loses records
+// keeps its base and last offsets, a batch that loses all of them goes.
+//
+// Each segment is rewritten to <base>.log.cleaned, flushed, and swapped in
+// under the segment lock: the old index files are removed first, the
+// cleaned file renamed over the .log, and the indexes rebuilt from it. A
+// crash at any point leaves a valid .log (old or cleaned) whose indexes are
+// rebuilt on load, and load removes a leftover .cleaned file.
+//
+// Unlike Kafka, there is no dirty-ratio threshold (min.cleanable.dirty.ratio)
+// and no offset map size limit: the whole cleanable section is deduplicated
+// in one pass, with the key → latest offset map in memory. Compressed
+// batches are kept as they are (the group coordinator writes uncompressed
+// ones); control batches too.
+
+import (
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"hash/crc32"
+	"io"
+	"os"
+	"time"
+
+	"github.com/twmb/franz-go/pkg/kbin"
+	"github.com/twmb/franz-go/pkg/kmsg"
+	"go.uber.org/zap"
+)
+
+// CleanStats describes one cleaning pass.
+type CleanStats struct {
+	Segments          int   // segments rewritten
+	RecordsRead       int   // records in the cleanable section
+	RecordsKept       int   // records left
+	TombstonesRemoved int   // tombstones dropped after delete.retention.ms
+	BytesBefore       int64 // cleanable section size before
+	BytesAfter        int64 // and after
+	CleanableEnd      int64 // first offset not cleaned (the active segment's base, at most)
+}
+
+// compacts reports whether the log cleaner applies.
+func (c LogConfig) compacts() bool {
+	return c.CleanupPolicy == "compact" || c.CleanupPolicy == "compact,delete" || c.CleanupPolicy == "delete,compact"
+}
+
+// Clean compacts the log once (see the file comment); deleteRetention is
+// the topic's delete.retention.ms and now the time tombstones age against.
+// A log that does not compact is left alone.
+func (l *Log) Clean(deleteRetention time.Duration, now time.Time) (CleanStats, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	var st CleanStats
+	if err := l.writable(); err != nil {
+		return st, err
+	}
+	cfg := l.Config()
+	if !cfg.compacts() {
+		return st, nil
+	}
+	hw := l.HighWatermark()
+	n := 0
+	for n < len(l.segments)-1 && l.segments[n+1].baseOffset <= hw {
+		n++
+	}
+	if n == 0 {
+		return st, nil
+	}
+	cleanable := l.segments[:n]
+	st.CleanableEnd = l.segments[n].baseOffset
+
+	// Pass 1: the latest offset of every key.
+	latest := map[string]int64{}
+	for _, s := range cleanable {
+		err := eachBatch(s, func(_ []byte, h batchHeader, recs []kmsg.Record) error {
+			for _, r := range recs {
+				latest[string(r.Key)] = h.baseOffset + int64(r.OffsetDelta)
+			}
+			return nil
+		})
+		if err != nil {
+			return st, l.fail("clean", err)
+		}
+	}
+
+	// Pass 2: rewrite each segment with what survives.
+	horizon := now.Add(-deleteRetention).UnixMilli()
+	for i, s := range cleanable {
+		dropTombstones := s.largestTimestamp() < horizon
+		var out []byte
+		err := eachBatch(s, func(raw []byte, h batchHeader, recs []kmsg.Record) error {
+			if recs == nil {
+				out = append(out, raw...) // compressed or control: kept whole
+				return nil
+			}
+			var keep []kmsg.Record
+			for _, r := range recs {
+				st.RecordsRead++
+				switch {
+				case latest[string(r.Key)] != h.baseOffset+int64(r.OffsetDelta):
+				case r.Value == nil && dropTombstones:
+					st.TombstonesRemoved++
+				default:
+					keep = append(keep, r)
+				}
+			}
+			st.RecordsKept += len(keep)
+			switch len(keep) {
+			case len(recs):
+				out = append(out, raw...)
+			case 0:
+			default:
+				out = appendFilteredBatch(out, raw, keep)
+			}
+			return nil
+		})
+		if err != nil {
+			return st, l.fail("clean", err)
+		}
+		st.BytesBefore += s.size
+		st.BytesAfter += int64(len(out))
+		if int64(len(out)) == s.size {
+			continue
+		}
+		if err := l.swapCleaned(i, out, cfg); err != nil {
+			return st, l.fail("clean", err)
+		}
+		st.Segments++
+	}
+	if st.Segments > 0 {
+		l.logger.Info("Cleaned log", zap.Int("segments", st.Segments), zap.Int("records-read", st.RecordsRead),
+			zap.Int("records-kept", st.RecordsKept), zap.Int("tombstones-removed", st.TombstonesRemoved),
+			zap.Int64("bytes-before", st.BytesBefore), zap.Int64("bytes-after", st.BytesAfter))
+	}
+	return st, nil
+}
+
+// eachBatch reads a segment's batches in order; recs is nil for a batch
+// whose records are not cleaned (compressed or control).
+func eachBatch(s *segment, fn func(raw []byte, h batchHeader, recs []kmsg.Record) error) error {
+	sc := newBatchScanner(s.log, 0, s.size)
+	for {
+		pos, h, err := sc.next(false)
+		if errors.Is(err, io.EOF) {
+			return nil
+		}
+		if err != nil {
+			return fmt.Errorf("segment %d at %d: %w", s.baseOffset, pos, err)
+		}
+		raw := make([]byte, h.size())
+		if _, err := s.log.ReadAt(raw, pos); err != nil {
+			return fmt.Errorf("segment %d at %d: %w", s.baseOffset, pos, err)
+		}
+		if h.attributes&(attrCompressionMask|attrControl) != 0 {
+			if err := fn(raw, h, nil); err != nil {
+				return err
+			}
+			continue
+		}
+		recs, err := parseRecords(raw[batchHeaderSize:], h.recordCount)
+		if err != nil {
+			return fmt.Errorf("segment %d at %d: %w", s.baseOffset, pos, err)
+		}
+		if err := fn(raw, h, recs); err != nil {
+			return err
+		}
+	}
+}
+
+func parseRecords(body []byte, count int32) ([]kmsg.Record, error) {
+	recs := make([]kmsg.Record, 0, max(count, 0))
+	for range count {
+		length, n := binary.Varint(body)
+		if n <= 0 || length < 0 || int(length) > len(body)-n {
+			return nil, errors.New("malformed record length")
+		}
+		var r kmsg.Record
+		if err := r.ReadFrom(body[:n+int(length)]); err != nil {
+			return nil, err
+		}
+		recs = append(recs, r)
+		body = body[n+int(length):]
+	}
+	return recs, nil
+}
+
+// appendFilteredBatch appends a copy of the batch raw holding only keep:
+// the header is kept (base offset, last offset delta, timestamps, producer
+// fields), the record count, length and CRC are recomputed.
+func appendFilteredBatch(dst, raw []byte, keep []kmsg.Record) []byte {
+	start := len(dst)
+	dst = append(dst, raw[:batchHeaderSize]...)
+	for _, r := range keep {
+		var rec []byte
+		rec = append(rec, byte(r.Attributes))
+		rec = kbin.AppendVarlong(rec, r.TimestampDelta64)
+		rec = kbin.AppendVarint(rec, r.OffsetDelta)
+		rec = appendVarintBytes(rec, r.Key)
+		rec = appendVarintBytes(rec, r.Value)
+		rec = kbin.AppendVarint(rec, int32(len(r.Headers)))
+		for _, hd := range r.Headers {
+			rec = appendVarintBytes(rec, []byte(hd.Key))
+			rec = appendVarintBytes(rec, hd.Value)
+		}
+		dst = kbin.AppendVarint(dst, int32(len(rec)))
+		dst = append(dst, rec...)
+	}
+	b := dst[start:]
+	binary.BigEndian.PutUint32(b[offBatchLength:], uint32(len(b)-logOverhead))
+	binary.BigEndian.PutUint32(b[offRecordCount:], uint32(len(keep)))
+	binary.BigEndian.PutUint32(b[offCRC:], crc32.Checksum(b[offAttributes:], castagnoli))
+	return dst
+}
+
+func appendVarintBytes(dst, b []byte) []byte {
+	if b == nil {
+		return kbin.AppendVarint(dst, -1)
+	}
+	dst = kbin.AppendVarint(dst, int32(len(b)))
+	return append(dst, b...)
+}
+
+// swapCleaned replaces the file of segment i with cleaned data and puts the
+// reopened segment, indexes rebuilt, in its place. The caller holds mu;
+// readers are kept out (segMu) while the files change.
+func (l *Log) swapCleaned(i int, data []byte, cfg LogConfig) error {
+	s := l.segments[i]
+	cleaned := segmentPath(s.dir, s.baseOffset, logSuffix+cleanedSuffix)
+	f, err := os.OpenFile(cleaned, os.O_RDWR|os.O_CREATE|os.O_TRUNC, 0o644)
+	if err != nil {
+		return err
+	}
+	_, err = f.Write(data)
+	if err == nil {
+		err = f.Sync()
+	}
+	if err = errors.Join(err, f.Close()); err != nil {
+		os.Remove(cleaned)
+		return err
+	}
+	l.segMu.Lock()
+	defer l.segMu.Unlock()
+	if err := s.closeFiles(); err != nil {
+		return err
+	}
+	for _, suffix := range []string{indexSuffix, timeIndexSuffix} {
+		if err := os.Remove(segmentPath(s.dir, s.baseOffset, suffix)); err != nil && !errors.Is(err, os.ErrNotExist) {
+			return err
+		}
+	}
+	if err := os.Rename(cleaned, segmentPath(s.dir, s.baseOffset, logSuffix)); err != nil {
+		return err
+	}
+	if err := syncDir(s.dir); err != nil {
+		return err
+	}
+	ns, _, _, err := openSegment(s.dir, s.baseOffset)
+	if err != nil {
+		return err
+	}
+	if _, reason, err := ns.recover(cfg); err != nil || reason != nil {
+		ns.closeFiles()
+		return errors.Join(err, reason)
+	}
+	if err := ns.seal(); err != nil {
+		ns.closeFiles()
+		return err
+	}
+	ns.created = s.created
+	l.segments[i] = ns
+	return nil
+}
