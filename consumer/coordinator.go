@@ -377,10 +377,10 @@ func (g *coordinatorGroup) joinSync(ctx context.Context) (map[topicPartition]boo
 			}
 			sreq.GroupAssignment = plan
 		}
-		resp, err = g.request(jctx, conn, sreq)
-		if err != nil {
-			resp, err = g.request(ctx, conn, sreq)
-		}
+		// SyncGroup waits for the leader's assignment, within the rebalance timeout.
+		sctx, cancel := context.WithTimeout(ctx, cfg.RebalanceTimeout+5*time.Second)
+		resp, err = g.request(sctx, conn, sreq)
+		cancel()
 		if err != nil {
 			return nil, fmt.Errorf("sync group: %w", err)
 		}

@@ -1,0 +1,261 @@
+package consumer
+
+import (
+	"context"
+	"errors"
+	"slices"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/twmb/franz-go/pkg/kadm"
+	"github.com/twmb/franz-go/pkg/kerr"
+	"github.com/twmb/franz-go/pkg/kgo"
+
+	"github.com/zkafka/zkafka/internal/testcluster"
+)
+
+func groupConfig(c *testcluster.Cluster, group, topic string) Config {
+	return Config{
+		GroupID: group, Topics: []string{topic}, BootstrapServers: c.BootstrapAddrs(),
+		AutoOffsetReset: "earliest", HeartbeatInterval: 100 * time.Millisecond,
+		SessionTimeout: 3 * time.Second, RebalanceTimeout: 10 * time.Second,
+	}
+}
+
+// recorder keeps a consumer's events.
+type recorder struct {
+	mu     sync.Mutex
+	events []Event
+}
+
+func (r *recorder) add(ev Event) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.events = append(r.events, ev)
+}
+
+func (r *recorder) of(typ EventType) []Event {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	var out []Event
+	for _, ev := range r.events {
+		if ev.Type == typ {
+			out = append(out, ev)
+		}
+	}
+	return out
+}
+
+func count(a map[string][]int32) int {
+	n := 0
+	for _, ps := range a {
+		n += len(ps)
+	}
+	return n
+}
+
+// balanced waits until the consumers split the topic's partitions evenly
+// and disjointly and none is mid-rebalance.
+func balanced(t *testing.T, topic string, partitions int, consumers ...*Consumer) {
+	t.Helper()
+	testcluster.WaitFor(t, 20*time.Second, "a balanced group", func() bool {
+		seen := map[int32]bool{}
+		for _, c := range consumers {
+			ps := c.Assignment()[topic]
+			if len(ps) != partitions/len(consumers) {
+				return false
+			}
+			for _, p := range ps {
+				seen[p] = true
+			}
+			c.mu.Lock()
+			paused := c.paused
+			c.mu.Unlock()
+			if paused {
+				return false
+			}
+		}
+		return len(seen) == partitions
+	})
+}
+
+// pollInBackground keeps a consumer polling until the test ends.
+func pollInBackground(t *testing.T, c *Consumer) {
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		for ctx.Err() == nil {
+			c.Poll(ctx)
+		}
+	}()
+	t.Cleanup(func() { cancel(); <-done })
+}
+
+// TestCoordinatorEagerAndCooperative grows a group 1→3 under each protocol.
+// Eager: the first member pauses and revokes everything at each join.
+// Cooperative: it never pauses and revokes only the partitions that move.
+func TestCoordinatorEagerAndCooperative(t *testing.T) {
+	c := startCluster(t)
+	const partitions = 6
+	for _, tc := range []struct {
+		name     string
+		strategy string
+	}{{"eager", "range"}, {"cooperative", "cooperative-sticky"}} {
+		t.Run(tc.name, func(t *testing.T) {
+			topic, group := "t-"+tc.name, "g-"+tc.name
+			createTopic(t, c, topic, partitions)
+			produce(t, c, topic, partitions, 0, 20)
+			var rec recorder
+			cfg := groupConfig(c, group, topic)
+			cfg.PartitionAssignmentStrategy = []string{tc.strategy}
+			cfg1 := cfg
+			cfg1.OnEvent = rec.add
+			first := newConsumer(t, cfg1)
+			pollInBackground(t, first)
+			balanced(t, topic, partitions, first)
+			before := slices.Clone(first.Assignment()[topic])
+			second := newConsumer(t, cfg)
+			pollInBackground(t, second)
+			balanced(t, topic, partitions, first, second)
+			third := newConsumer(t, cfg)
+			pollInBackground(t, third)
+			balanced(t, topic, partitions, first, second, third)
+			kept := first.Assignment()[topic]
+
+			paused := rec.of(EventFetchingPaused)
+			var revoked []int32
+			for _, ev := range rec.of(EventPartitionsRevoked) {
+				revoked = append(revoked, ev.Partitions[topic]...)
+			}
+			t.Logf("%s: first member had %v, kept %v, revoked %v, paused %d times, %d rebalances",
+				tc.name, before, kept, revoked, len(paused), first.Stats().Rebalances)
+			if tc.name == "eager" {
+				if len(paused) < 2 {
+					t.Errorf("eager member paused %d times, want once per join", len(paused))
+				}
+				for _, p := range kept {
+					if !slices.Contains(revoked, p) {
+						t.Errorf("eager member kept %d without revoking it first", p)
+					}
+				}
+				return
+			}
+			if len(paused) != 0 {
+				t.Errorf("cooperative member paused fetching %d times", len(paused))
+			}
+			for _, p := range kept {
+				if slices.Contains(revoked, p) {
+					t.Errorf("cooperative member revoked partition %d that it kept", p)
+				}
+			}
+			if len(revoked) != partitions-len(kept) {
+				t.Errorf("cooperative member revoked %v, want exactly the %d that moved", revoked, partitions-len(kept))
+			}
+		})
+	}
+}
+
+// TestCoordinatorStaticMemberRestart restarts a static member within its
+// session timeout: it gets its partitions back and nobody rebalances.
+func TestCoordinatorStaticMemberRestart(t *testing.T) {
+	c := startCluster(t)
+	const topic, group, partitions = "static", "static-group", 4
+	createTopic(t, c, topic, partitions)
+	cfg := groupConfig(c, group, topic)
+	cfg.SessionTimeout = 10 * time.Second
+	cfgA, cfgB := cfg, cfg
+	cfgA.GroupInstanceID, cfgB.GroupInstanceID = "a", "b"
+	a := newConsumer(t, cfgA)
+	b := newConsumer(t, cfgB)
+	balanced(t, topic, partitions, a, b)
+	had := b.Assignment()[topic]
+	rebalances := a.Stats().Rebalances
+
+	if err := b.Close(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	b2 := newConsumer(t, cfgB)
+	balanced(t, topic, partitions, a, b2)
+	if got := b2.Assignment()[topic]; !slices.Equal(got, had) {
+		t.Errorf("restarted static member got %v, had %v", got, had)
+	}
+	// Let a heartbeat a few more times: a rebalance would show up there.
+	reqs := a.Stats().KafkaRequests
+	testcluster.WaitFor(t, 10*time.Second, "more heartbeats", func() bool { return a.Stats().KafkaRequests >= reqs+5 })
+	if got := a.Stats().Rebalances; got != rebalances {
+		t.Errorf("the other member rebalanced %d times during the restart", got-rebalances)
+	}
+}
+
+// TestCoordinatorWithKgoMember puts one of our consumers and a kgo consumer
+// in one group: they share the partitions through the ConsumerProtocol bytes.
+func TestCoordinatorWithKgoMember(t *testing.T) {
+	c := startCluster(t)
+	const topic, group, partitions = "mixed", "mixed-group", 6
+	createTopic(t, c, topic, partitions)
+	ours := newConsumer(t, groupConfig(c, group, topic))
+	var mu sync.Mutex
+	theirs := map[int32]bool{}
+	cl := c.Client(kgo.ConsumerGroup(group), kgo.ConsumeTopics(topic), kgo.Balancers(kgo.RangeBalancer()),
+		kgo.HeartbeatInterval(100*time.Millisecond),
+		kgo.OnPartitionsAssigned(func(_ context.Context, _ *kgo.Client, a map[string][]int32) {
+			mu.Lock()
+			defer mu.Unlock()
+			for _, p := range a[topic] {
+				theirs[p] = true
+			}
+		}),
+		kgo.OnPartitionsRevoked(func(_ context.Context, _ *kgo.Client, r map[string][]int32) {
+			mu.Lock()
+			defer mu.Unlock()
+			for _, p := range r[topic] {
+				delete(theirs, p)
+			}
+		}))
+	go func() {
+		for !cl.PollFetches(context.Background()).IsClientClosed() {
+		}
+	}()
+	testcluster.WaitFor(t, 20*time.Second, "the split", func() bool {
+		mu.Lock()
+		defer mu.Unlock()
+		mine := ours.Assignment()[topic]
+		if len(mine) != 3 || len(theirs) != 3 {
+			return false
+		}
+		for _, p := range mine {
+			if theirs[p] {
+				return false
+			}
+		}
+		return true
+	})
+}
+
+// TestCoordinatorFencedCommit: a member that stopped heartbeating is
+// removed; its commit then fails as Kafka's does.
+func TestCoordinatorFencedCommit(t *testing.T) {
+	c := startCluster(t)
+	const topic, group = "fenced", "fenced-group"
+	createTopic(t, c, topic, 1)
+	produce(t, c, topic, 1, 0, 3)
+	cfg := groupConfig(c, group, topic)
+	cfg.DisableAutoCommit = true
+	cfg.SessionTimeout = 600 * time.Millisecond
+	cfg.HeartbeatInterval = time.Hour // never heartbeat
+	cons := newConsumer(t, cfg)
+	pollN(t, cons, 3)
+	// A commit counts as a heartbeat: wait for the eviction without one.
+	adm := kadm.NewClient(c.Client())
+	testcluster.WaitFor(t, 10*time.Second, "the member's eviction", func() bool {
+		groups, err := adm.DescribeGroups(context.Background(), group)
+		return err == nil && groups[group].State == "Empty"
+	})
+	err := cons.Commit(context.Background())
+	if !errors.Is(err, kerr.UnknownMemberID) || !strings.Contains(err.Error(), "The coordinator is not aware of this member") {
+		t.Fatalf("commit after fencing: %v", err)
+	}
+}
