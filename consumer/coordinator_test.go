@@ -108,11 +108,15 @@ func TestCoordinatorEagerAndCooperative(t *testing.T) {
 			topic, group := "t-"+tc.name, "g-"+tc.name
 			createTopic(t, c, topic, partitions)
 			produce(t, c, topic, partitions, 0, 20)
+			produceInBackground(t, c, topic, partitions)
 			var rec recorder
 			cfg := groupConfig(c, group, topic)
 			cfg.PartitionAssignmentStrategy = []string{tc.strategy}
 			cfg1 := cfg
 			cfg1.OnEvent = rec.add
+			// The joiners heartbeat slowly, so the first member's
+			// rebalances last long enough to show what it does meanwhile.
+			cfg.HeartbeatInterval = 500 * time.Millisecond
 			first := newConsumer(t, cfg1)
 			pollInBackground(t, first)
 			balanced(t, topic, partitions, first)
@@ -142,6 +146,11 @@ func TestCoordinatorEagerAndCooperative(t *testing.T) {
 					}
 				}
 				return
+			}
+			if n := deliveriesDuringRebalance(&rec, topic, kept); n == 0 {
+				t.Error("cooperative member delivered no records of its kept partitions while rebalancing")
+			} else {
+				t.Logf("cooperative member delivered records of kept partitions %d times while rebalancing", n)
 			}
 			if len(paused) != 0 {
 				t.Errorf("cooperative member paused fetching %d times", len(paused))
@@ -258,4 +267,55 @@ func TestCoordinatorFencedCommit(t *testing.T) {
 	if !errors.Is(err, kerr.UnknownMemberID) || !strings.Contains(err.Error(), "The coordinator is not aware of this member") {
 		t.Fatalf("commit after fencing: %v", err)
 	}
+}
+
+// deliveriesDuringRebalance counts deliveries of kept partitions between a
+// rebalance's start and its end.
+func deliveriesDuringRebalance(rec *recorder, topic string, kept []int32) int {
+	rec.mu.Lock()
+	defer rec.mu.Unlock()
+	n, in := 0, false
+	for _, ev := range rec.events {
+		switch ev.Type {
+		case EventRebalanceStarted:
+			in = true
+		case EventRebalanceDone, EventRebalanceFailed:
+			in = false
+		case EventRecordsDelivered:
+			if !in {
+				continue
+			}
+			for _, p := range ev.Partitions[topic] {
+				if slices.Contains(kept, p) {
+					n++
+					break
+				}
+			}
+		}
+	}
+	return n
+}
+
+// produceInBackground writes a record to every partition every 10 ms until
+// the test ends.
+func produceInBackground(t *testing.T, c *testcluster.Cluster, topic string, partitions int32) {
+	cl := c.Client(kgo.RecordPartitioner(kgo.ManualPartitioner()), kgo.ProducerLinger(0))
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		tick := time.NewTicker(10 * time.Millisecond)
+		defer tick.Stop()
+		for {
+			select {
+			case <-ctx.Done():
+				return
+			case <-tick.C:
+			}
+			for p := range partitions {
+				cl.Produce(ctx, &kgo.Record{Topic: topic, Partition: p, Value: []byte("x")}, nil)
+			}
+		}
+	}()
+	t.Cleanup(func() { cancel(); <-done })
 }

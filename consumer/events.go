@@ -44,7 +44,7 @@ type Event struct {
 	Type       EventType
 	Consumer   string             // legacy consumer id or group member id
 	Generation int32              // coordinator mode: the generation joined
-	Partitions map[string][]int32 // revoked, assigned, lost or committed partitions
+	Partitions map[string][]int32 // revoked, assigned, lost, committed or delivered partitions
 	Count      int                // records delivered
 	Err        error
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
 	"slices"
 	"strings"
 	"sync"
@@ -54,7 +55,13 @@ func (c *Consumer) Poll(ctx context.Context) ([]Record, error) {
 		records, err := c.fetchOnce(ctx, work)
 		if len(records) > 0 {
 			c.stats.records.Add(int64(len(records)))
-			c.emit(Event{Type: EventRecordsDelivered, Count: len(records)})
+			if c.events.active() {
+				tps := map[topicPartition]bool{}
+				for _, r := range records {
+					tps[topicPartition{r.Topic, r.Partition}] = true
+				}
+				c.emit(Event{Type: EventRecordsDelivered, Count: len(records), Partitions: byTopic(slices.Collect(maps.Keys(tps)))})
+			}
 			return records, nil
 		}
 		if err != nil {
