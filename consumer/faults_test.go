@@ -1,0 +1,91 @@
+package consumer
+
+import (
+	"context"
+	"errors"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/twmb/franz-go/pkg/kerr"
+	"github.com/twmb/franz-go/pkg/kgo"
+
+	"github.com/zkafka/zkafka/zkpaths"
+)
+
+func TestInvalidGroupAndTopicRefused(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		cfg  Config
+		want error
+	}{
+		{"empty group", Config{Topics: []string{"t"}, BootstrapServers: []string{"127.0.0.1:1"}}, kerr.InvalidGroupID},
+		{"bad topic", Config{GroupID: "g", Topics: []string{"no spaces"}, BootstrapServers: []string{"127.0.0.1:1"}}, kerr.InvalidTopicException},
+		{"dot topic", Config{GroupID: "g", Topics: []string{".."}, ZooKeeperConnect: "127.0.0.1:1"}, kerr.InvalidTopicException},
+		{"both modes", Config{GroupID: "g", Topics: []string{"t"}, ZooKeeperConnect: "127.0.0.1:1", BootstrapServers: []string{"127.0.0.1:1"}}, ErrInvalidConfig},
+		{"legacy sticky", Config{GroupID: "g", Topics: []string{"t"}, ZooKeeperConnect: "127.0.0.1:1", PartitionAssignmentStrategy: []string{"sticky"}}, ErrInvalidConfig},
+		{"bad reset", Config{GroupID: "g", Topics: []string{"t"}, ZooKeeperConnect: "127.0.0.1:1", AutoOffsetReset: "none-such"}, ErrInvalidConfig},
+	} {
+		_, err := New(context.Background(), tc.cfg)
+		if !errors.Is(err, tc.want) {
+			t.Errorf("%s: got %v, want %v", tc.name, err, tc.want)
+		}
+	}
+}
+
+// Unreachable ZooKeeper or brokers: New keeps trying until its context ends
+// and then says what it could not reach.
+func TestUnreachableZooKeeperAndBrokers(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), time.Second)
+	defer cancel()
+	_, err := New(ctx, Config{GroupID: "g", Topics: []string{"t"}, ZooKeeperConnect: "127.0.0.1:1"})
+	if err == nil || !strings.Contains(err.Error(), "connect to ZooKeeper 127.0.0.1:1") {
+		t.Errorf("unreachable ZooKeeper: %v", err)
+	}
+	ctx, cancel = context.WithTimeout(context.Background(), time.Second)
+	defer cancel()
+	_, err = New(ctx, Config{GroupID: "g", Topics: []string{"t"}, BootstrapServers: []string{"127.0.0.1:1"}})
+	if !errors.Is(err, context.DeadlineExceeded) || !strings.Contains(err.Error(), "no broker reachable") {
+		t.Errorf("unreachable brokers: %v", err)
+	}
+}
+
+// TestCompressedBatches consumes batches in every codec Kafka has.
+func TestCompressedBatches(t *testing.T) {
+	c := startCluster(t)
+	codecs := map[string]kgo.CompressionCodec{
+		"none": kgo.NoCompression(), "gzip": kgo.GzipCompression(), "snappy": kgo.SnappyCompression(),
+		"lz4": kgo.Lz4Compression(), "zstd": kgo.ZstdCompression(),
+	}
+	for name, codec := range codecs {
+		t.Run(name, func(t *testing.T) {
+			topic := "codec-" + name
+			createTopic(t, c, topic, 1)
+			produce(t, c, topic, 1, 0, 50, kgo.ProducerBatchCompression(codec))
+			cfg := groupConfig(c, "g-"+name, topic)
+			got := pollN(t, newConsumer(t, cfg), 50)
+			for i, r := range got {
+				if r.Offset != int64(i) || string(r.Value) != "0-"+itoa(i) {
+					t.Fatalf("record %d: offset %d value %q", i, r.Offset, r.Value)
+				}
+			}
+		})
+	}
+}
+
+// TestOffsetOutOfRangeResets starts a legacy consumer at a committed offset
+// beyond the log: the broker answers OFFSET_OUT_OF_RANGE and the position is
+// reset per auto.offset.reset (smallest).
+func TestOffsetOutOfRangeResets(t *testing.T) {
+	const topic, group = "oor", "oor-group"
+	c := startCluster(t)
+	createTopic(t, c, topic, 1)
+	produce(t, c, topic, 1, 0, 5)
+	if err := c.ZooKeeper().CreateIfMissing(zkpaths.ConsumerOffsetPath(group, topic, 0), zkpaths.EncodeConsumerOffset(1000)); err != nil {
+		t.Fatal(err)
+	}
+	got := pollN(t, newConsumer(t, legacyConfig(c, group, topic)), 5)
+	if got[0].Offset != 0 {
+		t.Errorf("first record at offset %d, want 0", got[0].Offset)
+	}
+}
