@@ -16,6 +16,7 @@ const usage = `usage: zkafka <command> [args]
 commands:
   broker <server.properties> [--override key=value ...]   run a broker (kafka-server-start.sh)
   bench [flags]                                            produce then consume a load; --help for flags
+  console-consumer (--zookeeper h:2181 | --bootstrap-server h:9092) --topic t [--group g]   consume (kafka-console-consumer.sh)
 `
 
 func main() {
@@ -32,6 +33,8 @@ func run(args []string, stdout, stderr io.Writer) int {
 		return runBroker(args[1:], stderr)
 	case "bench":
 		return bench.Main(args[1:], stdout, stderr)
+	case "console-consumer":
+		return runConsoleConsumer(args[1:], stdout, stderr)
 	case "help", "-h", "--help":
 		fmt.Fprint(stdout, usage)
 		return 0
