@@ -350,3 +350,41 @@ func TestFollowerFetchBeyondLeaderLog(t *testing.T) {
 		t.Fatalf("leader holds %v", got)
 	}
 }
+
+// TestUncleanElectionTruncatesReturningLeader runs the real controller with
+// unclean.leader.election.enable: broker 1 leads alone and writes m1..m3 that
+// broker 2 never saw; both stop, 2 comes back first and is elected although
+// it was out of the ISR, and writes x1. When 1 returns as follower it
+// truncates its unreplicated records by leader epoch and takes 2's log.
+func TestUncleanElectionTruncatesReturningLeader(t *testing.T) {
+	c := testcluster.Start(t, testcluster.Options{Brokers: 2, Properties: map[string]string{
+		"unclean.leader.election.enable": "true",
+		"auto.leader.rebalance.enable":   "false",
+		"replica.fetch.backoff.ms":       "100",
+	}})
+	createAssigned(t, c.Addr(c.WaitForController()), "unclean", [][]int32{{1, 2}}, nil)
+	c.WaitFor("ISR [1 2]", func() bool { s, _ := c.PartitionState("unclean", 0); return len(s.ISR) == 2 })
+	if err, _ := produceAcks(t, c.Addr(c.WaitForLeader("unclean", 0)), "unclean", -1, "m0"); err != nil {
+		t.Fatal(err)
+	}
+	c.StopBroker(2)
+	c.WaitFor("ISR [1]", func() bool { s, _ := c.PartitionState("unclean", 0); return slices.Equal(s.ISR, []int32{1}) })
+	for _, v := range []string{"m1", "m2", "m3"} {
+		if err, _ := produceAcks(t, c.Addr(1), "unclean", 1, v); err != nil {
+			t.Fatal(err)
+		}
+	}
+	c.StopBroker(1)
+	c.StartBroker(2)
+	c.WaitFor("broker 2 elected uncleanly", func() bool { s, _ := c.PartitionState("unclean", 0); return s.Leader == 2 })
+	c.WaitForLeader("unclean", 0)
+	if err, off := produceAcks(t, c.Addr(2), "unclean", 1, "x1"); err != nil || off != 1 {
+		t.Fatalf("produce to the unclean leader: %v at %d, want offset 1", err, off)
+	}
+	c.StartBroker(1)
+	want := []string{"m0", "x1"}
+	c.WaitFor("the returning leader to take the new leader's log", func() bool {
+		p, ok := c.Broker(1).ReplicaManager().Partition("unclean", 0)
+		return ok && slices.Equal(recordValues(t, p.Log()), want)
+	})
+}
