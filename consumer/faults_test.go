@@ -7,9 +7,11 @@ import (
 	"testing"
 	"time"
 
+	"github.com/twmb/franz-go/pkg/kadm"
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kgo"
 
+	"github.com/zkafka/zkafka/internal/testcluster"
 	"github.com/zkafka/zkafka/zkpaths"
 )
 
@@ -87,5 +89,53 @@ func TestOffsetOutOfRangeResets(t *testing.T) {
 	got := pollN(t, newConsumer(t, legacyConfig(c, group, topic)), 5)
 	if got[0].Offset != 0 {
 		t.Errorf("first record at offset %d, want 0", got[0].Offset)
+	}
+}
+
+// TestFollowsLeaderMove stops a partition's leader mid-consumption: the
+// consumer finds the new leader through Metadata and goes on.
+func TestFollowsLeaderMove(t *testing.T) {
+	const topic, group = "moving", "moving-group"
+	c := testcluster.Start(t, testcluster.Options{Brokers: 2})
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	if resp, err := kadm.NewClient(c.Client()).CreateTopic(ctx, 1, 2, nil, topic); err != nil || resp.Err != nil {
+		t.Fatalf("create topic: %v %v", err, resp.Err)
+	}
+	leader := c.WaitForLeader(topic, 0)
+	produce(t, c, topic, 1, 0, 5, kgo.RequiredAcks(kgo.AllISRAcks()))
+	cons := newConsumer(t, legacyConfig(c, group, topic))
+	pollN(t, cons, 5)
+
+	c.StopBroker(leader)
+	testcluster.WaitFor(t, 20*time.Second, "a new leader", func() bool {
+		s, ok := c.PartitionState(topic, 0)
+		return ok && s.Leader >= 0 && s.Leader != leader
+	})
+	produce(t, c, topic, 1, 5, 5)
+	got := pollN(t, cons, 5)
+	if got[0].Offset != 5 || string(got[0].Value) != "0-5" {
+		t.Errorf("after the move got offset %d value %q, want 5 and 0-5", got[0].Offset, got[0].Value)
+	}
+}
+
+// TestLegacyRoundRobin converges a roundrobin group of three.
+func TestLegacyRoundRobin(t *testing.T) {
+	const topic, group, partitions = "rr", "rr-group", int32(7)
+	c := startCluster(t)
+	createTopic(t, c, topic, partitions)
+	var consumers []*Consumer
+	for range 3 {
+		cfg := legacyConfig(c, group, topic)
+		cfg.PartitionAssignmentStrategy = []string{"roundrobin"}
+		consumers = append(consumers, newConsumer(t, cfg))
+	}
+	testcluster.WaitFor(t, 20*time.Second, "convergence", func() bool {
+		return converged(t, c.ZooKeeper(), group, topic, partitions, consumers)
+	})
+	for _, cons := range consumers {
+		if n := len(cons.Assignment()[topic]); n < 2 || n > 3 {
+			t.Errorf("%s owns %d partitions", cons.MemberID(), n)
+		}
 	}
 }
