@@ -7,6 +7,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -99,9 +100,25 @@ func TestLegacyGroupGrowsShrinksAndExpires(t *testing.T) {
 
 	var consumers []*Consumer
 	var increments []int64
+	var (
+		mu        sync.Mutex
+		pauses    = map[int]int{} // consumer index → fetching-paused events
+		conflicts int             // attempts failed on another consumer's owner znode
+	)
 	for i := range 8 {
 		before := totalWatches(consumers)
-		cons := newConsumer(t, legacyConfig(c, group, topic))
+		cfg := legacyConfig(c, group, topic)
+		cfg.OnEvent = func(ev Event) {
+			mu.Lock()
+			defer mu.Unlock()
+			switch {
+			case ev.Type == EventFetchingPaused:
+				pauses[i]++
+			case ev.Type == EventRebalanceFailed && errors.Is(ev.Err, errOwnerConflict):
+				conflicts++
+			}
+		}
+		cons := newConsumer(t, cfg)
 		consumers = append(consumers, cons)
 		wait("convergence with "+strconv.Itoa(i+1)+" consumers", consumers)
 		// Every earlier consumer had its ids watch fired by this join.
@@ -116,6 +133,13 @@ func TestLegacyGroupGrowsShrinksAndExpires(t *testing.T) {
 	if first, last := increments[1], increments[7]; last <= first {
 		t.Errorf("the 8th join caused %d notifications, the 2nd %d: no herd effect", last, first)
 	}
+	// A rebalance stops everyone: the first consumer paused for each join.
+	mu.Lock()
+	t.Logf("fetching paused per consumer: %v; attempts failed on ownership conflicts: %d", pauses, conflicts)
+	if pauses[0] < 8 {
+		t.Errorf("the first consumer paused %d times for 8 joins", pauses[0])
+	}
+	mu.Unlock()
 	ids, _, err := zkc.Children(zkpaths.ConsumerIDsPath(group))
 	if err != nil || len(ids) != 8 {
 		t.Fatalf("ids: %v %v", ids, err)
@@ -220,4 +244,59 @@ func TestLegacyOffsetsResumeFromZooKeeper(t *testing.T) {
 	if len(seen) != 20 {
 		t.Errorf("got %d distinct records: %v", len(seen), slices.Sorted(maps.Keys(seen)))
 	}
+}
+
+// TestLegacyClaimConflict: a partition still owned by someone else (a
+// consumer that has not released it yet) fails every attempt; after
+// rebalance.max.retries the consumer gives up owning nothing, and only the
+// next membership change makes it try again.
+func TestLegacyClaimConflict(t *testing.T) {
+	const topic, group, partitions = "claimed", "claim-group", int32(2)
+	c := startCluster(t)
+	createTopic(t, c, topic, partitions)
+	zkc := c.ZooKeeper()
+	ghost := zkpaths.ConsumerOwnerPath(group, topic, 0)
+	if err := zkc.CreateIfMissing(zkpaths.ConsumerOwnersTopicPath(group, topic), nil); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := zkc.Create(ghost, []byte("ghost-0"), zk.FlagEphemeral, zk.WorldACL(zk.PermAll)); err != nil {
+		t.Fatal(err)
+	}
+
+	var rec recorder
+	cfg := legacyConfig(c, group, topic)
+	cfg.OnEvent = rec.add
+	first := newConsumer(t, cfg)
+	testcluster.WaitFor(t, 10*time.Second, "the rebalance to give up", func() bool {
+		for _, ev := range rec.of(EventRebalanceFailed) {
+			if errors.Is(ev.Err, ErrRebalanceFailed) {
+				return true
+			}
+		}
+		return false
+	})
+	conflicts := 0
+	for _, ev := range rec.of(EventRebalanceFailed) {
+		if errors.Is(ev.Err, errOwnerConflict) {
+			conflicts++
+		}
+	}
+	if conflicts != 4 {
+		t.Errorf("%d attempts failed on the conflict, want rebalance.max.retries = 4", conflicts)
+	}
+	if got := first.Assignment(); len(got) != 0 {
+		t.Errorf("after giving up the consumer owns %v", got)
+	}
+	if own := owners(t, zkc, group, topic, partitions); len(own) != 1 {
+		t.Errorf("owner znodes %v: the failed attempts' claims were not released", own)
+	}
+
+	// The ghost goes; nothing watches owner znodes, so only a join helps.
+	if err := zkc.Delete(ghost, -1); err != nil {
+		t.Fatal(err)
+	}
+	second := newConsumer(t, legacyConfig(c, group, topic))
+	testcluster.WaitFor(t, 20*time.Second, "convergence", func() bool {
+		return converged(t, zkc, group, topic, partitions, []*Consumer{first, second})
+	})
 }
