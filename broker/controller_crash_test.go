@@ -335,3 +335,36 @@ func rawMetadata(t *testing.T, addr string) *kmsg.MetadataResponse {
 	}
 	return r
 }
+
+// TestSigtermMovesLeadershipBeforeExit sends SIGTERM to a broker process leading partitions of an
+// RF-3 topic: its controlled shutdown moves every leadership and ISR membership away before its
+// registration goes (no state znode changed after /brokers/ids lost it).
+func TestSigtermMovesLeadershipBeforeExit(t *testing.T) {
+	pc := startProcCluster(t, 3)
+	pc.createTopic("term", [][]int32{{1, 2, 3}, {2, 3, 1}, {3, 1, 2}})
+	controllerID, _ := pc.controller()
+	victim := int32(1)
+	if victim == controllerID {
+		victim = 2
+	}
+	pc.procs[victim].Terminate()
+	if exited, code := pc.procs[victim].Exited(); !exited || code != 0 {
+		t.Fatalf("broker %d: exited %v with code %d", victim, exited, code)
+	}
+	_, idsStat, err := pc.zk.Children(zkpaths.BrokerIDs)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if ok, _ := pc.registered(victim); ok {
+		t.Fatalf("broker %d is still registered after it exited", victim)
+	}
+	for p := range int32(3) {
+		s, stat, _ := pc.state("term", p)
+		if s.Leader == victim || slices.Contains(s.ISR, victim) || s.Leader < 0 {
+			t.Errorf("term-%d: %+v still names stopped broker %d (or has no leader)", p, s, victim)
+		}
+		if stat.Mzxid > idsStat.Pzxid {
+			t.Errorf("term-%d changed (zxid %d) after broker %d deregistered (zxid %d)", p, stat.Mzxid, victim, idsStat.Pzxid)
+		}
+	}
+}
