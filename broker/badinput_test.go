@@ -206,9 +206,9 @@ func TestUnsupportedAPIsAndVersions(t *testing.T) {
 	if body := send(999, 0, 2, nil); int16(binary.BigEndian.Uint16(body)) != kerr.UnsupportedVersion.Code {
 		t.Fatalf("unknown key answered %x", body)
 	}
-	// A known API this broker does not serve (JoinGroup).
-	if body := send(11, 5, 3, nil); int16(binary.BigEndian.Uint16(body)) != kerr.UnsupportedVersion.Code {
-		t.Fatalf("JoinGroup answered %x", body)
+	// A known API this broker does not serve (DescribeAcls: no authorizer).
+	if body := send(29, 1, 3, nil); int16(binary.BigEndian.Uint16(body)) != kerr.UnsupportedVersion.Code {
+		t.Fatalf("DescribeAcls answered %x", body)
 	}
 	// Produce v2 (magic 1 era), below the served range: per-partition error.
 	resp := raw(t, addr, produceReq("t", 0, nil), 2).(*kmsg.ProduceResponse)
