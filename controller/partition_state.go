@@ -225,7 +225,6 @@ func (c *Controller) electLeaders(b *requestBatch, partitions []topicPartition, 
 			toWrite    []topicPartition
 			states     []leaderISRAndEpoch
 			recipients [][]int32
-			unclean    []bool
 		)
 		for i, tp := range remaining {
 			current, ok, err := reads[i].state, reads[i].ok, reads[i].err
@@ -254,7 +253,6 @@ func (c *Controller) electLeaders(b *requestBatch, partitions []topicPartition, 
 			toWrite = append(toWrite, tp)
 			states = append(states, leaderISRAndEpoch{leaderAndISR: current.newLeaderAndISR(e.leader, e.isr), controllerEpoch: cc.epoch})
 			recipients = append(recipients, to)
-			unclean = append(unclean, e.unclean)
 			if e.unclean {
 				c.stateLog.Warn("Unclean leader election: the new leader was not in the ISR and records may be lost",
 					zap.Stringer("partition", tp), zap.Int32("leader", e.leader), zap.Int32("deposed-leader", current.leader))

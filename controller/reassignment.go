@@ -198,12 +198,9 @@ func (c *Controller) completeReassignment(tp topicPartition, target, adding, rem
 	t := cc.topics[tp.topic]
 	c.log.Info("Completing the reassignment", zap.Stringer("partition", tp), zap.String("target", joinIDs(target)))
 	b := c.newBatch()
-	var addingReplicas, removingReplicas []partitionReplica
+	var addingReplicas []partitionReplica
 	for _, r := range adding {
 		addingReplicas = append(addingReplicas, partitionReplica{tp, r})
-	}
-	for _, r := range removing {
-		removingReplicas = append(removingReplicas, partitionReplica{tp, r})
 	}
 	if err := c.changeReplicaStates(b, addingReplicas, onlineReplica); err != nil {
 		return err
