@@ -10,7 +10,6 @@ import (
 
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
-	"go.uber.org/zap"
 
 	"github.com/zkafka/zkafka/wire"
 )
@@ -19,7 +18,6 @@ import (
 // leaders and partition counts, refreshed by Metadata requests.
 type cluster struct {
 	clientID  string
-	log       *zap.Logger
 	stats     *counters
 	bootstrap func(context.Context) ([]string, error) // addresses to ask first
 
@@ -35,9 +33,9 @@ type topicPartition struct {
 	partition int32
 }
 
-func newCluster(clientID string, log *zap.Logger, stats *counters, bootstrap func(context.Context) ([]string, error)) *cluster {
+func newCluster(clientID string, stats *counters, bootstrap func(context.Context) ([]string, error)) *cluster {
 	return &cluster{
-		clientID: clientID, log: log, stats: stats, bootstrap: bootstrap,
+		clientID: clientID, stats: stats, bootstrap: bootstrap,
 		conns: map[int32]*wire.Client{}, addrs: map[int32]string{},
 		leaders: map[topicPartition]int32{}, partitions: map[string]int32{},
 	}

@@ -68,9 +68,9 @@ func New(ctx context.Context, cfg Config) (*Consumer, error) {
 	if cfg.legacy() {
 		g := newZKGroup(c)
 		c.group = g
-		c.cluster = newCluster(cfg.ClientID, c.log, &c.stats, g.brokerAddrs)
+		c.cluster = newCluster(cfg.ClientID, &c.stats, g.brokerAddrs)
 	} else {
-		c.cluster = newCluster(cfg.ClientID, c.log, &c.stats, func(context.Context) ([]string, error) {
+		c.cluster = newCluster(cfg.ClientID, &c.stats, func(context.Context) ([]string, error) {
 			return cfg.BootstrapServers, nil
 		})
 		c.group = newCoordinatorGroup(c)
@@ -229,7 +229,18 @@ func (c *Consumer) Commit(ctx context.Context) error {
 // CommitAsync commits as Commit does without waiting; done, if not nil, gets
 // the result.
 func (c *Consumer) CommitAsync(done func(error)) {
-	c.wg.Add(1)
+	c.mu.Lock()
+	closed := c.closed
+	if !closed {
+		c.wg.Add(1) // under c.mu: Close cannot be waiting yet
+	}
+	c.mu.Unlock()
+	if closed {
+		if done != nil {
+			done(ErrClosed)
+		}
+		return
+	}
 	go func() {
 		defer c.wg.Done()
 		err := c.commitPositions(c.ctx, false)

@@ -150,7 +150,6 @@ func retriable(err error) bool {
 
 // start joins the group, retrying retriable errors until ctx is done.
 func (g *coordinatorGroup) start(ctx context.Context) error {
-	var last error
 	for {
 		err := g.findCoordinator(ctx)
 		if err == nil {
@@ -158,13 +157,12 @@ func (g *coordinatorGroup) start(ctx context.Context) error {
 				return nil
 			}
 		}
-		if !retriable(err) || ctx.Err() != nil {
-			if last != nil && ctx.Err() != nil {
-				return fmt.Errorf("join group %s: %w (last error: %v)", g.c.cfg.GroupID, ctx.Err(), err)
-			}
+		if ctx.Err() != nil {
+			return fmt.Errorf("join group %s: %w (last error: %v)", g.c.cfg.GroupID, ctx.Err(), err)
+		}
+		if !retriable(err) {
 			return fmt.Errorf("join group %s: %w", g.c.cfg.GroupID, err)
 		}
-		last = err
 		g.log.Info("joining failed, retrying", zap.Error(err))
 		select {
 		case <-ctx.Done():
@@ -195,10 +193,13 @@ func (g *coordinatorGroup) run(ctx context.Context) {
 			g.c.remove(g.c.owned(), true)
 			g.reset(errors.Is(err, kerr.UnknownMemberID) || errors.Is(err, kerr.FencedInstanceID))
 		default:
+			// A moved coordinator keeps the generation: find it and go on
+			// heartbeating; it says whether we must rejoin.
 			g.log.Info("heartbeat failed, finding the coordinator", zap.Error(err))
 			if err := g.findCoordinator(ctx); err != nil {
-				continue
+				g.log.Info("find coordinator failed", zap.Error(err))
 			}
+			continue
 		}
 		for ctx.Err() == nil {
 			err := g.join(ctx)
