@@ -520,3 +520,49 @@ func TestFailedAssignmentStoreRebalances(t *testing.T) {
 		t.Fatalf("state %v, want PreparingRebalance", st)
 	}
 }
+
+func TestRebalanceTimeoutDropsMembersThatDoNotRejoin(t *testing.T) {
+	c, clock, _ := testCoordinator(t, nil)
+	leader, follower := stableGroup(t, c, clock)
+	lj := joinAsync(c, joinReq(leader.MemberID, "", 3, "range"))
+	waitFor(t, "rebalance", func() bool { return stateOf(c, testGroup) == PreparingRebalance })
+	// The follower heartbeats (and is told to rejoin) but never does; the
+	// join phase ends at the rebalance timeout (20 s) without it.
+	for range 3 {
+		clock.Advance(6 * time.Second)
+		wantCode(t, "follower heartbeat", heartbeat(c, follower.MemberID, "", 1), kerr.RebalanceInProgress)
+	}
+	clock.Advance(3 * time.Second)
+	r := recv(t, lj)
+	if r.Generation != 2 || len(r.Members) != 1 || r.Members[0].MemberID != leader.MemberID {
+		t.Fatalf("after the rebalance timeout: generation %d members %v", r.Generation, r.Members)
+	}
+	wantCode(t, "dropped follower heartbeat", heartbeat(c, follower.MemberID, "", 2), kerr.UnknownMemberID)
+}
+
+func TestStaticLeaderRejoinWithoutRebalance(t *testing.T) {
+	c, clock, _ := testCoordinator(t, func(cfg *Config) { cfg.InitialRebalanceDelay = 0 })
+	j := joinAsync(c, joinReq("", "leader-instance", 5, "range"))
+	waitFor(t, "parked", func() bool { return awaitingJoin(c, testGroup) == 1 })
+	clock.Advance(0)
+	first := recv(t, j)
+	recv(t, syncAsync(c, first.MemberID, "leader-instance", 1, map[string]string{first.MemberID: "all"}))
+
+	// The leader restarts: same generation, its old assignment, and the old
+	// leader id in the response so it does not compute an assignment that a
+	// Stable group would never send.
+	r := recv(t, joinAsync(c, joinReq("", "leader-instance", 5, "range")))
+	wantCode(t, "static leader rejoin", r.ErrorCode, nil)
+	if r.Generation != 1 || r.LeaderID != first.MemberID || len(r.Members) != 0 {
+		t.Fatalf("static leader rejoin: generation %d leader %q members %d", r.Generation, r.LeaderID, len(r.Members))
+	}
+	if s := stateOf(c, testGroup); s != Stable {
+		t.Fatalf("state %v, want Stable", s)
+	}
+	if s := recv(t, syncAsync(c, r.MemberID, "leader-instance", 1, nil)); string(s.MemberAssignment) != "all" {
+		t.Fatalf("assignment %q, want all", s.MemberAssignment)
+	}
+	if leader := inspect(c, testGroup, func(g *group) string { return g.leaderID }); leader != r.MemberID {
+		t.Fatalf("group leader %q, want the new member id %q", leader, r.MemberID)
+	}
+}
