@@ -104,6 +104,9 @@ func (s *Server) markTopicForDeletion(topic string, version int16) error {
 		}
 		return topicErr(kerr.TopicDeletionDisabled, "Topic deletion is disabled.")
 	}
+	if zkpaths.ValidateTopicName(topic) != nil {
+		return topicErr(kerr.UnknownTopicOrPartition, "This server does not host this topic-partition.")
+	}
 	if exists, _, err := s.zk.Exists(zkpaths.TopicPath(topic)); err != nil {
 		return err
 	} else if !exists {

@@ -82,6 +82,9 @@ func (s *Server) createPartitions(t kmsg.CreatePartitionsRequestTopic, validateO
 	if !s.controller.IsActive() {
 		return topicErr(kerr.NotController, "This is not the correct controller for this cluster.")
 	}
+	if zkpaths.ValidateTopicName(t.Topic) != nil {
+		return topicErr(kerr.UnknownTopicOrPartition, "The topic '%s' does not exist.", t.Topic)
+	}
 	for {
 		data, stat, err := s.zk.Get(zkpaths.TopicPath(t.Topic))
 		if errors.Is(err, zk.ErrNoNode) {

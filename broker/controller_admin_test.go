@@ -201,7 +201,10 @@ func TestDeleteTopic(t *testing.T) {
 			t.Errorf("broker %d Metadata for the deleted topic: %+v", id, resp.Topics)
 		}
 	}
-	// Deleting it again: it does not exist.
+	// An invalid name, and deleting it again: neither exists.
+	if resps, err := ctlAdmin(c).DeleteTopics(ctxT(t, 10*time.Second), "bad/name"); err != nil || !errors.Is(resps["bad/name"].Err, kerr.UnknownTopicOrPartition) {
+		t.Errorf("delete an invalid name: %v %v, want UNKNOWN_TOPIC_OR_PARTITION", err, resps["bad/name"].Err)
+	}
 	resps, err = ctlAdmin(c).DeleteTopics(ctxT(t, 10*time.Second), "doomed")
 	if err != nil || !errors.Is(resps["doomed"].Err, kerr.UnknownTopicOrPartition) {
 		t.Errorf("second delete: %v %v, want UNKNOWN_TOPIC_OR_PARTITION", err, resps["doomed"].Err)
@@ -269,6 +272,10 @@ func TestCreatePartitions(t *testing.T) {
 	resps, err = adm.CreatePartitions(ctxT(t, 10*time.Second), 0, "grow")
 	if err != nil || !errors.Is(resps["grow"].Err, kerr.InvalidPartitions) {
 		t.Errorf("no growth: %v %v, want INVALID_PARTITIONS", err, resps["grow"].Err)
+	}
+	resps, err = adm.CreatePartitions(ctxT(t, 10*time.Second), 1, "bad/name")
+	if err != nil || !errors.Is(resps["bad/name"].Err, kerr.UnknownTopicOrPartition) {
+		t.Errorf("invalid topic name: %v %v, want UNKNOWN_TOPIC_OR_PARTITION", err, resps["bad/name"].Err)
 	}
 	resps, err = adm.CreatePartitions(ctxT(t, 10*time.Second), 1, "missing")
 	if err != nil || !errors.Is(resps["missing"].Err, kerr.UnknownTopicOrPartition) {
