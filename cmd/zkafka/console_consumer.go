@@ -15,6 +15,7 @@ import (
 
 	"go.uber.org/zap"
 
+	"github.com/zkafka/zkafka/broker"
 	"github.com/zkafka/zkafka/consumer"
 )
 
@@ -36,7 +37,9 @@ func runConsoleConsumer(args []string, stdout, stderr io.Writer) int {
 		fromStart  = fs.Bool("from-beginning", false, "start at the earliest offset when the group has none")
 		maxMsgs    = fs.Int("max-messages", 0, "exit after this many records (0: run until interrupted)")
 		printKey   = fs.Bool("print-key", false, "print key<TAB>value")
+		props      overrides
 	)
+	fs.Var(&props, "consumer-property", "key=value consumer property, e.g. rebalance.backoff.ms=500 (repeatable)")
 	if err := fs.Parse(args); err != nil {
 		return 2
 	}
@@ -48,9 +51,25 @@ func runConsoleConsumer(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintln(stderr, "USAGE: zkafka console-consumer (--zookeeper host:2181 | --bootstrap-server host:9092) --topic t [--group g]")
 		return 2
 	}
-	cfg := consumer.Config{
-		GroupID: *group, Topics: []string{*topic}, ZooKeeperConnect: *zkConnect,
-		ClientID: "console-consumer", GroupInstanceID: *instanceID,
+	extra, err := broker.ParseOverrides(props)
+	if err != nil {
+		fmt.Fprintf(stderr, "zkafka console-consumer: %v\n", err)
+		return 2
+	}
+	cfg, err := consumer.ConfigFromProperties(extra)
+	if err != nil {
+		fmt.Fprintf(stderr, "zkafka console-consumer: %v\n", err)
+		return 2
+	}
+	cfg.Topics, cfg.ZooKeeperConnect = []string{*topic}, *zkConnect
+	if cfg.ClientID == "" {
+		cfg.ClientID = "console-consumer"
+	}
+	if *group != "" {
+		cfg.GroupID = *group
+	}
+	if *instanceID != "" {
+		cfg.GroupInstanceID = *instanceID
 	}
 	if cfg.GroupID == "" {
 		var b [4]byte
@@ -59,16 +78,16 @@ func runConsoleConsumer(args []string, stdout, stderr io.Writer) int {
 	}
 	if *bootstrap != "" {
 		cfg.BootstrapServers = strings.Split(*bootstrap, ",")
-		switch *protocol {
-		case "eager":
+		switch {
+		case *protocol == "eager" && cfg.PartitionAssignmentStrategy == nil:
 			cfg.PartitionAssignmentStrategy = []string{"range"}
-		case "cooperative":
+		case *protocol == "cooperative":
 			cfg.PartitionAssignmentStrategy = []string{"cooperative-sticky"}
-		default:
+		case *protocol != "eager":
 			fmt.Fprintf(stderr, "zkafka console-consumer: --rebalance-protocol %q is not eager or cooperative\n", *protocol)
 			return 2
 		}
-	} else if *instanceID != "" {
+	} else if cfg.GroupInstanceID != "" {
 		fmt.Fprintln(stderr, "zkafka console-consumer: --group-instance-id needs --bootstrap-server")
 		return 2
 	}

@@ -27,6 +27,8 @@ func TestConsoleConsumerArguments(t *testing.T) {
 		{[]string{"console-consumer", "--topic", "t", "--bootstrap-server", "h:9092", "--rebalance-protocol", "lazy"}, `"lazy" is not eager or cooperative`},
 		{[]string{"console-consumer", "--topic", "t", "--zookeeper", "h:2181", "--group-instance-id", "i"}, "needs --bootstrap-server"},
 		{[]string{"console-consumer", "--topic", "t", "--zookeeper", "h:2181", "--partition-assignment-strategy", "sticky"}, "invalid consumer config"},
+		{[]string{"console-consumer", "--topic", "t", "--zookeeper", "h:2181", "--consumer-property", "fetch.frobs=1"}, `unknown property "fetch.frobs"`},
+		{[]string{"console-consumer", "--topic", "t", "--zookeeper", "h:2181", "--consumer-property", "novalue"}, "not key=value"},
 	} {
 		var stdout, stderr bytes.Buffer
 		if code := run(tc.args, &stdout, &stderr); code != 2 {
@@ -61,7 +63,8 @@ func TestConsoleConsumerBothModes(t *testing.T) {
 	want := "line 0\nline 1\nline 2\nline 3\nline 4\n"
 	for _, mode := range [][]string{{"--zookeeper", c.ZK}, {"--bootstrap-server", strings.Join(c.BootstrapAddrs(), ",")}} {
 		var stdout, stderr bytes.Buffer
-		args := append([]string{"console-consumer", "--topic", "lines", "--group", "cli", "--from-beginning", "--max-messages", "5"}, mode...)
+		args := append([]string{"console-consumer", "--topic", "lines", "--group", "cli", "--from-beginning", "--max-messages", "5",
+			"--consumer-property", "rebalance.backoff.ms=200"}, mode...)
 		if code := run(args, &stdout, &stderr); code != 0 || stdout.String() != want {
 			t.Errorf("zkafka %v: exit %d, stdout %q, stderr tail %q", args, code, stdout.String(), tail(stderr.String()))
 		}

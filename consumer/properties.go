@@ -1,0 +1,88 @@
+package consumer
+
+import (
+	"fmt"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// ConfigFromProperties builds a Config from Kafka consumer properties, both
+// 0.8 names (zookeeper.connect, auto.commit.enable, smallest/largest) and
+// the new consumer's (bootstrap.servers, enable.auto.commit,
+// earliest/latest). Topics are not a property: set Config.Topics.
+func ConfigFromProperties(props map[string]string) (Config, error) {
+	var cfg Config
+	ms := func(key, v string, dst *time.Duration) error {
+		n, err := strconv.ParseInt(v, 10, 64)
+		if err != nil || n < 0 {
+			return fmt.Errorf("%w: %s=%q is not a non-negative number of milliseconds", ErrInvalidConfig, key, v)
+		}
+		*dst = time.Duration(n) * time.Millisecond
+		return nil
+	}
+	for key, v := range props {
+		var err error
+		switch key {
+		case "group.id":
+			cfg.GroupID = v
+		case "client.id":
+			cfg.ClientID = v
+		case "zookeeper.connect":
+			cfg.ZooKeeperConnect = v
+		case "bootstrap.servers":
+			cfg.BootstrapServers = strings.Split(v, ",")
+		case "auto.commit.enable", "enable.auto.commit":
+			var on bool
+			if on, err = strconv.ParseBool(v); err != nil {
+				err = fmt.Errorf("%w: %s=%q is not a boolean", ErrInvalidConfig, key, v)
+			}
+			cfg.DisableAutoCommit = !on
+		case "auto.commit.interval.ms":
+			err = ms(key, v, &cfg.AutoCommitInterval)
+		case "auto.offset.reset":
+			cfg.AutoOffsetReset = v
+		case "rebalance.max.retries":
+			if cfg.RebalanceMaxRetries, err = strconv.Atoi(v); err != nil {
+				err = fmt.Errorf("%w: %s=%q is not an integer", ErrInvalidConfig, key, v)
+			}
+		case "rebalance.backoff.ms":
+			err = ms(key, v, &cfg.RebalanceBackoff)
+		case "zookeeper.session.timeout.ms":
+			err = ms(key, v, &cfg.ZooKeeperSessionTimeout)
+		case "session.timeout.ms":
+			err = ms(key, v, &cfg.SessionTimeout)
+		case "heartbeat.interval.ms":
+			err = ms(key, v, &cfg.HeartbeatInterval)
+		case "max.poll.interval.ms":
+			err = ms(key, v, &cfg.RebalanceTimeout)
+		case "group.instance.id":
+			cfg.GroupInstanceID = v
+		case "partition.assignment.strategy":
+			for _, s := range strings.Split(v, ",") {
+				cfg.PartitionAssignmentStrategy = append(cfg.PartitionAssignmentStrategy, assignorName(strings.TrimSpace(s)))
+			}
+		default:
+			err = fmt.Errorf("%w: unknown property %q", ErrInvalidConfig, key)
+		}
+		if err != nil {
+			return Config{}, err
+		}
+	}
+	return cfg, nil
+}
+
+// assignorName maps Java's assignor class names to the protocol names.
+func assignorName(s string) string {
+	switch s {
+	case "org.apache.kafka.clients.consumer.RangeAssignor":
+		return "range"
+	case "org.apache.kafka.clients.consumer.RoundRobinAssignor":
+		return "roundrobin"
+	case "org.apache.kafka.clients.consumer.StickyAssignor":
+		return "sticky"
+	case "org.apache.kafka.clients.consumer.CooperativeStickyAssignor":
+		return "cooperative-sticky"
+	}
+	return s
+}
