@@ -136,9 +136,19 @@ func TestCoordinatorEagerAndCooperative(t *testing.T) {
 			}
 			t.Logf("%s: first member had %v, kept %v, revoked %v, paused %d times, %d rebalances",
 				tc.name, before, kept, revoked, len(paused), first.Stats().Rebalances)
+
+			// The third leaves: the other two take its partitions over.
+			if err := third.Close(context.Background()); err != nil {
+				t.Fatal(err)
+			}
+			balanced(t, topic, partitions, first, second)
+			after := first.Assignment()[topic]
+			pausedAfter := len(rec.of(EventFetchingPaused))
+			t.Logf("%s: after a leave the first member has %v, paused %d times in all", tc.name, after, pausedAfter)
+
 			if tc.name == "eager" {
-				if len(paused) < 2 {
-					t.Errorf("eager member paused %d times, want once per join", len(paused))
+				if len(paused) < 2 || pausedAfter <= len(paused) {
+					t.Errorf("eager member paused %d times for 2 joins and %d with a leave", len(paused), pausedAfter)
 				}
 				for _, p := range kept {
 					if !slices.Contains(revoked, p) {
@@ -146,6 +156,14 @@ func TestCoordinatorEagerAndCooperative(t *testing.T) {
 					}
 				}
 				return
+			}
+			if pausedAfter != 0 {
+				t.Errorf("cooperative member paused fetching when a member left")
+			}
+			for _, p := range kept {
+				if !slices.Contains(after, p) {
+					t.Errorf("cooperative member lost partition %d when another member left", p)
+				}
 			}
 			if n := deliveriesDuringRebalance(&rec, topic, kept); n == 0 {
 				t.Error("cooperative member delivered no records of its kept partitions while rebalancing")
