@@ -240,3 +240,7 @@ func TestGroupKgoEagerRange(t *testing.T) { testGroupRebalances(t, kgo.RangeBala
 func TestGroupKgoCooperativeSticky(t *testing.T) {
 	testGroupRebalances(t, kgo.CooperativeStickyBalancer())
 }
+
+func TestGroupKgoRoundRobin(t *testing.T) { testGroupRebalances(t, kgo.RoundRobinBalancer()) }
+
+func TestGroupKgoSticky(t *testing.T) { testGroupRebalances(t, kgo.StickyBalancer()) }
