@@ -90,6 +90,15 @@ func TestGroupBadInput(t *testing.T) {
 	wantErr(t, "DeleteGroups of a live group", dgr.Groups[0].ErrorCode, kerr.NonEmptyGroup)
 	wantErr(t, "DeleteGroups of an unknown group", dgr.Groups[1].ErrorCode, kerr.GroupIDNotFound)
 
+	// DescribeGroups shows the member as Kafka does, client host included.
+	dgq := kmsg.NewPtrDescribeGroupsRequest()
+	dgq.Groups = []string{group}
+	d := raw(t, addr, dgq, 5).(*kmsg.DescribeGroupsResponse).Groups[0]
+	if d.State != "Stable" || d.Protocol != "range" || len(d.Members) != 1 || d.Members[0].MemberID != memberID ||
+		d.Members[0].ClientID != "m" || d.Members[0].ClientHost != "/127.0.0.1" || len(d.Members[0].MemberAssignment) == 0 {
+		t.Fatalf("DescribeGroups: %+v", d)
+	}
+
 	// None of it disturbed the member.
 	if id, g := m.cl.GroupMetadata(); id != memberID || g != gen {
 		t.Fatalf("member after bad input: %q generation %d, before %q generation %d", id, g, memberID, gen)

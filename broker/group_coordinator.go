@@ -26,10 +26,9 @@ const offsetsTopic = "__consumer_offsets"
 
 // groupConfigOf reads the coordinator's settings (Kafka's names and
 // defaults; see defaultProperties) from the broker config.
-func groupConfigOf(c *Config, brokerID int32, log *zap.Logger) (coordinator.Config, error) {
+func groupConfigOf(c *Config, log *zap.Logger) (coordinator.Config, error) {
 	p := &parser{props: c.Properties}
 	cfg := coordinator.Config{
-		BrokerID:                      brokerID,
 		OffsetsTopicPartitions:        c.OffsetsTopicNumPartitions,
 		InitialRebalanceDelay:         c.GroupInitialRebalanceDelay,
 		MinSessionTimeout:             p.ms("group.min.session.timeout.ms"),
@@ -108,7 +107,7 @@ func (l offsetsLog) IsLeader(partition int32) bool {
 // startGroupCoordinator builds and starts the coordinator (KafkaServer
 // starts it after the replica manager).
 func (s *Server) startGroupCoordinator() error {
-	cfg, err := groupConfigOf(s.cfg, s.brokerID, s.log.Named("group-coordinator"))
+	cfg, err := groupConfigOf(s.cfg, s.log.Named("group-coordinator"))
 	if err != nil {
 		return err
 	}

@@ -11,7 +11,6 @@ import (
 // Config is the coordinator's part of the broker configuration, with
 // Kafka's names.
 type Config struct {
-	BrokerID int32
 	// OffsetsTopicPartitions is offsets.topic.num.partitions: the modulus of
 	// the group → partition hash.
 	OffsetsTopicPartitions int32

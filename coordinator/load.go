@@ -49,14 +49,6 @@ func (c *Coordinator) OnResign(partition int32) {
 	}
 }
 
-// IsLoading reports whether a partition is still loading (tests wait on it).
-func (c *Coordinator) IsLoading(partition int32) bool {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	p, ok := c.partitions[partition]
-	return ok && p.loading
-}
-
 // Owns reports whether this coordinator serves a partition's groups.
 func (c *Coordinator) Owns(partition int32) bool {
 	c.mu.Lock()
