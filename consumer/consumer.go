@@ -313,6 +313,9 @@ func (c *Consumer) Close(ctx context.Context) error {
 	}
 	c.cancel()
 	c.wg.Wait()
+	// As the Java consumer does on close, the owned partitions are revoked
+	// before leaving.
+	c.remove(c.owned(), false)
 	if err := c.group.leave(ctx); err != nil {
 		errs = append(errs, err)
 	}

@@ -181,6 +181,13 @@ func (g *zkGroup) run(ctx context.Context) {
 		case <-g.expired:
 			g.sessionExpired()
 		case <-g.renewed:
+			// Both callbacks may have run before this loop looked: drop
+			// the old session's partitions before rebalancing in the new.
+			select {
+			case <-g.expired:
+				g.sessionExpired()
+			default:
+			}
 			if err := g.register(ctx); err != nil {
 				g.log.Error("re-registration after session expiry failed", zap.Error(err))
 				continue
