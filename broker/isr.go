@@ -71,8 +71,10 @@ func (rm *ReplicaManager) changeIsr(p *Partition, change func([]int32) []int32) 
 	}
 	log := rm.log.With(zap.String("topic", p.Topic), zap.Int32("partition", p.Index), zap.Int32("leader-epoch", snap.leaderEpoch))
 	state := zkpaths.LeaderAndIsr{Leader: rm.brokerID, LeaderEpoch: snap.leaderEpoch, ISR: newIsr, ControllerEpoch: snap.controllerEpoch}
+	p.setPendingIsr(snap.leaderEpoch, newIsr)
 	version, err := writePartitionState(rm.zk, p.Topic, p.Index, state, snap.zkVersion)
 	if err != nil {
+		p.setPendingIsr(snap.leaderEpoch, nil)
 		log.Info("Cached zkVersion not equal to that in ZooKeeper or the write failed, skip updating ISR",
 			zap.Int32("cached-zk-version", snap.zkVersion), zap.Int32s("isr", snap.isr), zap.Int32s("new-isr", newIsr), zap.Error(err))
 		return

@@ -30,6 +30,14 @@ type Partition struct {
 	isr             []int32
 	replicas        []int32
 	zkVersion       int32
+	// pendingIsr is the ISR being written to ZooKeeper, if any. Until the
+	// write completes the high watermark honours the "maximal" ISR, the
+	// union of both, as Kafka's does: ZooKeeper may already name a joining
+	// follower, which the controller could elect.
+	pendingIsr []int32
+	// lagTimeMax is replica.lag.time.max.ms: followers caught up within it
+	// hold the high watermark back even outside the ISR.
+	lagTimeMax time.Duration
 	// leaderEpochStartOffset is the LEO when this broker became leader: a
 	// follower joins the ISR only once it has reached it (KAFKA-7128).
 	leaderEpochStartOffset int64
@@ -58,9 +66,9 @@ type replicaState struct {
 	lastFetchTime      time.Time
 }
 
-func newPartition(topic string, index, brokerID int32, log *storage.Log) *Partition {
+func newPartition(topic string, index, brokerID int32, log *storage.Log, lagTimeMax time.Duration) *Partition {
 	return &Partition{
-		Topic: topic, Index: index, brokerID: brokerID, log: log,
+		Topic: topic, Index: index, brokerID: brokerID, log: log, lagTimeMax: lagTimeMax,
 		leader: -1, leaderEpoch: -1, minInsyncReplicas: 1, remote: map[int32]*replicaState{},
 		hwChanged: make(chan struct{}), dataChanged: make(chan struct{}),
 	}
@@ -115,7 +123,7 @@ func (p *Partition) makeFollower(s partitionState) {
 
 func (p *Partition) setStateLocked(s partitionState) {
 	p.leader, p.leaderEpoch, p.controllerEpoch, p.zkVersion = s.leader, s.leaderEpoch, s.controllerEpoch, s.zkVersion
-	p.isr, p.replicas = slices.Clone(s.isr), slices.Clone(s.replicas)
+	p.isr, p.replicas, p.pendingIsr = slices.Clone(s.isr), slices.Clone(s.replicas), nil
 }
 
 // LeaderEpoch returns the current leader epoch (-1 before the first state).
@@ -220,21 +228,32 @@ func (p *Partition) produceStatus(requiredOffset int64, leaderEpoch int32) (done
 }
 
 // maybeIncrementHighWatermarkLocked sets the high watermark to the smallest
-// log end offset in the ISR, never moving it back; a follower whose position
-// is not known yet holds it where it is. It reports whether it moved (and
-// woke the waiters).
+// log end offset among the leader, the followers of the maximal ISR (the ISR
+// and a pending change) and any follower caught up within
+// replica.lag.time.max.ms (Kafka 2.8's rule), never moving it back. An ISR
+// follower whose position is not known yet holds it where it is. It reports
+// whether it moved (and woke the waiters).
 func (p *Partition) maybeIncrementHighWatermarkLocked() bool {
 	if p.leader != p.brokerID {
 		return false
 	}
-	hw := p.log.LogEndOffset()
 	for _, r := range p.isr {
-		if r == p.brokerID {
+		if _, ok := p.remote[r]; !ok && r != p.brokerID {
+			return false
+		}
+	}
+	now := time.Now()
+	hw := p.log.LogEndOffset()
+	for r, st := range p.remote {
+		inIsr := containsID(p.isr, r) || containsID(p.pendingIsr, r)
+		if !inIsr && now.Sub(st.lastCaughtUp) > p.lagTimeMax {
 			continue
 		}
-		st, ok := p.remote[r]
-		if !ok || st.leo < 0 {
-			return false
+		if st.leo < 0 {
+			if inIsr {
+				return false
+			}
+			continue
 		}
 		hw = min(hw, st.leo)
 	}
@@ -313,6 +332,16 @@ func (p *Partition) leaderSnapshot() (isrSnapshot, bool) {
 	return isrSnapshot{p.leaderEpoch, p.controllerEpoch, p.zkVersion, slices.Clone(p.isr)}, p.leader == p.brokerID
 }
 
+// setPendingIsr records (or, with nil, clears) an ISR being written to
+// ZooKeeper, for the maximal-ISR high watermark.
+func (p *Partition) setPendingIsr(leaderEpoch int32, isr []int32) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.leaderEpoch == leaderEpoch {
+		p.pendingIsr = slices.Clone(isr)
+	}
+}
+
 // adoptIsr takes an ISR this leader wrote to ZooKeeper at zkVersion, unless
 // the leadership changed meanwhile.
 func (p *Partition) adoptIsr(leaderEpoch int32, isr []int32, zkVersion int32) bool {
@@ -321,7 +350,7 @@ func (p *Partition) adoptIsr(leaderEpoch int32, isr []int32, zkVersion int32) bo
 	if p.leader != p.brokerID || p.leaderEpoch != leaderEpoch {
 		return false
 	}
-	p.isr, p.zkVersion = slices.Clone(isr), zkVersion
+	p.isr, p.zkVersion, p.pendingIsr = slices.Clone(isr), zkVersion, nil
 	p.maybeIncrementHighWatermarkLocked()
 	p.notifyHighWatermarkLocked()
 	return true

@@ -333,7 +333,7 @@ func (rm *ReplicaManager) getOrCreatePartition(tp topicPartition) (*Partition, e
 	if p, ok := rm.partitions[tp]; ok {
 		return p, nil
 	}
-	p := newPartition(tp.topic, tp.partition, rm.brokerID, l)
+	p := newPartition(tp.topic, tp.partition, rm.brokerID, l, rm.cfg.lagTimeMax)
 	rm.partitions[tp] = p
 	return p, nil
 }
