@@ -19,11 +19,11 @@ package coordinator
 
 import (
 	"encoding/binary"
-	"errors"
 	"fmt"
 	"hash/crc32"
 
 	"github.com/twmb/franz-go/pkg/kbin"
+	"github.com/twmb/franz-go/pkg/kgo"
 	"github.com/twmb/franz-go/pkg/kmsg"
 )
 
@@ -138,9 +138,7 @@ const (
 	attrControl         = 0x20
 )
 
-// errCompressed marks a batch this reader cannot decode; the coordinator
-// itself writes only uncompressed batches.
-var errCompressed = errors.New("compressed batch in __consumer_offsets")
+var decompressor = kgo.DefaultDecompressor()
 
 // decodeBatches walks record batches as the log returns them and calls fn
 // for each record, skipping control batches. It returns the offset after
@@ -161,10 +159,15 @@ func decodeBatches(data []byte, fn func(storedRecord)) (next int64, err error) {
 		if b.Attributes&attrControl != 0 {
 			continue
 		}
-		if b.Attributes&attrCompressionMask != 0 {
-			return next, fmt.Errorf("batch at offset %d: %w", b.FirstOffset, errCompressed)
-		}
 		recs := b.Records
+		if codec := b.Attributes & attrCompressionMask; codec != 0 {
+			// The coordinator writes uncompressed batches; anyone else's
+			// are read all the same.
+			var err error
+			if recs, err = decompressor.Decompress(recs, kgo.CompressionCodecType(codec)); err != nil {
+				return next, fmt.Errorf("batch at offset %d: %w", b.FirstOffset, err)
+			}
+		}
 		for i := int32(0); i < b.NumRecords && len(recs) > 0; i++ {
 			length, n := binary.Varint(recs)
 			if n <= 0 || int(length) > len(recs)-n || length < 0 {

@@ -2,10 +2,12 @@ package coordinator
 
 import (
 	"bytes"
+	"encoding/binary"
 	"encoding/hex"
 	"testing"
 	"time"
 
+	"github.com/twmb/franz-go/pkg/kgo"
 	"github.com/twmb/franz-go/pkg/kmsg"
 )
 
@@ -51,5 +53,29 @@ func TestRecordSchemas(t *testing.T) {
 	}
 	if len(got) != 2 || string(got[0].value) != "v1" || got[1].value != nil || got[1].offset != 1 {
 		t.Fatalf("decoded %+v", got)
+	}
+}
+
+func TestCompressedBatchesLoad(t *testing.T) {
+	plain := encodeBatch([]record{{key: offsetCommitKey("g", "t", 0), value: offsetCommitValue(OffsetAndMetadata{Offset: 5, ExpireTimestamp: -1})}}, 1)
+	var b kmsg.RecordBatch
+	if err := b.ReadFrom(plain); err != nil {
+		t.Fatal(err)
+	}
+	comp, err := kgo.DefaultCompressor(kgo.GzipCompression())
+	if err != nil {
+		t.Fatal(err)
+	}
+	var buf bytes.Buffer
+	b.Records, _ = comp.Compress(&buf, b.Records)
+	b.Attributes = 1 // gzip
+	gz := b.AppendTo(nil)
+	binary.BigEndian.PutUint32(gz[8:], uint32(len(gz)-12))
+	l := loaded{offsets: map[string]map[topicPartition]committedOffset{}, groups: map[string]*kmsg.GroupMetadataValue{}}
+	if _, err := decodeBatches(gz, l.apply); err != nil {
+		t.Fatal(err)
+	}
+	if o := l.offsets["g"][topicPartition{"t", 0}]; o.Offset != 5 {
+		t.Fatalf("offset from a gzip batch: %+v", o)
 	}
 }
