@@ -223,7 +223,7 @@ func (c *Consumer) Commit(ctx context.Context) error {
 	if closed {
 		return ErrClosed
 	}
-	return c.commitPositions(ctx, false)
+	return c.commitPositions(ctx)
 }
 
 // CommitAsync commits as Commit does without waiting; done, if not nil, gets
@@ -243,20 +243,20 @@ func (c *Consumer) CommitAsync(done func(error)) {
 	}
 	go func() {
 		defer c.wg.Done()
-		err := c.commitPositions(c.ctx, false)
+		err := c.commitPositions(c.ctx)
 		if done != nil {
 			done(err)
 		}
 	}()
 }
 
-// commitPositions commits positions that changed since the last commit (or
-// all of them when force is set).
-func (c *Consumer) commitPositions(ctx context.Context, force bool) error {
+// commitPositions commits the positions that changed since the last
+// commit, as 0.8 skipped offsets equal to those last written.
+func (c *Consumer) commitPositions(ctx context.Context) error {
 	offsets := c.positions()
 	c.mu.Lock()
 	for tp, off := range offsets {
-		if !force && c.committed[tp] == off {
+		if c.committed[tp] == off {
 			delete(offsets, tp)
 		}
 	}
@@ -287,7 +287,7 @@ func (c *Consumer) autoCommit() {
 		case <-c.ctx.Done():
 			return
 		case <-t.C:
-			if err := c.commitPositions(c.ctx, false); err != nil && c.ctx.Err() == nil {
+			if err := c.commitPositions(c.ctx); err != nil && c.ctx.Err() == nil {
 				c.log.Warn("auto-commit failed", zap.Error(err))
 			}
 		}
@@ -307,7 +307,7 @@ func (c *Consumer) Close(ctx context.Context) error {
 	c.mu.Unlock()
 	var errs []error
 	if !c.cfg.DisableAutoCommit {
-		if err := c.commitPositions(ctx, false); err != nil {
+		if err := c.commitPositions(ctx); err != nil {
 			errs = append(errs, fmt.Errorf("commit on close: %w", err))
 		}
 	}

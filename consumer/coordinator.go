@@ -257,7 +257,7 @@ func (g *coordinatorGroup) join(ctx context.Context) error {
 		g.c.pauseFetching()
 		if owned := g.c.owned(); len(owned) > 0 {
 			if !cfg.DisableAutoCommit {
-				if err := g.c.commitPositions(ctx, false); err != nil {
+				if err := g.c.commitPositions(ctx); err != nil {
 					g.log.Warn("commit before revoking failed", zap.Error(err))
 				}
 			}
@@ -285,7 +285,7 @@ func (g *coordinatorGroup) join(ctx context.Context) error {
 			}
 		}
 		if len(revoked) > 0 && !cfg.DisableAutoCommit {
-			if err := g.c.commitPositions(ctx, false); err != nil {
+			if err := g.c.commitPositions(ctx); err != nil {
 				g.log.Warn("commit before revoking failed", zap.Error(err))
 			}
 		}
