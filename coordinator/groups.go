@@ -54,9 +54,12 @@ func (c *Coordinator) ListGroups(states []string) (groups []kmsg.ListGroupsRespo
 	if !c.active {
 		return nil, kerr.CoordinatorNotAvailable
 	}
-	for _, p := range c.partitions {
-		if p.loading {
+	for partition, p := range c.partitions {
+		switch {
+		case p.loading:
 			err = kerr.CoordinatorLoadInProgress
+		case !c.store.IsLeader(partition):
+			c.unloadLocked(partition)
 		}
 	}
 	want := map[string]bool{}
