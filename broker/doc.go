@@ -19,6 +19,13 @@
 // newest controller epoch seen before anything is applied; a LeaderAndIsr
 // partition state is applied only when its leader epoch is newer.
 //
+// Consumer groups (group_coordinator.go, api_08..16, api_42, api_47) are
+// served by the coordinator package, which the broker hands its
+// __consumer_offsets partitions as a small Log (acks=all appends, reads) and
+// tells, after each LeaderAndIsr, which of them it now leads or follows.
+// FindCoordinator creates the topic on first use; log_cleaner.go compacts it
+// (and every other compacted topic) every log.cleaner.backoff.ms.
+//
 // Dynamic configuration (config_manager*.go) is Kafka's DynamicConfigManager:
 // the broker config is layered /config/brokers/<id> over
 // /config/brokers/<default> over server.properties over Kafka's defaults, and
