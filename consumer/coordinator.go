@@ -33,6 +33,7 @@ type coordinatorGroup struct {
 	member     string
 	generation int32
 	protocol   string
+	addr       string       // the coordinator's
 	conn       *wire.Client // JoinGroup, SyncGroup, Heartbeat, LeaveGroup
 	offsets    *wire.Client // OffsetCommit, OffsetFetch: never queued behind a long JoinGroup
 }
@@ -108,13 +109,8 @@ func (g *coordinatorGroup) findCoordinator(ctx context.Context) error {
 	if err != nil {
 		return fmt.Errorf("coordinator: %w", err)
 	}
-	offsets, err := wire.Dial(ctx, addr, g.c.cfg.ClientID)
-	if err != nil {
-		conn.Close()
-		return fmt.Errorf("coordinator: %w", err)
-	}
 	g.mu.Lock()
-	g.conn, g.offsets = conn, offsets
+	g.conn, g.addr = conn, addr
 	g.mu.Unlock()
 	g.log.Info("found coordinator", zap.String("addr", addr))
 	return nil
@@ -128,13 +124,57 @@ func (g *coordinatorGroup) closeConns() {
 			cl.Close()
 		}
 	}
-	g.conn, g.offsets = nil, nil
+	g.conn, g.offsets, g.addr = nil, nil, ""
 }
 
-func (g *coordinatorGroup) conns() (*wire.Client, *wire.Client) {
+func (g *coordinatorGroup) groupConn() *wire.Client {
 	g.mu.Lock()
 	defer g.mu.Unlock()
-	return g.conn, g.offsets
+	return g.conn
+}
+
+// offsetConn returns the offsets connection, dialing the coordinator if it
+// is closed.
+func (g *coordinatorGroup) offsetConn(ctx context.Context) (*wire.Client, error) {
+	g.mu.Lock()
+	cl, addr := g.offsets, g.addr
+	g.mu.Unlock()
+	if cl != nil {
+		return cl, nil
+	}
+	if addr == "" {
+		return nil, fmt.Errorf("coordinator unknown: %w", kerr.CoordinatorNotAvailable)
+	}
+	cl, err := wire.Dial(ctx, addr, g.c.cfg.ClientID)
+	if err != nil {
+		return nil, fmt.Errorf("coordinator: %w", err)
+	}
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	if g.offsets != nil || g.addr != addr {
+		cl.Close()
+		return nil, fmt.Errorf("coordinator changed: %w", kerr.NotCoordinator)
+	}
+	g.offsets = cl
+	return cl, nil
+}
+
+// offsetRequest sends req on the offsets connection, dropping the
+// connection when it fails (wire closes it).
+func (g *coordinatorGroup) offsetRequest(ctx context.Context, req kmsg.Request) (kmsg.Response, error) {
+	cl, err := g.offsetConn(ctx)
+	if err != nil {
+		return nil, err
+	}
+	resp, err := g.request(ctx, cl, req)
+	if err != nil {
+		g.mu.Lock()
+		if g.offsets == cl {
+			g.offsets = nil
+		}
+		g.mu.Unlock()
+	}
+	return resp, err
 }
 
 // retriable reports errors after which finding the coordinator again and
@@ -231,9 +271,9 @@ func (g *coordinatorGroup) reset(memberToo bool) {
 }
 
 func (g *coordinatorGroup) heartbeat(ctx context.Context) error {
-	conn, _ := g.conns()
+	conn := g.groupConn()
 	if conn == nil {
-		return errors.New("no coordinator connection")
+		return fmt.Errorf("no coordinator connection: %w", kerr.CoordinatorNotAvailable)
 	}
 	g.mu.Lock()
 	req := kmsg.NewPtrHeartbeatRequest()
@@ -312,9 +352,9 @@ func (g *coordinatorGroup) join(ctx context.Context) error {
 // joinSync does one JoinGroup/SyncGroup round and returns the assignment.
 func (g *coordinatorGroup) joinSync(ctx context.Context) (map[topicPartition]bool, error) {
 	cfg := &g.c.cfg
-	conn, _ := g.conns()
+	conn := g.groupConn()
 	if conn == nil {
-		return nil, errors.New("no coordinator connection")
+		return nil, fmt.Errorf("no coordinator connection: %w", kerr.CoordinatorNotAvailable)
 	}
 	topics := slices.Sorted(slices.Values(cfg.Topics))
 	current := map[string][]int32{}
@@ -465,10 +505,6 @@ func (g *coordinatorGroup) fetchOffsets(ctx context.Context, offsets map[topicPa
 	if len(offsets) == 0 {
 		return nil
 	}
-	_, conn := g.conns()
-	if conn == nil {
-		return errors.New("no coordinator connection")
-	}
 	req := kmsg.NewPtrOffsetFetchRequest()
 	req.Group = g.c.cfg.GroupID
 	for t, ps := range byTopic(slices.Collect(maps.Keys(offsets))) {
@@ -476,7 +512,7 @@ func (g *coordinatorGroup) fetchOffsets(ctx context.Context, offsets map[topicPa
 		rt.Topic, rt.Partitions = t, ps
 		req.Topics = append(req.Topics, rt)
 	}
-	resp, err := g.request(ctx, conn, req)
+	resp, err := g.offsetRequest(ctx, req)
 	if err != nil {
 		return fmt.Errorf("offset fetch: %w", err)
 	}
@@ -501,10 +537,6 @@ func (g *coordinatorGroup) fetchOffsets(ctx context.Context, offsets map[topicPa
 // commit sends OffsetCommit with our generation and member id: a member the
 // coordinator fenced gets UNKNOWN_MEMBER_ID or ILLEGAL_GENERATION back.
 func (g *coordinatorGroup) commit(ctx context.Context, offsets map[topicPartition]int64) error {
-	_, conn := g.conns()
-	if conn == nil {
-		return errors.New("no coordinator connection")
-	}
 	g.mu.Lock()
 	req := kmsg.NewPtrOffsetCommitRequest()
 	req.Group, req.Generation, req.MemberID, req.InstanceID = g.c.cfg.GroupID, g.generation, g.member, g.instanceID()
@@ -520,7 +552,7 @@ func (g *coordinatorGroup) commit(ctx context.Context, offsets map[topicPartitio
 		}
 		req.Topics = append(req.Topics, rt)
 	}
-	resp, err := g.request(ctx, conn, req)
+	resp, err := g.offsetRequest(ctx, req)
 	if err != nil {
 		return fmt.Errorf("offset commit: %w", err)
 	}
@@ -538,7 +570,7 @@ func (g *coordinatorGroup) commit(ctx context.Context, offsets map[topicPartitio
 // for it until the session timeout, so a restart causes no rebalance.
 func (g *coordinatorGroup) leave(ctx context.Context) error {
 	defer g.closeConns()
-	conn, _ := g.conns()
+	conn := g.groupConn()
 	member := g.memberID()
 	if conn == nil || member == "" || g.instanceID() != nil {
 		return nil
@@ -550,7 +582,14 @@ func (g *coordinatorGroup) leave(ctx context.Context) error {
 	req.Members = append(req.Members, m)
 	resp, err := g.request(ctx, conn, req)
 	if err != nil {
-		return fmt.Errorf("leave group: %w", err)
+		// The connection may have died with a heartbeat Close cut short:
+		// find the coordinator again and retry once.
+		if ferr := g.findCoordinator(ctx); ferr != nil {
+			return fmt.Errorf("leave group: %w (then: %v)", err, ferr)
+		}
+		if resp, err = g.request(ctx, g.groupConn(), req); err != nil {
+			return fmt.Errorf("leave group: %w", err)
+		}
 	}
 	lr := resp.(*kmsg.LeaveGroupResponse)
 	if err := kerr.ErrorForCode(lr.ErrorCode); err != nil {

@@ -195,8 +195,8 @@ func (c *Consumer) fetchFrom(ctx context.Context, id int32, tps []topicPartition
 	}
 	resp, err := c.cluster.request(ctx, cl, req)
 	if err != nil {
+		c.cluster.drop(id, cl) // a failed request, even a cancelled one, closes the connection
 		if ctx.Err() == nil {
-			c.cluster.drop(id, cl)
 			for _, tp := range tps {
 				c.cluster.forgetLeader(tp)
 			}
