@@ -119,7 +119,8 @@ func TestFollowsLeaderMove(t *testing.T) {
 	}
 }
 
-// TestLegacyRoundRobin converges a roundrobin group of three.
+// TestLegacyRoundRobin converges a roundrobin group of three consumers
+// with two streams (threads) each.
 func TestLegacyRoundRobin(t *testing.T) {
 	const topic, group, partitions = "rr", "rr-group", int32(7)
 	c := startCluster(t)
@@ -128,14 +129,18 @@ func TestLegacyRoundRobin(t *testing.T) {
 	for range 3 {
 		cfg := legacyConfig(c, group, topic)
 		cfg.PartitionAssignmentStrategy = []string{"roundrobin"}
+		cfg.Streams = 2
 		consumers = append(consumers, newConsumer(t, cfg))
 	}
 	testcluster.WaitFor(t, 20*time.Second, "convergence", func() bool {
 		return converged(t, c.ZooKeeper(), group, topic, partitions, consumers)
 	})
-	for _, cons := range consumers {
-		if n := len(cons.Assignment()[topic]); n < 2 || n > 3 {
-			t.Errorf("%s owns %d partitions", cons.MemberID(), n)
-		}
+	// Six threads share seven partitions: one thread has two.
+	perThread := map[string]int{}
+	for _, thread := range owners(t, c.ZooKeeper(), group, topic, partitions) {
+		perThread[thread]++
+	}
+	if len(perThread) != 6 {
+		t.Errorf("owners by thread: %v", perThread)
 	}
 }
