@@ -31,28 +31,47 @@ func (s *Server) startLogCleaner() {
 		defer s.wg.Done()
 		t := time.NewTicker(backoff)
 		defer t.Stop()
+		cleaned := map[*storage.Log]storage.CleanStats{}
 		for {
 			select {
 			case <-s.ctx.Done():
 				return
 			case now := <-t.C:
-				s.cleanLogs(now, log)
+				s.cleanLogs(now, cleaned, log)
 			}
 		}
 	}()
 }
 
-// cleanLogs runs one cleaning pass over every compacted local log.
-func (s *Server) cleanLogs(now time.Time, log *zap.Logger) {
-	for tp, l := range s.logs.All() {
+// cleanLogs runs one cleaning pass over every compacted local log whose
+// cleanable section grew, or whose kept tombstones have become removable,
+// since its last cleaning (cleaned remembers those).
+func (s *Server) cleanLogs(now time.Time, cleaned map[*storage.Log]storage.CleanStats, log *zap.Logger) {
+	logs := s.logs.All()
+	live := make(map[*storage.Log]bool, len(logs))
+	for tp, l := range logs {
+		live[l] = true
 		if s.ctx.Err() != nil {
 			return
 		}
 		if !compacted(l.Config().CleanupPolicy) {
 			continue
 		}
-		if _, err := l.Clean(s.deleteRetention(tp.Topic), now); err != nil && !errors.Is(err, storage.ErrLogClosed) {
-			log.Warn("Cleaning failed", zap.String("topic", tp.Topic), zap.Int32("partition", tp.Partition), zap.Error(err))
+		if last, ok := cleaned[l]; ok && l.CleanableEnd() == last.CleanableEnd && (last.TombstonesDue.IsZero() || now.Before(last.TombstonesDue)) {
+			continue
+		}
+		st, err := l.Clean(s.deleteRetention(tp.Topic), now)
+		if err != nil {
+			if !errors.Is(err, storage.ErrLogClosed) {
+				log.Warn("Cleaning failed", zap.String("topic", tp.Topic), zap.Int32("partition", tp.Partition), zap.Error(err))
+			}
+			continue
+		}
+		cleaned[l] = st
+	}
+	for l := range cleaned {
+		if !live[l] {
+			delete(cleaned, l)
 		}
 	}
 }

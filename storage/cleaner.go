@@ -43,6 +43,23 @@ type CleanStats struct {
 	BytesBefore       int64 // cleanable section size before
 	BytesAfter        int64 // and after
 	CleanableEnd      int64 // first offset not cleaned (the active segment's base, at most)
+	// TombstonesDue is when the oldest tombstone kept becomes removable
+	// (zero when none was kept): cleaning again before then, with the same
+	// CleanableEnd, changes nothing.
+	TombstonesDue time.Time
+}
+
+// CleanableEnd returns where the cleanable section ends: the base offset of
+// the first segment that is active or reaches past the high watermark.
+func (l *Log) CleanableEnd() int64 {
+	l.segMu.RLock()
+	defer l.segMu.RUnlock()
+	hw := l.highWatermark
+	n := 0
+	for n < len(l.segments)-1 && l.segments[n+1].baseOffset <= hw {
+		n++
+	}
+	return l.segments[n].baseOffset
 }
 
 // compacts reports whether the log cleaner applies.
@@ -69,11 +86,11 @@ func (l *Log) Clean(deleteRetention time.Duration, now time.Time) (CleanStats, e
 	for n < len(l.segments)-1 && l.segments[n+1].baseOffset <= hw {
 		n++
 	}
+	st.CleanableEnd = l.segments[n].baseOffset
 	if n == 0 {
 		return st, nil
 	}
 	cleanable := l.segments[:n]
-	st.CleanableEnd = l.segments[n].baseOffset
 
 	// Pass 1: the latest offset of every key.
 	latest := map[string]int64{}
@@ -106,6 +123,12 @@ func (l *Log) Clean(deleteRetention time.Duration, now time.Time) (CleanStats, e
 				case latest[string(r.Key)] != h.baseOffset+int64(r.OffsetDelta):
 				case r.Value == nil && dropTombstones:
 					st.TombstonesRemoved++
+				case r.Value == nil:
+					due := time.UnixMilli(s.largestTimestamp()).Add(deleteRetention)
+					if st.TombstonesDue.IsZero() || due.Before(st.TombstonesDue) {
+						st.TombstonesDue = due
+					}
+					keep = append(keep, r)
 				default:
 					keep = append(keep, r)
 				}

@@ -85,6 +85,11 @@ func TestCleanerKeepsTheLatestRecordOfEachKey(t *testing.T) {
 	if st.Segments == 0 || st.TombstonesRemoved != 0 || l.LogEndOffset() != hw {
 		t.Fatalf("stats %+v, LEO %d (was %d)", st, l.LogEndOffset(), hw)
 	}
+	// The kept tombstone becomes removable an hour after its segment's
+	// newest record; the cleanable section ends where it did.
+	if want := time.UnixMilli(ts).Add(time.Hour); !st.TombstonesDue.Equal(want) || l.CleanableEnd() != st.CleanableEnd {
+		t.Fatalf("tombstones due %v (want %v), cleanable end %d (stats %d)", st.TombstonesDue, want, l.CleanableEnd(), st.CleanableEnd)
+	}
 	// A read at a cleaned-away offset returns the next record kept.
 	data, err := l.Read(4, 1<<20, hw, true)
 	if err != nil || offsetsOf(t, data)[0] != 9 {
