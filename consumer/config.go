@@ -47,6 +47,9 @@ type Config struct {
 	HeartbeatInterval time.Duration // heartbeat.interval.ms, default 3 s
 	RebalanceTimeout  time.Duration // max.poll.interval.ms, default 60 s
 	GroupInstanceID   string        // group.instance.id: static membership (KIP-345)
+	// MetadataMaxAge is metadata.max.age.ms, default 5 minutes: how often
+	// the group leader looks for partitions added to its topics.
+	MetadataMaxAge time.Duration
 
 	// PartitionAssignmentStrategy is partition.assignment.strategy, in
 	// order of preference. Legacy mode: "range" (default) or "roundrobin".
@@ -138,6 +141,9 @@ func (c *Config) validate() error {
 	}
 	if c.RebalanceTimeout <= 0 {
 		c.RebalanceTimeout = time.Minute
+	}
+	if c.MetadataMaxAge <= 0 {
+		c.MetadataMaxAge = 5 * time.Minute
 	}
 	if len(c.PartitionAssignmentStrategy) == 0 {
 		c.PartitionAssignmentStrategy = []string{"range"}

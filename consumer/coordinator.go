@@ -36,6 +36,9 @@ type coordinatorGroup struct {
 	addr       string       // the coordinator's
 	conn       *wire.Client // JoinGroup, SyncGroup, Heartbeat, LeaveGroup
 	offsets    *wire.Client // OffsetCommit, OffsetFetch: never queued behind a long JoinGroup
+	// balanced holds the partition counts the leader last assigned; nil
+	// when we are not the leader.
+	balanced map[string]int32
 }
 
 // retryBackoff is retry.backoff.ms: the wait before retrying a failed
@@ -215,17 +218,27 @@ func (g *coordinatorGroup) start(ctx context.Context) error {
 func (g *coordinatorGroup) run(ctx context.Context) {
 	t := time.NewTicker(g.c.cfg.HeartbeatInterval)
 	defer t.Stop()
+	md := time.NewTicker(g.c.cfg.MetadataMaxAge)
+	defer md.Stop()
 	for {
+		var err error
 		select {
 		case <-ctx.Done():
 			return
 		case <-t.C:
+			err = g.heartbeat(ctx)
+		case <-md.C:
+			if !g.partitionsChanged(ctx) {
+				continue
+			}
+			err = errPartitionsChanged
 		}
-		err := g.heartbeat(ctx)
 		if err == nil || ctx.Err() != nil {
 			continue
 		}
 		switch {
+		case errors.Is(err, errPartitionsChanged):
+			g.log.Info("partition counts changed, rejoining to rebalance")
 		case errors.Is(err, kerr.RebalanceInProgress):
 			g.log.Info("rebalance in progress, rejoining")
 		case errors.Is(err, kerr.UnknownMemberID), errors.Is(err, kerr.IllegalGeneration), errors.Is(err, kerr.FencedInstanceID):
@@ -258,6 +271,28 @@ func (g *coordinatorGroup) run(ctx context.Context) {
 			}
 		}
 	}
+}
+
+// errPartitionsChanged makes the leader rejoin: a subscribed topic's
+// partition count is not the one it assigned.
+var errPartitionsChanged = errors.New("partition counts changed")
+
+// partitionsChanged is the leader's metadata check (Java's
+// ConsumerCoordinator compares its metadata snapshot on each poll): it
+// refreshes Metadata and compares partition counts with those it assigned.
+func (g *coordinatorGroup) partitionsChanged(ctx context.Context) bool {
+	g.mu.Lock()
+	balanced := g.balanced
+	g.mu.Unlock()
+	if balanced == nil {
+		return false
+	}
+	names := slices.Sorted(maps.Keys(balanced))
+	if err := g.c.cluster.refresh(ctx, names); err != nil {
+		g.log.Info("metadata refresh failed", zap.Error(err))
+		return false
+	}
+	return !maps.Equal(balanced, g.c.cluster.partitionCounts(names))
 }
 
 // reset forgets the generation, and the member id if the coordinator did.
@@ -411,6 +446,9 @@ func (g *coordinatorGroup) joinSync(ctx context.Context) (map[topicPartition]boo
 		sreq := kmsg.NewPtrSyncGroupRequest()
 		sreq.Group, sreq.Generation, sreq.MemberID, sreq.InstanceID = cfg.GroupID, jr.Generation, jr.MemberID, g.instanceID()
 		sreq.ProtocolType, sreq.Protocol = kmsg.StringPtr("consumer"), kmsg.StringPtr(g.protocol)
+		g.mu.Lock()
+		g.balanced = nil
+		g.mu.Unlock()
 		if jr.LeaderID == jr.MemberID && !jr.SkipAssignment {
 			plan, err := g.balance(ctx, balancer, jr)
 			if err != nil {
@@ -489,6 +527,9 @@ func (g *coordinatorGroup) balance(ctx context.Context, b kgo.GroupBalancer, jr 
 		return nil, fmt.Errorf("balance: %w", err)
 	}
 	counts := g.c.cluster.partitionCounts(names)
+	g.mu.Lock()
+	g.balanced = counts
+	g.mu.Unlock()
 	if mbe, ok := mb.(kgo.GroupMemberBalancerOrError); ok {
 		plan, err := mbe.BalanceOrError(counts)
 		if err != nil {

@@ -337,3 +337,23 @@ func produceInBackground(t *testing.T, c *testcluster.Cluster, topic string, par
 	}()
 	t.Cleanup(func() { cancel(); <-done })
 }
+
+// TestCoordinatorLeaderSeesNewPartitions: partitions added to a topic reach
+// the group through the leader's metadata check and a rebalance.
+func TestCoordinatorLeaderSeesNewPartitions(t *testing.T) {
+	c := startCluster(t)
+	const topic, group = "growing", "growing-group"
+	createTopic(t, c, topic, 2)
+	cfg := groupConfig(c, group, topic)
+	cfg.MetadataMaxAge = 100 * time.Millisecond
+	leader := newConsumer(t, cfg)
+	cfg.MetadataMaxAge = 0
+	other := newConsumer(t, cfg)
+	balanced(t, topic, 2, leader, other)
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	if _, err := kadm.NewClient(c.Client()).CreatePartitions(ctx, 2, topic); err != nil {
+		t.Fatal(err)
+	}
+	balanced(t, topic, 4, leader, other)
+}

@@ -43,6 +43,11 @@
 // everything before joining; with cooperative-sticky first (KIP-429) the
 // member keeps fetching what it owns, revokes only what moved after
 // SyncGroup, and joins again so the moved partitions reach their new owners.
+// The leader refreshes Metadata every metadata.max.age.ms and rejoins when a
+// subscribed topic's partition count changed.
+//
+// Config fields carry Kafka's property names in their comments;
+// ConfigFromProperties reads both the 0.8 and the new consumer's names.
 //
 // # Fetching
 //

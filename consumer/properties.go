@@ -56,6 +56,8 @@ func ConfigFromProperties(props map[string]string) (Config, error) {
 			err = ms(key, v, &cfg.HeartbeatInterval)
 		case "max.poll.interval.ms":
 			err = ms(key, v, &cfg.RebalanceTimeout)
+		case "metadata.max.age.ms":
+			err = ms(key, v, &cfg.MetadataMaxAge)
 		case "group.instance.id":
 			cfg.GroupInstanceID = v
 		case "partition.assignment.strategy":
