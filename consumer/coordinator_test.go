@@ -260,6 +260,21 @@ func TestCoordinatorWithKgoMember(t *testing.T) {
 		}
 		return true
 	})
+	// DescribeGroups shows both members with the assignments each holds.
+	groups, err := kadm.NewClient(c.Client()).DescribeGroups(context.Background(), group)
+	if err != nil {
+		t.Fatal(err)
+	}
+	g := groups[group]
+	if g.State != "Stable" || g.Protocol != "range" || g.ProtocolType != "consumer" || len(g.Members) != 2 {
+		t.Fatalf("described group: state %s protocol %s/%s, %d members", g.State, g.ProtocolType, g.Protocol, len(g.Members))
+	}
+	for _, m := range g.Members {
+		assigned, ok := m.Assigned.AsConsumer()
+		if !ok || len(assigned.Topics) != 1 || len(assigned.Topics[0].Partitions) != 3 {
+			t.Errorf("member %s assignment %+v", m.MemberID, m.Assigned)
+		}
+	}
 }
 
 // TestCoordinatorFencedCommit: a member that stopped heartbeating is
