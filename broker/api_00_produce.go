@@ -31,10 +31,15 @@ var produceAPI = api{
 	key: 0, min: 3, max: maxVersion(0),
 	handle: func(ctx context.Context, s *Server, r *request) kmsg.Response {
 		resp := s.handleProduce(ctx, r.body.(*kmsg.ProduceRequest))
-		if r.body.(*kmsg.ProduceRequest).Acks == 0 {
-			return nil
+		if r.body.(*kmsg.ProduceRequest).Acks != 0 {
+			return resp
 		}
-		return resp
+		for _, t := range resp.Topics {
+			for _, p := range t.Partitions {
+				r.closeConnection = r.closeConnection || p.ErrorCode != 0
+			}
+		}
+		return nil
 	},
 	errorResponse: func(req kmsg.Request, code int16) kmsg.Response {
 		pr := req.(*kmsg.ProduceRequest)

@@ -246,3 +246,45 @@ func TestHugePartitionCountIsRefused(t *testing.T) {
 	}
 	stillServes(t, c.Addr(1))
 }
+
+// TestAcksZeroProduce: a good acks=0 produce gets no response at all; a
+// failed one closes the connection, which is how the client learns of it.
+func TestAcksZeroProduce(t *testing.T) {
+	c := testcluster.Start(t, testcluster.Options{Brokers: 1})
+	addr := c.Addr(1)
+	if code := createTopicRaw(t, addr, "fire-and-forget", 1); code != 0 {
+		t.Fatal(kerr.ErrorForCode(code))
+	}
+	c.WaitForLeader("fire-and-forget", 0)
+	conn, err := net.Dial("tcp", addr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close()
+	r := bufio.NewReader(conn)
+	good := produceReq("fire-and-forget", 0, recordBatch([]byte("x")))
+	good.Acks = 0
+	good.SetVersion(7)
+	av := kmsg.NewPtrApiVersionsRequest()
+	av.SetVersion(3)
+	conn.Write(wire.AppendRequest(nil, 1, "acks0", good))
+	conn.Write(wire.AppendRequest(nil, 2, "acks0", av))
+	conn.SetReadDeadline(time.Now().Add(10 * time.Second))
+	frame, err := wire.ReadFrame(r, 1<<20)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if corr := int32(binary.BigEndian.Uint32(frame)); corr != 2 {
+		t.Fatalf("first response has correlation id %d: the acks=0 produce was answered", corr)
+	}
+	bad := produceReq("no-such-topic", 0, recordBatch([]byte("x")))
+	bad.Acks = 0
+	bad.SetVersion(7)
+	conn.Write(wire.AppendRequest(nil, 3, "acks0", bad))
+	if n, err := conn.Read(make([]byte, 64)); err == nil {
+		t.Fatalf("a failed acks=0 produce was answered with %d bytes instead of a close", n)
+	} else if ne, ok := err.(net.Error); ok && ne.Timeout() {
+		t.Fatal("a failed acks=0 produce left the connection open")
+	}
+	stillServes(t, addr)
+}

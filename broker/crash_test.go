@@ -49,13 +49,15 @@ func TestKillDuringProduceLosesNoAcknowledgedRecord(t *testing.T) {
 	var mu sync.Mutex
 	acked := map[string]*kgo.Record{}
 	produceCtx, stopProducing := context.WithCancel(ctx)
-	var wg sync.WaitGroup
+	var wg, inflight sync.WaitGroup
 	wg.Add(1)
 	go func() {
 		defer wg.Done()
 		for i := 0; produceCtx.Err() == nil; i++ {
 			r := &kgo.Record{Value: []byte("record-" + strconv.Itoa(i) + "-padding-padding-padding")}
+			inflight.Add(1)
 			cl.Produce(produceCtx, r, func(r *kgo.Record, err error) {
+				defer inflight.Done()
 				if err == nil {
 					mu.Lock()
 					acked[string(r.Value)] = r
@@ -73,6 +75,9 @@ func TestKillDuringProduceLosesNoAcknowledgedRecord(t *testing.T) {
 	stopProducing()
 	wg.Wait()
 	cl.Close()
+	// kgo may still run callbacks after Close returns: count acknowledgements
+	// only once every record has had its callback.
+	inflight.Wait()
 
 	mu.Lock()
 	want := len(acked)

@@ -83,6 +83,10 @@ type request struct {
 	body     kmsg.Request
 	listener string
 	remote   string // the client's address
+	// closeConnection asks the listener to close the connection after the
+	// handler returns: an acks=0 produce that failed, since the client reads
+	// no response and must notice by reconnecting, as in Kafka.
+	closeConnection bool
 }
 
 func (l *listener) serveConn(c net.Conn) {
@@ -112,7 +116,12 @@ func (l *listener) serveConn(c net.Conn) {
 			log.Info("Closing connection after a malformed request", zap.Int16("api-key", hdr.APIKey), zap.Int16("api-version", hdr.APIVersion), zap.Error(err))
 			return
 		default:
-			resp = l.s.handle(l.s.ctx, &request{hdr: hdr, body: body, listener: l.name, remote: c.RemoteAddr().String()})
+			r := &request{hdr: hdr, body: body, listener: l.name, remote: c.RemoteAddr().String()}
+			resp = l.s.handle(l.s.ctx, r)
+			if r.closeConnection {
+				log.Info("Closing connection after a failed produce with acks=0")
+				return
+			}
 			handled = true
 		}
 		switch {
