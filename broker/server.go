@@ -88,6 +88,8 @@ func (s *Server) Start(ctx context.Context) (err error) {
 	if err := s.resolveBrokerID(); err != nil {
 		return err
 	}
+	// The controller adds the broker id to its own loggers.
+	controllerLog := s.log
 	s.log = s.log.With(zap.Int32("broker-id", s.brokerID))
 	s.log.Info("Starting broker", zap.String("cluster-id", s.clusterID))
 	s.configs = newConfigManager(s)
@@ -95,7 +97,7 @@ func (s *Server) Start(ctx context.Context) (err error) {
 		return err
 	}
 
-	if s.logs, err = storage.NewManager(s.cfg.LogDirs, s.defaultLogConfig(), s.log.Named("log-manager")); err != nil {
+	if s.logs, err = storage.NewManager(s.cfg.LogDirs, s.defaultLogConfig(), s.log); err != nil {
 		return fmt.Errorf("load logs: %w", err)
 	}
 	s.wg.Add(1)
@@ -137,7 +139,7 @@ func (s *Server) Start(ctx context.Context) (err error) {
 		AutoLeaderRebalance:                s.cfg.AutoLeaderRebalanceEnable,
 		LeaderImbalancePerBrokerPercentage: int(s.cfg.LeaderImbalancePerBrokerPercent),
 		LeaderImbalanceCheckInterval:       s.cfg.LeaderImbalanceCheckInterval,
-		Logger:                             s.log,
+		Logger:                             controllerLog,
 	}, s.zk)
 	s.controller.Start(s.ctx)
 	s.configs.start(s.ctx)
