@@ -241,10 +241,18 @@ func (g *coordinatorGroup) run(ctx context.Context) {
 			g.log.Info("partition counts changed, rejoining to rebalance")
 		case errors.Is(err, kerr.RebalanceInProgress):
 			g.log.Info("rebalance in progress, rejoining")
-		case errors.Is(err, kerr.UnknownMemberID), errors.Is(err, kerr.IllegalGeneration), errors.Is(err, kerr.FencedInstanceID):
+		case errors.Is(err, kerr.FencedInstanceID):
+			// Another consumer runs with our group.instance.id. Rejoining
+			// would fence it in turn; like Java's consumer, stop.
+			g.log.Error("fenced by another member with our group.instance.id; leaving the group loop", zap.Error(err))
+			g.c.remove(g.c.owned(), true)
+			g.c.emit(Event{Type: EventRebalanceFailed, Err: err})
+			g.reset(true)
+			return
+		case errors.Is(err, kerr.UnknownMemberID), errors.Is(err, kerr.IllegalGeneration):
 			g.log.Warn("fenced by the coordinator, rejoining", zap.Error(err))
 			g.c.remove(g.c.owned(), true)
-			g.reset(errors.Is(err, kerr.UnknownMemberID) || errors.Is(err, kerr.FencedInstanceID))
+			g.reset(errors.Is(err, kerr.UnknownMemberID))
 		default:
 			// A moved coordinator keeps the generation: find it and go on
 			// heartbeating; it says whether we must rejoin.

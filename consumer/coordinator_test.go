@@ -372,3 +372,34 @@ func TestCoordinatorLeaderSeesNewPartitions(t *testing.T) {
 	}
 	balanced(t, topic, 4, leader, other)
 }
+
+// TestCoordinatorFencedInstance: a second consumer with the same
+// group.instance.id takes the place over; the first loses its partitions and
+// stops rather than fencing the newcomer back.
+func TestCoordinatorFencedInstance(t *testing.T) {
+	c := startCluster(t)
+	const topic, group = "twins", "twins-group"
+	createTopic(t, c, topic, 2)
+	cfg := groupConfig(c, group, topic)
+	cfg.GroupInstanceID = "twin"
+	var rec recorder
+	cfg1 := cfg
+	cfg1.OnEvent = rec.add
+	first := newConsumer(t, cfg1)
+	balanced(t, topic, 2, first)
+	second := newConsumer(t, cfg)
+	testcluster.WaitFor(t, 10*time.Second, "the first twin to be fenced", func() bool {
+		for _, ev := range rec.of(EventRebalanceFailed) {
+			if errors.Is(ev.Err, kerr.FencedInstanceID) {
+				return true
+			}
+		}
+		return false
+	})
+	if len(rec.of(EventPartitionsLost)) != 1 || len(first.Assignment()) != 0 {
+		t.Errorf("fenced twin still owns %v", first.Assignment())
+	}
+	if got := second.Assignment()[topic]; len(got) != 2 {
+		t.Errorf("new twin owns %v", got)
+	}
+}
