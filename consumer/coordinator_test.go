@@ -121,7 +121,9 @@ func TestCoordinatorEagerAndCooperative(t *testing.T) {
 			pollInBackground(t, first)
 			balanced(t, topic, partitions, first)
 			before := slices.Clone(first.Assignment()[topic])
-			second := newConsumer(t, cfg)
+			cfg2 := cfg
+			cfg2.SessionTimeout = time.Second // it will be killed
+			second := newConsumer(t, cfg2)
 			pollInBackground(t, second)
 			balanced(t, topic, partitions, first, second)
 			third := newConsumer(t, cfg)
@@ -146,6 +148,12 @@ func TestCoordinatorEagerAndCooperative(t *testing.T) {
 			pausedAfter := len(rec.of(EventFetchingPaused))
 			t.Logf("%s: after a leave the first member has %v, paused %d times in all", tc.name, after, pausedAfter)
 
+			// The second is killed: no LeaveGroup; the coordinator notices
+			// after its session timeout.
+			kill(second)
+			balanced(t, topic, partitions, first)
+			t.Logf("%s: after a kill the first member has %v", tc.name, first.Assignment()[topic])
+
 			if tc.name == "eager" {
 				if len(paused) < 2 || pausedAfter <= len(paused) {
 					t.Errorf("eager member paused %d times for 2 joins and %d with a leave", len(paused), pausedAfter)
@@ -157,8 +165,8 @@ func TestCoordinatorEagerAndCooperative(t *testing.T) {
 				}
 				return
 			}
-			if pausedAfter != 0 {
-				t.Errorf("cooperative member paused fetching when a member left")
+			if n := len(rec.of(EventFetchingPaused)); n != 0 {
+				t.Errorf("cooperative member paused fetching %d times when members left or died", n)
 			}
 			for _, p := range kept {
 				if !slices.Contains(after, p) {
@@ -402,4 +410,19 @@ func TestCoordinatorFencedInstance(t *testing.T) {
 	if got := second.Assignment()[topic]; len(got) != 2 {
 		t.Errorf("new twin owns %v", got)
 	}
+}
+
+// kill stops a consumer the way kill -9 would: its goroutines and
+// connections end, and nobody tells the coordinator.
+func kill(c *Consumer) {
+	c.mu.Lock()
+	c.closed = true
+	c.notifyLocked()
+	c.mu.Unlock()
+	c.cancel()
+	c.wg.Wait()
+	if g, ok := c.group.(*coordinatorGroup); ok {
+		g.closeConns()
+	}
+	c.cluster.close()
 }
