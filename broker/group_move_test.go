@@ -94,4 +94,19 @@ func TestGroupCoordinatorMovesToAnotherBroker(t *testing.T) {
 	if id, g := member.GroupMetadata(); id != memberID || g != gen {
 		t.Fatalf("member after the move: %q generation %d, before %q generation %d", id, g, memberID, gen)
 	}
+	// ListGroups asks every broker: only the new coordinator lists it.
+	for id := int32(1); id <= 2; id++ {
+		req := kmsg.NewPtrListGroupsRequest()
+		var listed []string
+		for _, g := range raw(t, c.Addr(id), req, 4).(*kmsg.ListGroupsResponse).Groups {
+			listed = append(listed, g.Group+"/"+g.GroupState)
+		}
+		want := 0
+		if id == other {
+			want = 1
+		}
+		if len(listed) != want || want == 1 && listed[0] != group+"/Stable" {
+			t.Fatalf("ListGroups on broker %d: %v", id, listed)
+		}
+	}
 }
