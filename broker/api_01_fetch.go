@@ -129,6 +129,14 @@ func (s *Server) readFetch(req *kmsg.FetchRequest, first bool) (resp *kmsg.Fetch
 				rt.Partitions = append(rt.Partitions, rp)
 				continue
 			}
+			if follower && !p.isReplica(req.ReplicaID) {
+				// Kafka answers a fetch from a broker outside the replica set
+				// with no records, so it cannot read above the high watermark.
+				hw := p.HighWatermark()
+				rp.HighWatermark, rp.LastStableOffset, rp.LogStartOffset = hw, hw, p.log.LogStartOffset()
+				rt.Partitions = append(rt.Partitions, rp)
+				continue
+			}
 			wait = append(wait, p.waitChan(follower))
 			bound := p.HighWatermark()
 			if follower {

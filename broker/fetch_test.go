@@ -113,3 +113,27 @@ func TestListOffsets(t *testing.T) {
 		t.Errorf("v0 latest: %+v", p)
 	}
 }
+
+// TestFetchFromUnknownReplicaGetsNothing: only assigned replicas may fetch as
+// followers (up to the log end); any other replica id gets no records.
+func TestFetchFromUnknownReplicaGetsNothing(t *testing.T) {
+	c := testcluster.Start(t, testcluster.Options{Brokers: 1})
+	addr := c.Addr(1)
+	if code := createTopicRaw(t, addr, "replicas-only", 1); code != 0 {
+		t.Fatal(kerr.ErrorForCode(code))
+	}
+	c.WaitForLeader("replicas-only", 0)
+	if code, _ := produceCode(t, c, addr, produceReq("replicas-only", 0, recordBatch([]byte("x")))); code != 0 {
+		t.Fatal(kerr.ErrorForCode(code))
+	}
+	consumer := raw(t, addr, fetchReq("replicas-only", 0, 0, 1), 11).(*kmsg.FetchResponse).Topics[0].Partitions[0]
+	if consumer.ErrorCode != 0 || len(consumer.RecordBatches) == 0 {
+		t.Fatalf("consumer fetch: %+v", consumer)
+	}
+	stranger := fetchReq("replicas-only", 0, 0, 1)
+	stranger.ReplicaID = 99
+	p := raw(t, addr, stranger, 11).(*kmsg.FetchResponse).Topics[0].Partitions[0]
+	if p.ErrorCode != 0 || len(p.RecordBatches) != 0 || p.HighWatermark != 1 {
+		t.Fatalf("fetch as replica 99: %+v", p)
+	}
+}

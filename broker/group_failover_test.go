@@ -38,7 +38,7 @@ func findCoordinator(t *testing.T, addr, group string) int32 {
 
 // kill -9 of the coordinator while a group member commits: the new
 // coordinator (the new leader of the group's __consumer_offsets partition)
-// loads the group — the member carries on in the same generation — and
+// loads the group — the member carries on with the same member id — and
 // every acknowledged commit.
 func TestGroupCoordinatorFailover(t *testing.T) {
 	connect := zktest.NewChroot(t)
@@ -184,7 +184,11 @@ func TestGroupCoordinatorFailover(t *testing.T) {
 	if o, _ := offs.Lookup("failover", 0); o.At != last {
 		t.Fatalf("partition 0's committed offset %d, want the last acknowledged %d", o.At, last)
 	}
-	if id, g := member.GroupMetadata(); id != memberID || g != gen {
+	// The member keeps its id: the new coordinator loaded it from the log
+	// (an unknown id would be answered UNKNOWN_MEMBER_ID and replaced). Its
+	// generation may move on: kgo ends its group session when a request to the
+	// dead coordinator fails to dial, and rejoins, which rebalances.
+	if id, g := member.GroupMetadata(); id != memberID || g < gen {
 		t.Fatalf("member after failover: %q generation %d, before %q generation %d", id, g, memberID, gen)
 	}
 }

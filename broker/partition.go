@@ -189,16 +189,21 @@ func (p *Partition) checkLeader(currentLeaderEpoch int32) (leaderEpoch int32, er
 // min.insync.replicas (NOT_ENOUGH_REPLICAS, nothing appended). It returns the
 // leader epoch the records were written in.
 func (p *Partition) appendAsLeader(records []byte, acks int16) (storage.AppendInfo, int32, error) {
+	// The read lock is held across the append, as Kafka holds its
+	// leaderIsrUpdateLock: a LeaderAndIsr that demotes this broker waits for
+	// the append, so nothing is acknowledged by a former leader.
 	p.mu.RLock()
 	leader, epoch, isrSize, minInsync := p.leader, p.leaderEpoch, len(p.isr), p.minInsyncReplicas
-	p.mu.RUnlock()
 	if leader != p.brokerID {
+		p.mu.RUnlock()
 		return storage.AppendInfo{}, epoch, kerr.NotLeaderForPartition
 	}
 	if acks == -1 && int32(isrSize) < minInsync {
+		p.mu.RUnlock()
 		return storage.AppendInfo{}, epoch, kerr.NotEnoughReplicas
 	}
 	info, err := p.log.AppendAsLeader(records, epoch)
+	p.mu.RUnlock()
 	if err != nil {
 		return info, epoch, err
 	}
@@ -289,6 +294,13 @@ func (p *Partition) followerFetch(replica int32, fetchOffset, leaderLEO int64, n
 	st.leo = fetchOffset
 	p.maybeIncrementHighWatermarkLocked()
 	return !containsID(p.isr, replica) && fetchOffset >= p.log.HighWatermark() && fetchOffset >= p.leaderEpochStartOffset
+}
+
+// isReplica reports whether broker id is in the partition's replica set.
+func (p *Partition) isReplica(id int32) bool {
+	p.mu.RLock()
+	defer p.mu.RUnlock()
+	return containsID(p.replicas, id)
 }
 
 func maxTime(a, b time.Time) time.Time {
