@@ -6,7 +6,6 @@ import (
 	"flag"
 	"fmt"
 	"io"
-	"maps"
 	"os"
 	"os/signal"
 	"strings"
@@ -24,35 +23,41 @@ type overrides []string
 func (o *overrides) String() string     { return strings.Join(*o, ",") }
 func (o *overrides) Set(v string) error { *o = append(*o, v); return nil }
 
-// runBroker is kafka-server-start.sh: a properties file, then overrides; it
-// runs until SIGTERM or SIGINT and then shuts down cleanly.
+// runBroker is kafka-server-start.sh: a properties file, then KAFKA_*
+// environment variables, then overrides (the file is optional when the
+// environment names ZooKeeper, as in a container); it runs until SIGTERM or
+// SIGINT and then shuts down cleanly.
 func runBroker(args []string, stderr io.Writer) int {
 	fs := flag.NewFlagSet("broker", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	var ov overrides
 	fs.Var(&ov, "override", "key=value that overrides the properties file (repeatable)")
-	if len(args) == 0 || strings.HasPrefix(args[0], "-") {
-		fmt.Fprintln(stderr, "USAGE: zkafka broker server.properties [--override property=value]*")
-		return 2
+	var file string
+	if len(args) > 0 && !strings.HasPrefix(args[0], "-") {
+		file, args = args[0], args[1:]
 	}
-	if err := fs.Parse(args[1:]); err != nil {
+	if err := fs.Parse(args); err != nil {
 		return 2
 	}
 	if fs.NArg() > 0 {
 		fmt.Fprintf(stderr, "zkafka broker: unexpected argument %q\n", fs.Arg(0))
 		return 2
 	}
-	props, err := broker.ReadPropertiesFile(args[0])
+	environ := os.Environ()
+	props, err := brokerProperties(file, environ, ov)
+	if errors.Is(err, broker.ErrConfig) {
+		fmt.Fprintf(stderr, "zkafka broker: %v\n", err)
+		return 2
+	}
 	if err != nil {
 		fmt.Fprintf(stderr, "zkafka broker: %v\n", err)
 		return 1
 	}
-	extra, err := broker.ParseOverrides(ov)
-	if err != nil {
-		fmt.Fprintf(stderr, "zkafka broker: %v\n", err)
+	if file == "" && props["zookeeper.connect"] == "" {
+		fmt.Fprintln(stderr, "USAGE: zkafka broker server.properties [--override property=value]*")
+		fmt.Fprintln(stderr, "       (or no file, with KAFKA_ZOOKEEPER_CONNECT and other KAFKA_* variables set)")
 		return 2
 	}
-	maps.Copy(props, extra)
 	cfg, err := broker.NewConfig(props)
 	if err != nil {
 		fmt.Fprintf(stderr, "zkafka broker: %v\n", err)
@@ -60,6 +65,9 @@ func runBroker(args []string, stderr io.Writer) int {
 	}
 	logger := newLogger()
 	defer logger.Sync()
+	if names := envNames(environ); len(names) > 0 {
+		logger.Info("Properties from the environment", zap.Strings("variables", names))
+	}
 
 	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGTERM, syscall.SIGINT)
 	defer stop()
