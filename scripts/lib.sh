@@ -88,3 +88,17 @@ alive() {
 	[ "$state" != Z ] || return 1
 	[ -z "$pattern" ] || tr '\0' ' ' <"/proc/$pid/cmdline" 2>/dev/null | grep -qF -- "$pattern"
 }
+
+# exec_zkafka ARGS... replaces the shell with bin/zkafka ARGS, building bin/zkafka first when it is
+# missing or older than a Go source file (so a tool added since the last build is there). It leaves
+# the working directory alone, so file arguments stay relative to the caller's.
+exec_zkafka() {
+	local root
+	root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+	if [ ! -x "$root/bin/zkafka" ] || [ -n "$(find "$root" -name '*.go' -newer "$root/bin/zkafka" -print -quit)" ]; then
+		ensure_go
+		log "building bin/zkafka"
+		(cd "$root" && go build -o bin/zkafka ./cmd/zkafka) || die "build of ./cmd/zkafka failed"
+	fi
+	exec "$root/bin/zkafka" "$@"
+}

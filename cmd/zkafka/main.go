@@ -17,6 +17,7 @@ commands:
   broker <server.properties> [--override key=value ...]   run a broker (kafka-server-start.sh)
   bench [flags]                                            produce then consume a load; --help for flags
   console-consumer (--zookeeper h:2181 | --bootstrap-server h:9092) --topic t [--group g]   consume (kafka-console-consumer.sh)
+  topics (--bootstrap-server h:9092 | --zookeeper h:2181) --create|--list|--describe|--alter|--delete   (kafka-topics.sh)
 `
 
 func main() {
@@ -35,6 +36,8 @@ func run(args []string, stdout, stderr io.Writer) int {
 		return bench.Main(args[1:], stdout, stderr)
 	case "console-consumer":
 		return runConsoleConsumer(args[1:], stdout, stderr)
+	case "topics":
+		return runTopics(args[1:], stdout, stderr)
 	case "help", "-h", "--help":
 		fmt.Fprint(stdout, usage)
 		return 0

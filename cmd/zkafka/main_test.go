@@ -6,7 +6,13 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/zkafka/zkafka/internal/zktest"
 )
+
+// TestMain lets the tool tests share one ZooKeeper server, each cluster in
+// its own chroot.
+func TestMain(m *testing.M) { zktest.Main(m) }
 
 func TestCommandLineErrors(t *testing.T) {
 	dir := t.TempDir()

@@ -1,0 +1,236 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/twmb/franz-go/pkg/kadm"
+	"github.com/twmb/franz-go/pkg/kerr"
+	"github.com/twmb/franz-go/pkg/kgo"
+	"go.uber.org/zap"
+
+	"github.com/zkafka/zkafka/internal/zkclient"
+)
+
+// adminTimeout bounds one tool invocation's broker or ZooKeeper work, like
+// the Java admin client's default.api.timeout.ms (60 s) but shorter, so a
+// wrong address fails within a teaching session's patience.
+const adminTimeout = 30 * time.Second
+
+// optionSpec declares one option of a Kafka tool: its name without the
+// dashes and whether it takes an argument.
+type optionSpec struct {
+	name   string
+	hasArg bool
+}
+
+// toolOptions are the parsed options of a Kafka tool, parsed the way
+// joptsimple (the parser of Kafka's Scala tools) does: "--name value" or
+// "--name=value", a unique prefix of a name stands for it, and an option may
+// repeat.
+type toolOptions struct {
+	values map[string][]string
+}
+
+// parseToolOptions parses args against specs. Its errors read as
+// joptsimple's messages, which Kafka's tools print.
+func parseToolOptions(args []string, specs []optionSpec) (toolOptions, error) {
+	o := toolOptions{values: map[string][]string{}}
+	for i := 0; i < len(args); i++ {
+		arg := args[i]
+		if !strings.HasPrefix(arg, "-") || arg == "-" || arg == "--" {
+			return o, fmt.Errorf("Found non-option argument %q", arg)
+		}
+		name, value, hasValue := strings.Cut(strings.TrimLeft(arg, "-"), "=")
+		spec, err := lookupOption(name, specs)
+		if err != nil {
+			return o, err
+		}
+		switch {
+		case !spec.hasArg && hasValue:
+			return o, fmt.Errorf("Option %s does not take an argument", spec.name)
+		case spec.hasArg && !hasValue:
+			if i+1 >= len(args) {
+				return o, fmt.Errorf("Option %s requires an argument", spec.name)
+			}
+			i++
+			value = args[i]
+		}
+		o.values[spec.name] = append(o.values[spec.name], value)
+	}
+	return o, nil
+}
+
+func lookupOption(name string, specs []optionSpec) (optionSpec, error) {
+	var matches []optionSpec
+	for _, s := range specs {
+		if s.name == name {
+			return s, nil
+		}
+		if name != "" && strings.HasPrefix(s.name, name) {
+			matches = append(matches, s)
+		}
+	}
+	if len(matches) == 1 {
+		return matches[0], nil
+	}
+	if len(matches) > 1 {
+		names := make([]string, len(matches))
+		for i, m := range matches {
+			names[i] = m.name
+		}
+		return optionSpec{}, fmt.Errorf("Option %s is ambiguous; possibilities: [%s]", name, strings.Join(names, ", "))
+	}
+	return optionSpec{}, fmt.Errorf("%s is not a recognized option", name)
+}
+
+func (o toolOptions) has(name string) bool { return len(o.values[name]) > 0 }
+
+// value is the option's last value, "" when absent.
+func (o toolOptions) value(name string) string {
+	v := o.values[name]
+	if len(v) == 0 {
+		return ""
+	}
+	return v[len(v)-1]
+}
+
+// all is every value of a repeatable option.
+func (o toolOptions) all(name string) []string { return o.values[name] }
+
+// count is how many of names were given.
+func (o toolOptions) count(names ...string) int {
+	n := 0
+	for _, name := range names {
+		if o.has(name) {
+			n++
+		}
+	}
+	return n
+}
+
+// usageError is a command-line mistake: Kafka's CommandLineUtils prints the
+// message (and the usage) and exits with status 1.
+type usageError struct{ msg string }
+
+func (e *usageError) Error() string { return e.msg }
+
+func usageErrorf(format string, args ...any) error {
+	return &usageError{fmt.Sprintf(format, args...)}
+}
+
+// checkRequired fails with Kafka's "Missing required argument" message when
+// one of names is absent.
+func (o toolOptions) checkRequired(names ...string) error {
+	for _, n := range names {
+		if !o.has(n) {
+			return usageErrorf("Missing required argument \"[%s]\"", n)
+		}
+	}
+	return nil
+}
+
+// checkInvalid fails when one of invalid was given together with option,
+// with Kafka's CommandLineUtils.checkInvalidArgs message.
+func (o toolOptions) checkInvalid(option string, invalid ...string) error {
+	if !o.has(option) {
+		return nil
+	}
+	for _, n := range invalid {
+		if o.has(n) {
+			return usageErrorf("Option \"[%s]\" can't be used with option \"[%s]\"", option, n)
+		}
+	}
+	return nil
+}
+
+// parseInt32Option reads an integer option with joptsimple's conversion
+// message on bad input.
+func (o toolOptions) int32Option(name string) (int32, error) {
+	var v int32
+	if _, err := fmt.Sscan(o.value(name), &v); err != nil || fmt.Sprint(v) != strings.TrimSpace(o.value(name)) {
+		return 0, usageErrorf("Cannot parse argument '%s' of option %s", o.value(name), name)
+	}
+	return v, nil
+}
+
+// dialAdmin returns a kgo client on the bootstrap servers and its kadm
+// wrapper; the caller closes the kgo client.
+func dialAdmin(bootstrap string) (*kgo.Client, *kadm.Client, error) {
+	cl, err := kgo.NewClient(kgo.SeedBrokers(strings.Split(bootstrap, ",")...),
+		kgo.ClientID("adminclient-1"), kgo.RetryTimeout(adminTimeout))
+	if err != nil {
+		return nil, nil, fmt.Errorf("bootstrap servers %q: %w", bootstrap, err)
+	}
+	return cl, kadm.NewClient(cl), nil
+}
+
+// dialZooKeeper opens a session for a tool's --zookeeper mode.
+func dialZooKeeper(ctx context.Context, connect string) (*zkclient.Client, error) {
+	zkc, err := zkclient.Connect(ctx, zkclient.Config{Connect: connect, SessionTimeout: adminTimeout, Logger: zap.NewNop()})
+	if err != nil {
+		return nil, fmt.Errorf("connect to ZooKeeper %s: %w", connect, err)
+	}
+	return zkc, nil
+}
+
+// kafkaMessage is what Kafka's tools print for err: a broker's error message
+// when it sent one, else the exception's own text (kerr's description).
+func kafkaMessage(err error) string {
+	var ke *kerr.Error
+	if errors.As(err, &ke) && err.Error() == ke.Error() {
+		return ke.Description
+	}
+	return err.Error()
+}
+
+// finishTool ends a tool the way Kafka's do: a usage error prints its
+// message; any other error prints "Error while executing <what> command :
+// <message>". Both exit 1. Kafka prints these on stdout; we use stderr so
+// that scripts reading stdout see only results.
+func finishTool(err error, what string, stderr io.Writer) int {
+	if err == nil {
+		return 0
+	}
+	var ue *usageError
+	if errors.As(err, &ue) {
+		fmt.Fprintln(stderr, ue.msg)
+		return 1
+	}
+	fmt.Fprintf(stderr, "Error while executing %s command : %s\n", what, kafkaMessage(err))
+	return 1
+}
+
+// sortedKeys returns a map's keys in order.
+func sortedKeys[K interface{ ~int32 | ~string }, V any](m map[K]V) []K {
+	keys := make([]K, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	slices.Sort(keys)
+	return keys
+}
+
+// joinInt32s prints ids as Kafka's mkString(",") does.
+func joinInt32s(ids []int32) string {
+	s := make([]string, len(ids))
+	for i, id := range ids {
+		s[i] = fmt.Sprint(id)
+	}
+	return strings.Join(s, ",")
+}
+
+// messageError is a Kafka error code with the message the broker (or the
+// tool) attached, which is what Kafka's exceptions print.
+type messageError struct {
+	msg  string
+	code error
+}
+
+func (e *messageError) Error() string { return e.msg }
+func (e *messageError) Unwrap() error { return e.code }
