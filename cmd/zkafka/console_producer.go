@@ -1,0 +1,253 @@
+package main
+
+import (
+	"bufio"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"strconv"
+	"strings"
+	"sync"
+	"syscall"
+	"time"
+
+	"github.com/twmb/franz-go/pkg/kgo"
+
+	"github.com/zkafka/zkafka/broker"
+)
+
+var consoleProducerOptions = []optionSpec{
+	{"bootstrap-server", true}, {"broker-list", true}, {"topic", true},
+	{"property", true}, {"producer-property", true}, {"producer.config", true},
+	{"request-required-acks", true}, {"sync", false}, {"compression-codec", true},
+	{"timeout", true}, {"batch-size", true}, {"message-send-max-retries", true},
+	{"request-timeout-ms", true}, {"max-block-ms", true}, {"help", false},
+}
+
+const consoleProducerUsage = `This tool helps to read data from standard input and publish it to Kafka.
+USAGE: zkafka console-producer --bootstrap-server host:9092 --topic t
+       [--property parse.key=true --property key.separator=:] [--request-required-acks 1|0|-1|all]
+       [--producer-property k=v] [--producer.config file] [--sync] [--compression-codec gzip]
+`
+
+// consoleProducerStdin is the input; tests replace it.
+var consoleProducerStdin io.Reader = os.Stdin
+
+// runConsoleProducer is kafka-console-producer.sh (Kafka 2.8's
+// ConsoleProducer with its LineMessageReader): every line of stdin becomes
+// one record, keyed when parse.key=true, until EOF. A failed send is logged
+// as Kafka's ErrorLoggingCallback does; unlike Kafka the exit status is then 1.
+func runConsoleProducer(args []string, stdout, stderr io.Writer) int {
+	opts, err := parseToolOptions(args, consoleProducerOptions)
+	if err != nil {
+		fmt.Fprintln(stderr, err)
+		return 1
+	}
+	if len(args) == 0 || opts.has("help") {
+		fmt.Fprint(stderr, consoleProducerUsage)
+		return 1
+	}
+	p, err := newConsoleProducer(opts)
+	if err != nil {
+		fmt.Fprintln(stderr, err)
+		return 1
+	}
+	cl, err := kgo.NewClient(p.kgoOpts...)
+	if err != nil {
+		fmt.Fprintln(stderr, err)
+		return 1
+	}
+	defer cl.Close()
+	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGTERM, syscall.SIGINT)
+	defer stop()
+	return p.produce(ctx, cl, consoleProducerStdin, stderr)
+}
+
+type consoleProducer struct {
+	topic     string
+	parseKey  bool
+	separator string
+	sync      bool
+	kgoOpts   []kgo.Opt
+}
+
+func newConsoleProducer(opts toolOptions) (*consoleProducer, error) {
+	if err := opts.checkRequired("topic"); err != nil {
+		return nil, err
+	}
+	servers := opts.value("bootstrap-server")
+	if servers == "" {
+		if err := opts.checkRequired("broker-list"); err != nil {
+			return nil, err
+		}
+		servers = opts.value("broker-list")
+	}
+	reader, err := broker.ParseOverrides(opts.all("property"))
+	if err != nil {
+		return nil, err
+	}
+	p := &consoleProducer{topic: opts.value("topic"), separator: "\t", sync: opts.has("sync")}
+	if v, ok := reader["parse.key"]; ok {
+		p.parseKey = strings.EqualFold(strings.TrimSpace(v), "true")
+	}
+	if v, ok := reader["key.separator"]; ok {
+		p.separator = v
+	}
+	props := map[string]string{}
+	if file := opts.value("producer.config"); file != "" {
+		if props, err = broker.ReadPropertiesFile(file); err != nil {
+			return nil, err
+		}
+	}
+	// The tool's own options come after the config file, and
+	// --producer-property overrides both, as in Kafka.
+	props["acks"] = "1"
+	props["linger.ms"] = "1000"
+	props["compression.type"] = "none"
+	for opt, prop := range map[string]string{"request-required-acks": "acks", "timeout": "linger.ms",
+		"compression-codec": "compression.type", "batch-size": "batch.size", "message-send-max-retries": "retries",
+		"request-timeout-ms": "request.timeout.ms", "max-block-ms": "max.block.ms"} {
+		if opts.has(opt) {
+			props[prop] = opts.value(opt)
+		}
+	}
+	extra, err := broker.ParseOverrides(opts.all("producer-property"))
+	if err != nil {
+		return nil, err
+	}
+	for k, v := range extra {
+		props[k] = v
+	}
+	p.kgoOpts, err = producerOpts(servers, props)
+	return p, err
+}
+
+// producerOpts maps the producer properties the console producer uses onto
+// kgo options; an unknown property is refused rather than ignored.
+func producerOpts(servers string, props map[string]string) ([]kgo.Opt, error) {
+	opts := []kgo.Opt{kgo.SeedBrokers(strings.Split(servers, ",")...), kgo.ClientID("console-producer"),
+		kgo.DefaultProduceTopic(""), kgo.RecordPartitioner(kgo.StickyKeyPartitioner(nil))}
+	for k, v := range props {
+		bad := fmt.Errorf("Invalid value %s for configuration %s", v, k)
+		switch k {
+		case "acks":
+			switch v {
+			case "0":
+				opts = append(opts, kgo.RequiredAcks(kgo.NoAck()), kgo.DisableIdempotentWrite())
+			case "1":
+				opts = append(opts, kgo.RequiredAcks(kgo.LeaderAck()), kgo.DisableIdempotentWrite())
+			case "-1", "all":
+				opts = append(opts, kgo.RequiredAcks(kgo.AllISRAcks()))
+			default:
+				return nil, fmt.Errorf("Invalid value %s for configuration acks: String must be one of: all, -1, 0, 1", v)
+			}
+		case "linger.ms", "request.timeout.ms", "max.block.ms", "delivery.timeout.ms":
+			ms, err := strconv.ParseInt(v, 10, 64)
+			if err != nil || ms < 0 {
+				return nil, bad
+			}
+			d := time.Duration(ms) * time.Millisecond
+			switch k {
+			case "linger.ms":
+				opts = append(opts, kgo.ProducerLinger(d))
+			case "request.timeout.ms":
+				opts = append(opts, kgo.ProduceRequestTimeout(d))
+			default:
+				opts = append(opts, kgo.RecordDeliveryTimeout(d))
+			}
+		case "batch.size":
+			n, err := strconv.ParseInt(v, 10, 32)
+			if err != nil || n <= 0 {
+				return nil, bad
+			}
+			opts = append(opts, kgo.ProducerBatchMaxBytes(int32(n)))
+		case "retries":
+			n, err := strconv.Atoi(v)
+			if err != nil || n < 0 {
+				return nil, bad
+			}
+			opts = append(opts, kgo.RecordRetries(n))
+		case "compression.type":
+			codec, ok := map[string]kgo.CompressionCodec{"none": kgo.NoCompression(), "gzip": kgo.GzipCompression(),
+				"snappy": kgo.SnappyCompression(), "lz4": kgo.Lz4Compression(), "zstd": kgo.ZstdCompression()}[v]
+			if !ok {
+				return nil, fmt.Errorf("Invalid value %s for configuration compression.type: String must be one of: none, gzip, snappy, lz4, zstd", v)
+			}
+			opts = append(opts, kgo.ProducerBatchCompression(codec))
+		case "client.id":
+			opts = append(opts, kgo.ClientID(v))
+		case "enable.idempotence":
+			if v == "false" {
+				opts = append(opts, kgo.DisableIdempotentWrite())
+			}
+		case "bootstrap.servers":
+			opts = append(opts, kgo.SeedBrokers(strings.Split(v, ",")...))
+		default:
+			return nil, fmt.Errorf("unsupported producer property %q", k)
+		}
+	}
+	return opts, nil
+}
+
+// produce sends every line of in; it returns the exit status.
+func (p *consoleProducer) produce(ctx context.Context, cl *kgo.Client, in io.Reader, stderr io.Writer) int {
+	var (
+		mu     sync.Mutex
+		failed bool
+	)
+	logFailure := func(r *kgo.Record, err error) {
+		key := "null"
+		if r.Key != nil {
+			key = fmt.Sprintf("%d bytes", len(r.Key))
+		}
+		mu.Lock()
+		failed = true
+		fmt.Fprintf(stderr, "ERROR Error when sending message to topic %s with key: %s, value: %d bytes with error: %v\n",
+			r.Topic, key, len(r.Value), err)
+		mu.Unlock()
+	}
+	scanner := bufio.NewScanner(in)
+	scanner.Buffer(make([]byte, 64*1024), 16<<20)
+	line := 0
+	for scanner.Scan() && ctx.Err() == nil {
+		line++
+		text := scanner.Text()
+		r := &kgo.Record{Topic: p.topic, Value: []byte(text)}
+		if p.parseKey {
+			key, value, ok := strings.Cut(text, p.separator)
+			if !ok {
+				fmt.Fprintf(stderr, "No key found on line %d: %s\n", line, text)
+				cl.Flush(context.Background())
+				return 1
+			}
+			r.Key, r.Value = []byte(key), []byte(value)
+		}
+		if p.sync {
+			if err := cl.ProduceSync(ctx, r).FirstErr(); err != nil {
+				logFailure(r, err)
+			}
+			continue
+		}
+		cl.Produce(ctx, r, func(r *kgo.Record, err error) {
+			if err != nil && !errors.Is(err, context.Canceled) {
+				logFailure(r, err)
+			}
+		})
+	}
+	if err := scanner.Err(); err != nil {
+		fmt.Fprintf(stderr, "reading standard input: %v\n", err)
+		failed = true
+	}
+	if err := cl.Flush(ctx); err != nil {
+		return 1
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	if failed {
+		return 1
+	}
+	return 0
+}
