@@ -1,6 +1,8 @@
 package broker
 
-// OffsetFetch (key 9), versions 0–7.
+// OffsetFetch (key 9), versions 0–8. This API and FindCoordinator go one
+// version past Kafka 2.8 because issue 5 asks for multi-group offset fetches
+// (KIP-709, Kafka 3.0); every other API stays at Kafka 2.8's maximum.
 //
 //	v0: offsets read from ZooKeeper (/consumers/<g>/offsets/<t>/<p>)
 //	v1: offsets read from __consumer_offsets
@@ -10,8 +12,15 @@ package broker
 //	v5: committed leader epoch (KIP-320)
 //	v6: flexible
 //	v7: require stable (KIP-447; without transactions every offset is stable)
+//	v8: many groups (KIP-709), each with its own topics (null: every committed
+//	    partition) and its own error code; no top-level error
 //
-// A partition without a committed offset answers offset -1 and no error.
+// A partition without a committed offset answers offset -1 and no error; so
+// does every partition asked of a group the coordinator does not know. Each
+// group of a v8 request is answered as a v7 request for that group alone
+// would be: a group this broker does not coordinate gets NOT_COORDINATOR (or
+// COORDINATOR_LOAD_IN_PROGRESS, COORDINATOR_NOT_AVAILABLE) and no topics,
+// while the other groups are answered.
 
 import (
 	"context"
@@ -25,20 +34,74 @@ import (
 	"github.com/zkafka/zkafka/zkpaths"
 )
 
+// multiGroupOffsetFetchVersion is the first version carrying many groups.
+const multiGroupOffsetFetchVersion = 8
+
 var offsetFetchAPI = api{
-	key: 9, min: 0, max: maxVersion(9),
+	key: 9, min: 0, max: multiGroupOffsetFetchVersion,
 	handle: func(_ context.Context, s *Server, r *request) kmsg.Response {
 		req := r.body.(*kmsg.OffsetFetchRequest)
-		if req.Version == 0 {
+		switch {
+		case req.Version == 0:
 			return s.fetchOffsetsFromZooKeeper(req)
+		case req.Version >= multiGroupOffsetFetchVersion:
+			return s.fetchGroupsOffsets(req)
 		}
 		return s.groupCoordinator.OffsetFetch(req)
 	},
 	errorResponse: func(req kmsg.Request, code int16) kmsg.Response {
+		of := req.(*kmsg.OffsetFetchRequest)
 		resp := req.ResponseKind().(*kmsg.OffsetFetchResponse)
+		if of.Version >= multiGroupOffsetFetchVersion {
+			for _, g := range of.Groups {
+				rg := kmsg.NewOffsetFetchResponseGroup()
+				rg.Group, rg.ErrorCode = g.Group, code
+				resp.Groups = append(resp.Groups, rg)
+			}
+			return resp
+		}
 		resp.ErrorCode = code
 		return resp
 	},
+}
+
+// fetchGroupsOffsets answers a multi-group (v8) request: each group is asked
+// of the coordinator as a single-group v7 request, and its answer (topics and
+// the group's error) becomes that group's entry.
+func (s *Server) fetchGroupsOffsets(req *kmsg.OffsetFetchRequest) *kmsg.OffsetFetchResponse {
+	resp := req.ResponseKind().(*kmsg.OffsetFetchResponse)
+	for _, g := range req.Groups {
+		one := kmsg.NewPtrOffsetFetchRequest()
+		one.SetVersion(multiGroupOffsetFetchVersion - 1)
+		one.Group, one.RequireStable = g.Group, req.RequireStable
+		// A null topic list (every committed partition) must stay null, an
+		// empty one empty.
+		if g.Topics != nil {
+			one.Topics = make([]kmsg.OffsetFetchRequestTopic, 0, len(g.Topics))
+		}
+		for _, t := range g.Topics {
+			rt := kmsg.NewOffsetFetchRequestTopic()
+			rt.Topic, rt.Partitions = t.Topic, t.Partitions
+			one.Topics = append(one.Topics, rt)
+		}
+		answer := s.groupCoordinator.OffsetFetch(one)
+
+		rg := kmsg.NewOffsetFetchResponseGroup()
+		rg.Group, rg.ErrorCode = g.Group, answer.ErrorCode
+		for _, t := range answer.Topics {
+			rt := kmsg.NewOffsetFetchResponseGroupTopic()
+			rt.Topic = t.Topic
+			for _, p := range t.Partitions {
+				rp := kmsg.NewOffsetFetchResponseGroupTopicPartition()
+				rp.Partition, rp.Offset, rp.LeaderEpoch = p.Partition, p.Offset, p.LeaderEpoch
+				rp.Metadata, rp.ErrorCode = p.Metadata, p.ErrorCode
+				rt.Partitions = append(rt.Partitions, rp)
+			}
+			rg.Topics = append(rg.Topics, rt)
+		}
+		resp.Groups = append(resp.Groups, rg)
+	}
+	return resp
 }
 
 func (s *Server) fetchOffsetsFromZooKeeper(req *kmsg.OffsetFetchRequest) *kmsg.OffsetFetchResponse {
