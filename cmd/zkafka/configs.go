@@ -1,0 +1,485 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"slices"
+	"strconv"
+	"strings"
+
+	"github.com/go-zookeeper/zk"
+	"github.com/twmb/franz-go/pkg/kgo"
+	"github.com/twmb/franz-go/pkg/kmsg"
+
+	"github.com/zkafka/zkafka/internal/zkclient"
+	"github.com/zkafka/zkafka/zkpaths"
+)
+
+var configsOptions = []optionSpec{
+	{"bootstrap-server", true}, {"zookeeper", true}, {"command-config", true},
+	{"describe", false}, {"alter", false}, {"entity-type", true}, {"entity-name", true}, {"entity-default", false},
+	{"topic", true}, {"broker", true}, {"broker-defaults", false},
+	{"add-config", true}, {"delete-config", true}, {"all", false}, {"force", false}, {"help", false},
+}
+
+const configsUsage = `This tool helps to manipulate and describe entity config for a topic or broker.
+USAGE: zkafka configs (--bootstrap-server host:9092 | --zookeeper host:2181)
+       (--describe [--all] | --alter --add-config k1=v1,k2=[v1,v2] --delete-config k3)
+       (--entity-type topics|brokers (--entity-name n | --entity-default) | --topic t | --broker id | --broker-defaults)
+`
+
+// brokerDefault is the entity name of the cluster-wide broker config.
+const brokerDefault = "<default>"
+
+// runConfigs is kafka-configs.sh (Kafka 2.8's ConfigCommand) for topics and
+// brokers: describe and alter the dynamic configs, through the
+// DescribeConfigs and IncrementalAlterConfigs APIs or, with --zookeeper, the
+// /config znodes and a change notification.
+func runConfigs(args []string, stdout, stderr io.Writer) int {
+	opts, err := parseToolOptions(args, configsOptions)
+	if err != nil {
+		fmt.Fprintf(stderr, "Command line argument error: %v\n", err)
+		return 1
+	}
+	if len(args) == 0 || opts.has("help") {
+		fmt.Fprint(stderr, configsUsage)
+		return 1
+	}
+	cmd, err := newConfigCommand(opts)
+	if err != nil {
+		fmt.Fprintf(stderr, "Command line argument error: %v\n", err)
+		return 1
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), adminTimeout)
+	defer cancel()
+	if opts.has("zookeeper") {
+		zkc, err := dialZooKeeper(ctx, opts.value("zookeeper"))
+		if err == nil {
+			defer zkc.Close()
+			err = cmd.runZooKeeper(zkc, stdout)
+		}
+		return cmd.finish(err, args, stderr)
+	}
+	cl, _, err := dialAdmin(opts.value("bootstrap-server"))
+	if err == nil {
+		defer cl.Close()
+		err = cmd.runAdmin(ctx, cl, stdout)
+	}
+	return cmd.finish(err, args, stderr)
+}
+
+// configCommand is a validated kafka-configs invocation.
+type configCommand struct {
+	opts       toolOptions
+	entityType string // "topics" or "brokers"
+	entityName string // "" for every entity of the type (describe); brokerDefault
+	add        map[string]string
+	addOrder   []string
+	del        []string
+}
+
+func newConfigCommand(opts toolOptions) (*configCommand, error) {
+	if opts.count("bootstrap-server", "zookeeper") != 1 {
+		return nil, errors.New("Only one of --bootstrap-server or --zookeeper must be specified")
+	}
+	if opts.count("describe", "alter") != 1 {
+		return nil, errors.New("Command must include exactly one action: --describe, --alter")
+	}
+	c := &configCommand{opts: opts, add: map[string]string{}}
+	switch {
+	case opts.has("topic"):
+		c.entityType, c.entityName = "topics", opts.value("topic")
+	case opts.has("broker"):
+		c.entityType, c.entityName = "brokers", opts.value("broker")
+	case opts.has("broker-defaults"):
+		c.entityType, c.entityName = "brokers", brokerDefault
+	case opts.has("entity-type"):
+		c.entityType, c.entityName = opts.value("entity-type"), opts.value("entity-name")
+		if opts.has("entity-default") {
+			c.entityName = brokerDefault
+		}
+	default:
+		return nil, errors.New("At least one entity type must be specified")
+	}
+	if opts.count("topic", "broker", "broker-defaults", "entity-type") > 1 {
+		return nil, errors.New("Only one entity type may be specified")
+	}
+	switch c.entityType {
+	case "topics":
+		if c.entityName == brokerDefault {
+			return nil, errors.New("--entity-default is not supported for entity type topics")
+		}
+	case "brokers":
+		if c.entityName != "" && c.entityName != brokerDefault {
+			if _, err := strconv.ParseInt(c.entityName, 10, 32); err != nil {
+				return nil, fmt.Errorf("The entity name for brokers must be a valid integer broker id, but it is: %s", c.entityName)
+			}
+		}
+	case "clients", "users", "broker-loggers":
+		return nil, fmt.Errorf("entity type %s is not supported by zkafka configs; use topics or brokers", c.entityType)
+	default:
+		return nil, fmt.Errorf("Invalid entity type %s, the entity type must be one of topics, brokers", c.entityType)
+	}
+	if opts.has("alter") {
+		if c.entityName == "" {
+			return nil, errors.New("An entity name must be specified with --alter of " + c.entityType)
+		}
+		if !opts.has("add-config") && !opts.has("delete-config") {
+			return nil, errors.New("At least one of --add-config or --delete-config must be specified with --alter")
+		}
+		if err := c.parseAddConfig(strings.Join(opts.all("add-config"), ",")); err != nil {
+			return nil, err
+		}
+		for _, d := range opts.all("delete-config") {
+			for k := range strings.SplitSeq(d, ",") {
+				c.del = append(c.del, strings.TrimSpace(k))
+			}
+		}
+	} else if opts.has("add-config") || opts.has("delete-config") {
+		return nil, errors.New("Option \"[add-config]\" can't be used with option \"[describe]\"")
+	}
+	return c, nil
+}
+
+// splitOutsideBrackets splits s at sep where sep is not inside [...].
+func splitOutsideBrackets(s string, sep rune) []string {
+	var parts []string
+	depth, start := 0, 0
+	for i, r := range s {
+		switch {
+		case r == '[':
+			depth++
+		case r == ']':
+			depth--
+		case r == sep && depth == 0:
+			parts = append(parts, s[start:i])
+			start = i + 1
+		}
+	}
+	return append(parts, s[start:])
+}
+
+// parseAddConfig reads --add-config "k1=v1,k2=[a,b]"; a bracketed list keeps
+// its commas and loses its brackets, as in Kafka.
+func (c *configCommand) parseAddConfig(s string) error {
+	if s == "" {
+		return nil
+	}
+	for _, e := range splitOutsideBrackets(s, ',') {
+		kv := splitOutsideBrackets(e, '=')
+		if len(kv) != 2 {
+			return errors.New(`Invalid entity config: all configs to be added must be in the format "key=val".`)
+		}
+		k := strings.TrimSpace(kv[0])
+		v := strings.NewReplacer("[", "", "]", "").Replace(strings.TrimSpace(kv[1]))
+		if _, dup := c.add[k]; !dup {
+			c.addOrder = append(c.addOrder, k)
+		}
+		c.add[k] = v
+	}
+	return nil
+}
+
+func (c *configCommand) finish(err error, args []string, stderr io.Writer) int {
+	if err == nil {
+		return 0
+	}
+	var ue *usageError
+	if errors.As(err, &ue) {
+		fmt.Fprintf(stderr, "Command line argument error: %s\n", ue.msg)
+		return 1
+	}
+	fmt.Fprintf(stderr, "Error while executing config command with args '%s'\n%s\n", strings.Join(args, " "), kafkaMessage(err))
+	return 1
+}
+
+// singular is Kafka's entityType.dropRight(1).
+func singular(entityType string) string { return strings.TrimSuffix(entityType, "s") }
+
+func (c *configCommand) resourceType() kmsg.ConfigResourceType {
+	if c.entityType == "topics" {
+		return kmsg.ConfigResourceTypeTopic
+	}
+	return kmsg.ConfigResourceTypeBroker
+}
+
+// resourceName is the entity's DescribeConfigs name: the cluster default is
+// the empty broker name.
+func resourceName(entity string) string {
+	if entity == brokerDefault {
+		return ""
+	}
+	return entity
+}
+
+func (c *configCommand) runAdmin(ctx context.Context, cl *kgo.Client, out io.Writer) error {
+	if c.opts.has("alter") {
+		return c.alterAdmin(ctx, cl, out)
+	}
+	entities := []string{c.entityName}
+	if c.entityName == "" {
+		meta := kmsg.NewPtrMetadataRequest()
+		if c.entityType == "brokers" {
+			meta.Topics = []kmsg.MetadataRequestTopic{}
+		}
+		resp, err := meta.RequestWith(ctx, cl)
+		if err != nil {
+			return err
+		}
+		entities = nil
+		if c.entityType == "topics" {
+			for _, t := range resp.Topics {
+				if t.Topic != nil {
+					entities = append(entities, *t.Topic)
+				}
+			}
+			slices.Sort(entities)
+		} else {
+			for _, b := range resp.Brokers {
+				entities = append(entities, strconv.Itoa(int(b.NodeID)))
+			}
+			slices.SortFunc(entities, func(a, b string) int { x, _ := strconv.Atoi(a); y, _ := strconv.Atoi(b); return x - y })
+		}
+	}
+	all := c.opts.has("all")
+	for _, entity := range entities {
+		entries, err := describeEntity(ctx, cl, c.resourceType(), resourceName(entity))
+		if err != nil {
+			return err
+		}
+		switch {
+		case entity == brokerDefault:
+			fmt.Fprintf(out, "Default configs for %s in the cluster are:\n", c.entityType)
+		case all:
+			fmt.Fprintf(out, "All configs for %s %s are:\n", singular(c.entityType), entity)
+		default:
+			fmt.Fprintf(out, "Dynamic configs for %s %s are:\n", singular(c.entityType), entity)
+		}
+		want := c.dynamicSource(entity)
+		for _, e := range entries {
+			if !all && e.Source != want {
+				continue
+			}
+			synonyms := make([]string, len(e.ConfigSynonyms))
+			for i, s := range e.ConfigSynonyms {
+				synonyms[i] = fmt.Sprintf("%s:%s=%s", s.Source, s.Name, javaString(s.Value))
+			}
+			fmt.Fprintf(out, "  %s=%s sensitive=%t synonyms={%s}\n", e.Name, javaString(e.Value), e.IsSensitive, strings.Join(synonyms, ", "))
+		}
+	}
+	return nil
+}
+
+// dynamicSource is the source of the configs an entity's --alter sets.
+func (c *configCommand) dynamicSource(entity string) kmsg.ConfigSource {
+	switch {
+	case c.entityType == "topics":
+		return kmsg.ConfigSourceDynamicTopicConfig
+	case entity == brokerDefault:
+		return kmsg.ConfigSourceDynamicDefaultBrokerConfig
+	}
+	return kmsg.ConfigSourceDynamicBrokerConfig
+}
+
+// javaString prints a nullable string as Java does.
+func javaString(s *string) string {
+	if s == nil {
+		return "null"
+	}
+	return *s
+}
+
+// describeEntity returns one resource's configs with synonyms, by name.
+func describeEntity(ctx context.Context, cl *kgo.Client, typ kmsg.ConfigResourceType, name string) ([]kmsg.DescribeConfigsResponseResourceConfig, error) {
+	req := kmsg.NewPtrDescribeConfigsRequest()
+	req.IncludeSynonyms = true
+	r := kmsg.NewDescribeConfigsRequestResource()
+	r.ResourceType, r.ResourceName = typ, name
+	req.Resources = append(req.Resources, r)
+	var (
+		resp kmsg.Response
+		err  error
+	)
+	if typ == kmsg.ConfigResourceTypeBroker && name != "" {
+		// A broker's own configs come from that broker.
+		id, _ := strconv.Atoi(name)
+		resp, err = cl.Broker(id).Request(ctx, req)
+	} else {
+		resp, err = req.RequestWith(ctx, cl)
+	}
+	if err != nil {
+		return nil, err
+	}
+	for _, res := range resp.(*kmsg.DescribeConfigsResponse).Resources {
+		if err := withMessage(res.ErrorCode, res.ErrorMessage); err != nil {
+			return nil, err
+		}
+		configs := res.Configs
+		slices.SortFunc(configs, func(a, b kmsg.DescribeConfigsResponseResourceConfig) int { return strings.Compare(a.Name, b.Name) })
+		return configs, nil
+	}
+	return nil, fmt.Errorf("no answer for %s", name)
+}
+
+func (c *configCommand) alterAdmin(ctx context.Context, cl *kgo.Client, out io.Writer) error {
+	current, err := describeEntity(ctx, cl, c.resourceType(), resourceName(c.entityName))
+	if err != nil {
+		return err
+	}
+	var invalid []string
+	for _, k := range c.del {
+		// Only a config the entity itself sets can be deleted.
+		if !slices.ContainsFunc(current, func(e kmsg.DescribeConfigsResponseResourceConfig) bool {
+			return e.Name == k && e.Source == c.dynamicSource(c.entityName)
+		}) {
+			invalid = append(invalid, k)
+		}
+	}
+	if len(invalid) > 0 {
+		return &usageError{"Invalid config(s): " + strings.Join(invalid, ",")}
+	}
+	req := kmsg.NewPtrIncrementalAlterConfigsRequest()
+	r := kmsg.NewIncrementalAlterConfigsRequestResource()
+	r.ResourceType, r.ResourceName = c.resourceType(), resourceName(c.entityName)
+	for _, k := range c.addOrder {
+		cfg := kmsg.NewIncrementalAlterConfigsRequestResourceConfig()
+		cfg.Name, cfg.Op, cfg.Value = k, kmsg.IncrementalAlterConfigOpSet, kmsg.StringPtr(c.add[k])
+		r.Configs = append(r.Configs, cfg)
+	}
+	for _, k := range c.del {
+		cfg := kmsg.NewIncrementalAlterConfigsRequestResourceConfig()
+		cfg.Name, cfg.Op = k, kmsg.IncrementalAlterConfigOpDelete
+		r.Configs = append(r.Configs, cfg)
+	}
+	req.Resources = append(req.Resources, r)
+	var resp kmsg.Response
+	if c.entityType == "brokers" && c.entityName != brokerDefault {
+		id, _ := strconv.Atoi(c.entityName)
+		resp, err = cl.Broker(id).Request(ctx, req)
+	} else {
+		resp, err = req.RequestWith(ctx, cl)
+	}
+	if err != nil {
+		return err
+	}
+	for _, res := range resp.(*kmsg.IncrementalAlterConfigsResponse).Resources {
+		if err := withMessage(res.ErrorCode, res.ErrorMessage); err != nil {
+			return err
+		}
+	}
+	if c.entityName == brokerDefault {
+		fmt.Fprintln(out, "Completed updating default config for brokers in the cluster.")
+	} else {
+		fmt.Fprintf(out, "Completed updating config for %s %s.\n", singular(c.entityType), c.entityName)
+	}
+	return nil
+}
+
+// zkEntityLabel is Kafka's ConfigEntity.toString: "topic 't'", "brokers '1'",
+// "default brokers".
+func (c *configCommand) zkEntityLabel(entity string) string {
+	typeName := c.entityType
+	if typeName == "topics" {
+		typeName = "topic"
+	}
+	if entity == brokerDefault {
+		return "default " + typeName
+	}
+	return fmt.Sprintf("%s '%s'", typeName, entity)
+}
+
+func (c *configCommand) configPath(entity string) string {
+	return zkpaths.EntityConfigPath(c.entityType, entity)
+}
+
+func (c *configCommand) runZooKeeper(zkc *zkclient.Client, out io.Writer) error {
+	if c.opts.has("alter") {
+		return c.alterZooKeeper(zkc, out)
+	}
+	entities := []string{c.entityName}
+	if c.entityName == "" {
+		var err error
+		entities, _, err = zkc.Children(zkpaths.Config + "/" + c.entityType)
+		if err != nil && !errors.Is(err, zk.ErrNoNode) {
+			return err
+		}
+		slices.Sort(entities)
+	}
+	for _, entity := range entities {
+		cfg, _, err := readEntityConfig(zkc, c.configPath(entity))
+		if err != nil {
+			return err
+		}
+		pairs := make([]string, 0, len(cfg.Config))
+		for _, k := range sortedKeys(cfg.Config) {
+			pairs = append(pairs, k+"="+cfg.Config[k])
+		}
+		fmt.Fprintf(out, "Configs for %s are %s\n", c.zkEntityLabel(entity), strings.Join(pairs, ","))
+	}
+	return nil
+}
+
+// readEntityConfig reads a config znode; a missing one is an empty config
+// with version -1.
+func readEntityConfig(zkc *zkclient.Client, path string) (zkpaths.EntityConfig, int32, error) {
+	data, stat, err := zkc.Get(path)
+	if errors.Is(err, zk.ErrNoNode) {
+		return zkpaths.EntityConfig{Config: map[string]string{}}, -1, nil
+	}
+	if err != nil {
+		return zkpaths.EntityConfig{}, 0, err
+	}
+	cfg, err := zkpaths.DecodeEntityConfig(data)
+	return cfg, stat.Version, err
+}
+
+// alterZooKeeper rewrites /config/<type>/<name> and announces it with a
+// sequential /config/changes/config_change_ node, as AdminZkClient does.
+func (c *configCommand) alterZooKeeper(zkc *zkclient.Client, out io.Writer) error {
+	if c.entityType == "topics" {
+		if ok, _, err := zkc.Exists(zkpaths.TopicPath(c.entityName)); err != nil {
+			return err
+		} else if !ok {
+			return fmt.Errorf("Topic %s does not exist.", c.entityName)
+		}
+	}
+	path := c.configPath(c.entityName)
+	cfg, version, err := readEntityConfig(zkc, path)
+	if err != nil {
+		return err
+	}
+	var invalid []string
+	for _, k := range c.del {
+		if _, ok := cfg.Config[k]; !ok {
+			invalid = append(invalid, k)
+		}
+	}
+	if len(invalid) > 0 {
+		return &usageError{"Invalid config(s): " + strings.Join(invalid, ",")}
+	}
+	for k, v := range c.add {
+		cfg.Config[k] = v
+	}
+	for _, k := range c.del {
+		delete(cfg.Config, k)
+	}
+	if version < 0 {
+		err = zkc.CreateIfMissing(path, cfg.Encode())
+	} else {
+		_, err = zkc.Set(path, cfg.Encode(), version)
+	}
+	if err != nil {
+		return err
+	}
+	note := zkpaths.ConfigChangeNotification{EntityPath: c.entityType + "/" + c.entityName}
+	if err := zkc.CreateIfMissing(zkpaths.ConfigChanges, nil); err != nil {
+		return err
+	}
+	if _, err := zkc.Create(zkpaths.ConfigChangePrefix, note.Encode(), zk.FlagSequence, zk.WorldACL(zk.PermAll)); err != nil {
+		return err
+	}
+	fmt.Fprintf(out, "Completed updating config for entity: %s.\n", c.zkEntityLabel(c.entityName))
+	return nil
+}

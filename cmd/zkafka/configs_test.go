@@ -1,0 +1,100 @@
+package main
+
+import (
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/zkafka/zkafka/internal/testcluster"
+	"github.com/zkafka/zkafka/zkpaths"
+)
+
+func TestConfigsGolden(t *testing.T) {
+	c := testcluster.Start(t, testcluster.Options{Brokers: 2})
+	bs := strings.Join(c.BootstrapAddrs(), ",")
+	configs := func(mode string, args ...string) []string {
+		if mode == "zk" {
+			return append([]string{"configs", "--zookeeper", c.ZK}, args...)
+		}
+		return append([]string{"configs", "--bootstrap-server", bs}, args...)
+	}
+	expectTool(t, "Created topic events.\n", "topics", "--bootstrap-server", bs, "--create", "--topic", "events", "--partitions", "1", "--replication-factor", "1")
+	awaitTopic(t, bs, "events")
+
+	expectTool(t, "Completed updating config for topic events.\n",
+		configs("bs", "--alter", "--entity-type", "topics", "--entity-name", "events", "--add-config", "retention.ms=1000,cleanup.policy=[compact,delete]")...)
+	expectTool(t, "Dynamic configs for topic events are:\n"+
+		"  cleanup.policy=compact,delete sensitive=false synonyms={DYNAMIC_TOPIC_CONFIG:cleanup.policy=compact,delete, DEFAULT_CONFIG:log.cleanup.policy=delete}\n"+
+		"  retention.ms=1000 sensitive=false synonyms={DYNAMIC_TOPIC_CONFIG:retention.ms=1000}\n",
+		configs("bs", "--describe", "--topic", "events")...)
+	expectTool(t, "Configs for topic 'events' are cleanup.policy=compact,delete,retention.ms=1000\n",
+		configs("zk", "--describe", "--entity-type", "topics", "--entity-name", "events")...)
+
+	expectTool(t, "Completed updating config for entity: topic 'events'.\n",
+		configs("zk", "--alter", "--topic", "events", "--delete-config", "cleanup.policy", "--add-config", "max.message.bytes=2000")...)
+	// The change notification tells the brokers to re-read the topic.
+	children, _, err := c.ZooKeeper().Children(zkpaths.ConfigChanges)
+	if err != nil || !slices.ContainsFunc(children, func(n string) bool { return strings.HasPrefix(n, "config_change_") }) {
+		t.Errorf("config changes: %v %v", children, err)
+	}
+	testcluster.WaitFor(t, 20*time.Second, "the brokers to apply the ZooKeeper change", func() bool {
+		_, out, _ := runTool(configs("bs", "--describe", "--topic", "events")...)
+		return strings.Contains(out, "  max.message.bytes=2000 ") && !strings.Contains(out, "cleanup.policy")
+	})
+	expectTool(t, "Completed updating config for topic events.\n", configs("bs", "--alter", "--topic", "events", "--delete-config", "max.message.bytes,retention.ms")...)
+	expectTool(t, "Dynamic configs for topic events are:\n", configs("bs", "--describe", "--topic", "events")...)
+
+	// Brokers: one broker's dynamic config, then the cluster default.
+	expectTool(t, "Completed updating config for broker 1.\n", configs("bs", "--alter", "--entity-type", "brokers", "--entity-name", "1", "--add-config", "num.io.threads=4")...)
+	// Brokers apply a dynamic config when the change notification reaches them.
+	testcluster.WaitFor(t, 20*time.Second, "broker 1 to show its dynamic config", func() bool {
+		_, out, _ := runTool(configs("bs", "--describe", "--broker", "1")...)
+		return strings.HasPrefix(out, "Dynamic configs for broker 1 are:\n  num.io.threads=4 sensitive=false synonyms={DYNAMIC_BROKER_CONFIG:num.io.threads=4, ")
+	})
+	expectTool(t, "Completed updating default config for brokers in the cluster.\n", configs("bs", "--alter", "--entity-type", "brokers", "--entity-default", "--add-config", "unclean.leader.election.enable=true")...)
+	testcluster.WaitFor(t, 20*time.Second, "the cluster default to show", func() bool {
+		_, out, _ := runTool(configs("bs", "--describe", "--entity-type", "brokers", "--entity-default")...)
+		return out == "Default configs for brokers in the cluster are:\n  unclean.leader.election.enable=true sensitive=false synonyms={DYNAMIC_DEFAULT_BROKER_CONFIG:unclean.leader.election.enable=true}\n"
+	})
+	expectTool(t, "Configs for brokers '1' are num.io.threads=4\n", configs("zk", "--describe", "--broker", "1")...)
+	expectTool(t, "Configs for default brokers are unclean.leader.election.enable=true\n", configs("zk", "--describe", "--broker-defaults")...)
+}
+
+func TestConfigsBadInput(t *testing.T) {
+	c := testcluster.Start(t, testcluster.Options{})
+	bs := c.BootstrapAddrs()[0]
+	for _, tc := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"--bogus"}, "Command line argument error: bogus is not a recognized option\n"},
+		{[]string{"--bootstrap-server", bs, "--topic", "t"}, "Command line argument error: Command must include exactly one action: --describe, --alter\n"},
+		{[]string{"--bootstrap-server", bs, "--describe"}, "Command line argument error: At least one entity type must be specified\n"},
+		{[]string{"--bootstrap-server", bs, "--describe", "--entity-type", "widgets"}, "Command line argument error: Invalid entity type widgets, the entity type must be one of topics, brokers\n"},
+		{[]string{"--bootstrap-server", bs, "--describe", "--entity-type", "brokers", "--entity-name", "one"}, "Command line argument error: The entity name for brokers must be a valid integer broker id, but it is: one\n"},
+		{[]string{"--bootstrap-server", bs, "--alter", "--topic", "t"}, "Command line argument error: At least one of --add-config or --delete-config must be specified with --alter\n"},
+		{[]string{"--bootstrap-server", bs, "--alter", "--topic", "t", "--add-config", "retention.ms"}, "Command line argument error: Invalid entity config: all configs to be added must be in the format \"key=val\".\n"},
+		{[]string{"--bootstrap-server", bs, "--describe", "--topic", "missing"}, "Error while executing config command with args '--bootstrap-server " + bs + " --describe --topic missing'\nThe topic 'missing' does not exist.\n"},
+		{[]string{"--zookeeper", c.ZK, "--alter", "--topic", "missing", "--add-config", "retention.ms=1"}, "Error while executing config command with args '--zookeeper " + c.ZK + " --alter --topic missing --add-config retention.ms=1'\nTopic missing does not exist.\n"},
+	} {
+		expectToolError(t, tc.want, append([]string{"configs"}, tc.args...)...)
+	}
+	expectTool(t, "Created topic t.\n", "topics", "--bootstrap-server", bs, "--create", "--topic", "t")
+	awaitTopic(t, bs, "t")
+	expectToolError(t, "Command line argument error: Invalid config(s): retention.ms\n", "configs", "--bootstrap-server", bs, "--alter", "--topic", "t", "--delete-config", "retention.ms")
+	expectToolError(t, "Error while executing config command with args '--bootstrap-server "+bs+" --alter --topic t --add-config retention.ms=soon'\nInvalid config value for resource ConfigResource(type=TOPIC, name='t'): Invalid value soon for configuration retention.ms: Not a number of type LONG\n",
+		"configs", "--bootstrap-server", bs, "--alter", "--topic", "t", "--add-config", "retention.ms=soon")
+}
+
+// awaitTopic waits until every broker's metadata has the new topic, so that
+// whichever broker a tool asks knows it.
+func awaitTopic(t *testing.T, bootstrap, topic string) {
+	t.Helper()
+	for _, addr := range strings.Split(bootstrap, ",") {
+		testcluster.WaitFor(t, 20*time.Second, topic+" in the metadata of "+addr, func() bool {
+			code, _, _ := runTool("topics", "--bootstrap-server", addr, "--describe", "--topic", topic)
+			return code == 0
+		})
+	}
+}
