@@ -5,11 +5,13 @@ import (
 	"maps"
 	"slices"
 	"strconv"
+	"sync"
 	"testing"
 	"time"
 
 	"github.com/twmb/franz-go/pkg/kadm"
 	"github.com/twmb/franz-go/pkg/kerr"
+	"github.com/twmb/franz-go/pkg/kgo"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"github.com/zkafka/zkafka/internal/testcluster"
@@ -381,5 +383,68 @@ func TestBatchedGroupAPIVersions(t *testing.T) {
 	}
 	if len(want) != 0 {
 		t.Errorf("not advertised: %v", want)
+	}
+}
+
+// writtenRequests records the requests kgo writes ("wrote OffsetFetch v8"),
+// from its debug log.
+type writtenRequests struct {
+	mu    sync.Mutex
+	wrote map[string]bool
+}
+
+func (w *writtenRequests) Level() kgo.LogLevel { return kgo.LogLevelDebug }
+
+func (w *writtenRequests) Log(_ kgo.LogLevel, msg string, _ ...any) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	w.wrote[msg] = true
+}
+
+func (w *writtenRequests) has(msg string) bool {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return w.wrote[msg]
+}
+
+// kgo negotiates FindCoordinator v4 and OffsetFetch v8 with this broker and
+// reads the offsets of many groups, spread over three coordinators, with them.
+func TestKgoBatchedGroupAPIs(t *testing.T) {
+	c := testcluster.Start(t, testcluster.Options{Brokers: 3, Properties: batchedProps()})
+	log := &writtenRequests{wrote: map[string]bool{}}
+	adm := kadm.NewClient(c.Client(kgo.WithLogger(log)))
+	if _, err := adm.CreateTopic(ctxT(t, 20*time.Second), 2, 1, nil, "batched"); err != nil {
+		t.Fatal(err)
+	}
+	c.WaitForLeader("batched", 0)
+	c.WaitForLeader("batched", 1)
+	groups := candidateGroups()
+	for i, g := range groups {
+		var os kadm.Offsets
+		os.Add(kadm.Offset{Topic: "batched", Partition: int32(i % 2), At: int64(100 + i), LeaderEpoch: -1})
+		var resp kadm.OffsetResponses
+		c.WaitFor("the commit of "+g, func() bool {
+			var err error
+			resp, err = adm.CommitOffsets(ctxT(t, 10*time.Second), g, os)
+			return err == nil && resp.Error() == nil
+		})
+	}
+	fetched := adm.FetchManyOffsets(ctxT(t, 10*time.Second), groups...)
+	if err := fetched.Error(); err != nil {
+		t.Fatal(err)
+	}
+	for i, g := range groups {
+		o, ok := fetched[g].Fetched.Lookup("batched", int32(i%2))
+		if !ok || o.Err != nil || o.At != int64(100+i) {
+			t.Errorf("group %s: %+v (found %v), want offset %d", g, o, ok, 100+i)
+		}
+		if n := len(fetched[g].CommittedPartitions()["batched"]); n != 1 {
+			t.Errorf("group %s: %d committed partitions, want 1", g, n)
+		}
+	}
+	for _, msg := range []string{"wrote FindCoordinator v4", "wrote OffsetFetch v8"} {
+		if !log.has(msg) {
+			t.Errorf("kgo never logged %q", msg)
+		}
 	}
 }

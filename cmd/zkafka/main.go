@@ -20,6 +20,12 @@ commands:
   configs (--bootstrap-server h:9092 | --zookeeper h:2181) --entity-type topics|brokers --describe|--alter   (kafka-configs.sh)
   console-producer --bootstrap-server h:9092 --topic t [--property parse.key=true]   lines of stdin as records (kafka-console-producer.sh)
   topics (--bootstrap-server h:9092 | --zookeeper h:2181) --create|--list|--describe|--alter|--delete   (kafka-topics.sh)
+  reassign-partitions (--bootstrap-server h:9092 | --zookeeper h:2181) --generate|--execute|--verify|--cancel|--list   (kafka-reassign-partitions.sh)
+  leader-election --bootstrap-server h:9092 --election-type PREFERRED|UNCLEAN (--all-topic-partitions | --topic t --partition p | --path-to-json-file f)
+  preferred-replica-election (--bootstrap-server h:9092 | --zookeeper h:2181) [--path-to-json-file f]   (deprecated in Kafka 2.8)
+  broker-api-versions --bootstrap-server h:9092                API versions of every broker (kafka-broker-api-versions.sh)
+  dump-log --files 00000000000000000000.log[,...] [--print-data-log] [--deep-iteration] [--offsets-decoder]   (kafka-dump-log.sh)
+  zookeeper-shell host:2181[/chroot] [command]                 the real zkCli (zookeeper-shell.sh)
 `
 
 func main() {
@@ -44,6 +50,18 @@ func run(args []string, stdout, stderr io.Writer) int {
 		return runConsoleProducer(args[1:], stdout, stderr)
 	case "topics":
 		return runTopics(args[1:], stdout, stderr)
+	case "reassign-partitions":
+		return runReassignPartitions(args[1:], stdout, stderr)
+	case "leader-election":
+		return runLeaderElection(args[1:], stdout, stderr)
+	case "preferred-replica-election":
+		return runPreferredReplicaElection(args[1:], stdout, stderr)
+	case "broker-api-versions":
+		return runBrokerAPIVersions(args[1:], stdout, stderr)
+	case "dump-log":
+		return runDumpLog(args[1:], stdout, stderr)
+	case "zookeeper-shell":
+		return runZooKeeperShell(args[1:], os.Stdin, stdout, stderr)
 	case "help", "-h", "--help":
 		fmt.Fprint(stdout, usage)
 		return 0

@@ -1,0 +1,653 @@
+package main
+
+import (
+	"bufio"
+	"bytes"
+	"encoding/binary"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"hash/crc32"
+	"io"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+
+	"github.com/twmb/franz-go/pkg/kgo"
+	"github.com/twmb/franz-go/pkg/kmsg"
+)
+
+var dumpLogOptions = []optionSpec{
+	{"files", true}, {"print-data-log", false}, {"verify-index-only", false}, {"index-sanity-check", false},
+	{"max-message-size", true}, {"deep-iteration", false}, {"offsets-decoder", false}, {"help", false},
+}
+
+// runDumpLog is kafka-dump-log.sh (Kafka 2.8's DumpLogSegments): the batches
+// and records of .log segments, the entries of .index and .timeindex files
+// checked against their segment, aborted transactions of .txnindex files and
+// the producers of .snapshot files. Problems found in the files go to stderr
+// at the end, as Kafka prints them.
+func runDumpLog(args []string, stdout, stderr io.Writer) int {
+	opts, err := parseToolOptions(args, dumpLogOptions)
+	if err == nil {
+		err = opts.checkRequired("files")
+	}
+	if err != nil {
+		fmt.Fprintln(stderr, err)
+		return 1
+	}
+	d := &logDumper{
+		out:          bufio.NewWriter(stdout),
+		stderr:       stderr,
+		printData:    opts.has("print-data-log") || opts.has("offsets-decoder"),
+		offsets:      opts.has("offsets-decoder"),
+		verifyOnly:   opts.has("verify-index-only"),
+		sanityOnly:   opts.has("index-sanity-check"),
+		maxMessage:   5 * 1024 * 1024,
+		problems:     &bytes.Buffer{},
+		nonConsec:    map[string][][2]int64{},
+		indexMismach: map[string][][2]int64{},
+	}
+	d.deep = opts.has("deep-iteration") || d.printData
+	if opts.has("max-message-size") {
+		if d.maxMessage, err = opts.int32Option("max-message-size"); err != nil {
+			fmt.Fprintln(stderr, err)
+			return 1
+		}
+	}
+	code := 0
+	for _, file := range strings.Split(opts.value("files"), ",") {
+		if err := d.dump(file); err != nil {
+			d.out.Flush()
+			fmt.Fprintf(stderr, "Error dumping %s: %v\n", file, err)
+			code = 1
+			break
+		}
+	}
+	d.out.Flush()
+	d.reportProblems(stderr)
+	return code
+}
+
+// logDumper holds the options of one run and the problems it found.
+type logDumper struct {
+	out                           *bufio.Writer
+	stderr                        io.Writer
+	printData, offsets, deep      bool
+	verifyOnly, sanityOnly        bool
+	maxMessage                    int32
+	problems                      *bytes.Buffer         // time index problems, printed after the mismatches
+	nonConsec, indexMismach       map[string][][2]int64 // by absolute path, newest first as Kafka keeps them
+	nonConsecOrder, mismatchOrder []string
+}
+
+func (d *logDumper) dump(file string) error {
+	fmt.Fprintf(d.out, "Dumping %s\n", file)
+	name := filepath.Base(file)
+	dot := strings.LastIndexByte(name, '.')
+	suffix := ""
+	if dot >= 0 {
+		suffix = name[dot:]
+	}
+	switch suffix {
+	case ".log":
+		return d.dumpLog(file)
+	case ".index":
+		return d.dumpIndex(file)
+	case ".timeindex":
+		return d.dumpTimeIndex(file)
+	case ".snapshot":
+		return d.dumpProducerSnapshot(file)
+	case ".txnindex":
+		return d.dumpTxnIndex(file)
+	}
+	d.out.Flush()
+	fmt.Fprintf(d.stderr, "Ignoring unknown file %s\n", file)
+	return nil
+}
+
+// baseOffsetOf is the segment's base offset, the file name's first part.
+func baseOffsetOf(file string) (int64, error) {
+	name, _, _ := strings.Cut(filepath.Base(file), ".")
+	off, err := strconv.ParseInt(name, 10, 64)
+	if err != nil {
+		return 0, fmt.Errorf("For input string: %q", name)
+	}
+	return off, nil
+}
+
+// siblingFile is the file of the same segment with another suffix.
+func siblingFile(file, suffix string) string {
+	dir, name := filepath.Split(file)
+	base, _, _ := strings.Cut(name, ".")
+	return filepath.Join(dir, base+suffix)
+}
+
+// fileBatch is one v2 record batch as it sits in a segment file.
+type fileBatch struct {
+	position int64
+	raw      []byte // the whole batch, base offset first
+	kmsg.RecordBatch
+}
+
+func (b *fileBatch) lastOffset() int64 { return b.FirstOffset + int64(b.LastOffsetDelta) }
+
+func (b *fileBatch) valid() bool {
+	return len(b.raw) >= 61 && crc32.Checksum(b.raw[21:], crc32.MakeTable(crc32.Castagnoli)) == uint32(b.CRC)
+}
+
+func (b *fileBatch) timestampType() string {
+	if b.Attributes&0x08 != 0 {
+		return "LogAppendTime"
+	}
+	return "CreateTime"
+}
+
+// readBatches splits a segment into its batches from position on; trailing
+// bytes that do not make a whole batch are left over and their count is
+// returned. A batch whose magic is not 2 ends the walk: these brokers write
+// only v2 batches.
+func readBatches(data []byte, position int64) ([]fileBatch, int64, error) {
+	var batches []fileBatch
+	pos := position
+	for int64(len(data))-pos >= 12 {
+		size := int64(int32(binary.BigEndian.Uint32(data[pos+8:]))) + 12
+		if size < 12+14 {
+			return batches, 0, fmt.Errorf("Record size %d is less than the minimum record overhead (14)", size-12)
+		}
+		if pos+size > int64(len(data)) || size < 61 || data[pos+16] != 2 {
+			break
+		}
+		b := fileBatch{position: pos, raw: data[pos : pos+size]}
+		if err := b.ReadFrom(b.raw); err != nil {
+			return batches, 0, fmt.Errorf("batch at position %d: %w", pos, err)
+		}
+		batches = append(batches, b)
+		pos += size
+	}
+	return batches, int64(len(data)) - pos, nil
+}
+
+var logDecompressor = kgo.DefaultDecompressor()
+
+// records decodes a batch's records, decompressing them first.
+func (b *fileBatch) records() ([]kmsg.Record, error) {
+	recs := b.Records
+	if codec := b.Attributes & 0x07; codec != 0 {
+		var err error
+		if recs, err = logDecompressor.Decompress(recs, kgo.CompressionCodecType(codec)); err != nil {
+			return nil, fmt.Errorf("batch at offset %d: %w", b.FirstOffset, err)
+		}
+	}
+	var out []kmsg.Record
+	for i := int32(0); i < b.NumRecords; i++ {
+		length, n := binary.Varint(recs)
+		if n <= 0 || length < 0 || int64(len(recs)-n) < length {
+			return nil, fmt.Errorf("batch at offset %d: record %d is truncated", b.FirstOffset, i)
+		}
+		var r kmsg.Record
+		if err := r.ReadFrom(recs[:n+int(length)]); err != nil {
+			return nil, fmt.Errorf("batch at offset %d: %w", b.FirstOffset, err)
+		}
+		out = append(out, r)
+		recs = recs[n+int(length):]
+	}
+	return out, nil
+}
+
+// sequenceAt is Kafka's DefaultRecordBatch.incrementSequence: sequences
+// wrap at int32's maximum; -1 means none.
+func sequenceAt(base, delta int32) int32 {
+	if base == -1 {
+		return -1
+	}
+	if base > int32(^uint32(0)>>1)-delta {
+		return delta - (int32(^uint32(0)>>1) - base) - 1
+	}
+	return base + delta
+}
+
+var compressionNames = []string{"NONE", "GZIP", "SNAPPY", "LZ4", "ZSTD"}
+
+func (d *logDumper) dumpLog(file string) error {
+	base, err := baseOffsetOf(file)
+	if err != nil {
+		return err
+	}
+	fmt.Fprintf(d.out, "Starting offset: %d\n", base)
+	data, err := os.ReadFile(file)
+	if err != nil {
+		return err
+	}
+	batches, trailing, err := readBatches(data, 0)
+	if err != nil {
+		return err
+	}
+	abs, _ := filepath.Abs(file)
+	last := int64(-1)
+	for i := range batches {
+		b := &batches[i]
+		codec := "UNKNOWN"
+		if c := int(b.Attributes & 0x07); c < len(compressionNames) {
+			codec = compressionNames[c]
+		}
+		fmt.Fprintf(d.out, "baseOffset: %d lastOffset: %d count: %d baseSequence: %d lastSequence: %d producerId: %d "+
+			"producerEpoch: %d partitionLeaderEpoch: %d isTransactional: %t isControl: %t position: %d %s: %d size: %d "+
+			"magic: %d compresscodec: %s crc: %d isvalid: %t\n",
+			b.FirstOffset, b.lastOffset(), b.NumRecords, b.FirstSequence, sequenceAt(b.FirstSequence, b.LastOffsetDelta),
+			b.ProducerID, b.ProducerEpoch, b.PartitionLeaderEpoch, b.Attributes&0x10 != 0, b.Attributes&0x20 != 0,
+			b.position, b.timestampType(), b.MaxTimestamp, len(b.raw), b.Magic, codec, uint32(b.CRC), b.valid())
+		if !d.deep {
+			continue
+		}
+		recs, err := b.records()
+		if err != nil {
+			return err
+		}
+		for _, r := range recs {
+			offset := b.FirstOffset + int64(r.OffsetDelta)
+			if last != -1 && offset != last+1 {
+				if len(d.nonConsec[abs]) == 0 {
+					d.nonConsecOrder = append(d.nonConsecOrder, abs)
+				}
+				d.nonConsec[abs] = append([][2]int64{{last, offset}}, d.nonConsec[abs]...)
+			}
+			last = offset
+			if err := d.printRecord(b, r, offset); err != nil {
+				return err
+			}
+		}
+	}
+	if trailing > 0 {
+		fmt.Fprintf(d.out, "Found %d invalid bytes at the end of %s\n", trailing, filepath.Base(file))
+	}
+	return nil
+}
+
+func (d *logDumper) printRecord(b *fileBatch, r kmsg.Record, offset int64) error {
+	ts := b.FirstTimestamp + r.TimestampDelta64
+	if b.timestampType() == "LogAppendTime" {
+		ts = b.MaxTimestamp
+	}
+	keys := make([]string, len(r.Headers))
+	for i, h := range r.Headers {
+		keys[i] = h.Key
+	}
+	fmt.Fprintf(d.out, "| offset: %d %s: %d keysize: %d valuesize: %d sequence: %d headerKeys: [%s]",
+		offset, b.timestampType(), ts, nullableLen(r.Key), nullableLen(r.Value),
+		sequenceAt(b.FirstSequence, r.OffsetDelta), strings.Join(keys, ","))
+	switch {
+	case b.Attributes&0x20 != 0:
+		d.printControlRecord(r)
+	case d.printData && r.Value != nil:
+		key, payload, err := d.parseRecord(r)
+		if err != nil {
+			return err
+		}
+		if r.Key != nil || d.offsets {
+			fmt.Fprintf(d.out, " key: %s", key)
+		}
+		fmt.Fprintf(d.out, " payload: %s", payload)
+	}
+	fmt.Fprintln(d.out)
+	return nil
+}
+
+// printControlRecord prints a transaction marker (key: version, type;
+// value: version, coordinator epoch).
+func (d *logDumper) printControlRecord(r kmsg.Record) {
+	if len(r.Key) < 4 {
+		fmt.Fprint(d.out, " controlType: UNKNOWN(-1)")
+		return
+	}
+	typ := int16(binary.BigEndian.Uint16(r.Key[2:]))
+	name := map[int16]string{0: "ABORT", 1: "COMMIT"}[typ]
+	if name == "" || len(r.Value) < 6 {
+		fmt.Fprintf(d.out, " controlType: UNKNOWN(%d)", typ)
+		return
+	}
+	fmt.Fprintf(d.out, " endTxnMarker: %s coordinatorEpoch: %d", name, int32(binary.BigEndian.Uint32(r.Value[2:])))
+}
+
+func nullableLen(b []byte) int {
+	if b == nil {
+		return -1
+	}
+	return len(b)
+}
+
+// parseRecord is Kafka's message parser: strings by default, the records of
+// __consumer_offsets with --offsets-decoder.
+func (d *logDumper) parseRecord(r kmsg.Record) (key, payload string, err error) {
+	if !d.offsets {
+		return string(r.Key), string(r.Value), nil
+	}
+	if r.Key == nil {
+		return "", "", errors.New("Failed to decode message using offset topic decoder (message had a missing key)")
+	}
+	if len(r.Key) < 2 {
+		return "", "", errors.New("Failed to decode message using offset topic decoder (message had an invalid key)")
+	}
+	switch version := int16(binary.BigEndian.Uint16(r.Key)); version {
+	case 0, 1:
+		var k kmsg.OffsetCommitKey
+		var v kmsg.OffsetCommitValue
+		if err := k.ReadFrom(r.Key); err != nil {
+			return "", "", fmt.Errorf("offset commit key: %w", err)
+		}
+		if err := v.ReadFrom(r.Value); err != nil {
+			return "", "", fmt.Errorf("offset commit value: %w", err)
+		}
+		payload = strconv.FormatInt(v.Offset, 10)
+		if v.Metadata != "" {
+			payload += ":" + v.Metadata
+		}
+		return fmt.Sprintf("offset::%s:%s:%d", k.Group, k.Topic, k.Partition), payload, nil
+	case 2:
+		var k kmsg.GroupMetadataKey
+		var v kmsg.GroupMetadataValue
+		if err := k.ReadFrom(r.Key); err != nil {
+			return "", "", fmt.Errorf("group metadata key: %w", err)
+		}
+		if err := v.ReadFrom(r.Value); err != nil {
+			return "", "", fmt.Errorf("group metadata value: %w", err)
+		}
+		return groupMetadataJSON(k, v)
+	default:
+		return "", "", errors.New("Failed to decode message using offset topic decoder (message had an invalid key)")
+	}
+}
+
+// groupMetadataJSON renders a group record as Kafka's OffsetsMessageParser:
+// members' assignments as "member=[t-0, t-1]" for consumer groups.
+func groupMetadataJSON(k kmsg.GroupMetadataKey, v kmsg.GroupMetadataValue) (string, string, error) {
+	members := make([]string, len(v.Members))
+	for i, m := range v.Members {
+		if v.ProtocolType != "consumer" {
+			members[i] = m.MemberID + "=" + javaHex(m.Assignment)
+			continue
+		}
+		var a kmsg.ConsumerMemberAssignment
+		if err := a.ReadFrom(m.Assignment); err != nil {
+			return "", "", fmt.Errorf("member %s assignment: %w", m.MemberID, err)
+		}
+		var tps []string
+		for _, t := range a.Topics {
+			for _, p := range t.Partitions {
+				tps = append(tps, fmt.Sprintf("%s-%d", t.Topic, p))
+			}
+		}
+		members[i] = m.MemberID + "=[" + strings.Join(tps, ", ") + "]"
+		if h := javaHex(a.UserData); h != "" {
+			members[i] += ":" + h
+		}
+	}
+	key, _ := json.Marshal(map[string]string{"metadata": k.Group})
+	value, _ := json.Marshal(struct {
+		ProtocolType string  `json:"protocolType"`
+		Protocol     *string `json:"protocol"`
+		GenerationID int32   `json:"generationId"`
+		Assignment   string  `json:"assignment"`
+	}{v.ProtocolType, v.Protocol, v.Generation, "{" + strings.Join(members, ",") + "}"})
+	return string(key), string(value), nil
+}
+
+// javaHex is Kafka's "%X".format(BigInt(1, bytes)): upper case, no leading
+// zeros, empty for no bytes.
+func javaHex(b []byte) string {
+	if len(b) == 0 {
+		return ""
+	}
+	s := strings.TrimLeft(strings.ToUpper(hex.EncodeToString(b)), "0")
+	if s == "" {
+		return "0"
+	}
+	return s
+}
+
+// indexEntries reads fixed-size entries; the count is the file length over
+// the entry size, as when Kafka maps an existing index read-only.
+func indexEntries(file string, size int) ([][]byte, []byte, error) {
+	data, err := os.ReadFile(file)
+	if err != nil {
+		return nil, nil, err
+	}
+	var entries [][]byte
+	for i := 0; i+size <= len(data); i += size {
+		entries = append(entries, data[i:i+size])
+	}
+	return entries, data, nil
+}
+
+// sanityCheck is AbstractIndex.sanityCheck for an offset (size 8) or time
+// (size 12) index.
+func sanityCheck(file string, data []byte, size int, base int64) error {
+	if len(data)%size != 0 {
+		return fmt.Errorf("Index file %s is corrupt, found %d bytes which is neither positive nor a multiple of %d.", file, len(data), size)
+	}
+	if n := len(data) / size; n > 0 {
+		rel := data[(n-1)*size:]
+		if size == 12 {
+			rel = rel[8:]
+		}
+		if last := base + int64(int32(binary.BigEndian.Uint32(rel))); last < base {
+			return fmt.Errorf("Corrupt index found, index file (%s) has non-zero size but the last offset is %d which is less than the base offset %d.", file, last, base)
+		}
+	}
+	return nil
+}
+
+func (d *logDumper) dumpIndex(file string) error {
+	base, err := baseOffsetOf(file)
+	if err != nil {
+		return err
+	}
+	logData, err := os.ReadFile(siblingFile(file, ".log"))
+	if err != nil {
+		return err
+	}
+	entries, data, err := indexEntries(file, 8)
+	if err != nil {
+		return err
+	}
+	if d.sanityOnly {
+		if err := sanityCheck(file, data, 8, base); err != nil {
+			return err
+		}
+		fmt.Fprintf(d.out, "%s passed sanity check.\n", file)
+		return nil
+	}
+	abs, _ := filepath.Abs(file)
+	for i, e := range entries {
+		offset := base + int64(int32(binary.BigEndian.Uint32(e)))
+		position := int64(int32(binary.BigEndian.Uint32(e[4:])))
+		// The active segment's index is preallocated: zero entries after
+		// the first end it.
+		if offset == base && i > 0 {
+			return nil
+		}
+		end := min(position+int64(d.maxMessage), int64(len(logData)))
+		if position <= end {
+			if batches, _, err := readBatches(logData[:end], position); err == nil && len(batches) > 0 && batches[0].lastOffset() != offset {
+				if len(d.indexMismach[abs]) == 0 {
+					d.mismatchOrder = append(d.mismatchOrder, abs)
+				}
+				d.indexMismach[abs] = append([][2]int64{{offset, batches[0].lastOffset()}}, d.indexMismach[abs]...)
+			}
+		}
+		if !d.verifyOnly {
+			fmt.Fprintf(d.out, "offset: %d position: %d\n", offset, position)
+		}
+	}
+	return nil
+}
+
+func (d *logDumper) dumpTimeIndex(file string) error {
+	base, err := baseOffsetOf(file)
+	if err != nil {
+		return err
+	}
+	logData, err := os.ReadFile(siblingFile(file, ".log"))
+	if err != nil {
+		return err
+	}
+	offsetEntries, _, err := indexEntries(siblingFile(file, ".index"), 8)
+	if err != nil {
+		return err
+	}
+	entries, data, err := indexEntries(file, 12)
+	if err != nil {
+		return err
+	}
+	if d.sanityOnly {
+		if err := sanityCheck(file, data, 12, base); err != nil {
+			return err
+		}
+		fmt.Fprintf(d.out, "%s passed sanity check.\n", file)
+		return nil
+	}
+	abs, _ := filepath.Abs(file)
+	prev := int64(-1)
+	var mismatches, outOfOrder, notFound []string
+	for i, e := range entries {
+		ts := int64(binary.BigEndian.Uint64(e))
+		offset := base + int64(int32(binary.BigEndian.Uint32(e[8:])))
+		if offset == base && i > 0 {
+			break
+		}
+		// The offset index's floor entry says where to start looking.
+		var position int64
+		for j, oe := range offsetEntries {
+			o := base + int64(int32(binary.BigEndian.Uint32(oe)))
+			if o > offset || (j > 0 && o == base) {
+				break
+			}
+			position = int64(int32(binary.BigEndian.Uint32(oe[4:])))
+		}
+		batches, _, err := readBatches(logData, min(position, int64(len(logData))))
+		if err != nil {
+			return err
+		}
+		found := -1
+		for j := range batches {
+			if batches[j].lastOffset() >= offset {
+				found = j
+				break
+			}
+		}
+		switch {
+		case found < 0:
+			notFound = append(notFound, fmt.Sprintf("Indexed offset: %d, found log offset: -1", offset))
+		case batches[found].lastOffset() != offset:
+			notFound = append(notFound, fmt.Sprintf("Indexed offset: %d, found log offset: %d", offset, batches[found].lastOffset()))
+		default:
+			recs, err := batches[found].records()
+			if err != nil {
+				return err
+			}
+			maxTS := int64(-1)
+			for _, r := range recs {
+				maxTS = max(maxTS, batches[found].FirstTimestamp+r.TimestampDelta64)
+			}
+			if batches[found].timestampType() == "LogAppendTime" {
+				maxTS = batches[found].MaxTimestamp
+			}
+			if maxTS != ts {
+				mismatches = append(mismatches, fmt.Sprintf("  Index timestamp: %d, log timestamp: %d", ts, maxTS))
+			}
+			if prev >= ts {
+				outOfOrder = append(outOfOrder, fmt.Sprintf("  Index timestamp: %d, Previously indexed timestamp: %d", ts, prev))
+			}
+		}
+		if !d.verifyOnly {
+			fmt.Fprintf(d.out, "timestamp: %d offset: %d\n", ts, offset)
+		}
+		prev = ts
+	}
+	if len(mismatches) > 0 {
+		fmt.Fprintf(d.problems, "Found timestamp mismatch in :%s\n%s\n", abs, strings.Join(mismatches, "\n"))
+	}
+	if len(outOfOrder) > 0 {
+		fmt.Fprintf(d.problems, "Found out of order timestamp in :%s\n%s\n", abs, strings.Join(outOfOrder, "\n"))
+	}
+	if len(notFound) > 0 {
+		fmt.Fprintf(d.problems, "The following indexed offsets are not found in the log.\n%s\n", strings.Join(notFound, "\n"))
+	}
+	return nil
+}
+
+// dumpTxnIndex prints the aborted transactions of a .txnindex file
+// (version int16, producer id, first, last and last stable offsets).
+func (d *logDumper) dumpTxnIndex(file string) error {
+	entries, _, err := indexEntries(file, 34)
+	if err != nil {
+		return err
+	}
+	for _, e := range entries {
+		fmt.Fprintf(d.out, "version: %d producerId: %d firstOffset: %d lastOffset: %d lastStableOffset: %d\n",
+			int16(binary.BigEndian.Uint16(e)), int64(binary.BigEndian.Uint64(e[2:])), int64(binary.BigEndian.Uint64(e[10:])),
+			int64(binary.BigEndian.Uint64(e[18:])), int64(binary.BigEndian.Uint64(e[26:])))
+	}
+	return nil
+}
+
+// dumpProducerSnapshot prints a producer snapshot as Kafka does, one line
+// per producer with its newest batch. The file is this broker's text format
+// (storage/producer_state.go): a header line, then "<producerId> <epoch>
+// <firstSeq> <lastSeq> <firstOffset> <lastOffset> <maxTimestamp>" per batch,
+// oldest first.
+func (d *logDumper) dumpProducerSnapshot(file string) error {
+	data, err := os.ReadFile(file)
+	if err != nil {
+		return err
+	}
+	lines := strings.Split(strings.TrimSpace(string(data)), "\n")
+	if len(lines) == 0 || lines[0] != "zkafka-producer-snapshot 1" {
+		return fmt.Errorf("%s is not a producer snapshot", file)
+	}
+	var order []int64
+	newest := map[int64][7]int64{}
+	for _, line := range lines[1:] {
+		f := strings.Fields(line)
+		if len(f) != 7 {
+			return fmt.Errorf("%s: bad line %q", file, line)
+		}
+		var n [7]int64
+		for i, x := range f {
+			if n[i], err = strconv.ParseInt(x, 10, 64); err != nil {
+				return fmt.Errorf("%s: bad line %q", file, line)
+			}
+		}
+		if _, ok := newest[n[0]]; !ok {
+			order = append(order, n[0])
+		}
+		newest[n[0]] = n
+	}
+	for _, pid := range order {
+		n := newest[pid]
+		fmt.Fprintf(d.out, "producerId: %d producerEpoch: %d coordinatorEpoch: -1 currentTxnFirstOffset: None "+
+			"firstSequence: %d lastSequence: %d lastOffset: %d offsetDelta: %d timestamp: %d\n",
+			n[0], n[1], n[2], n[3], n[5], n[5]-n[4], n[6])
+	}
+	return nil
+}
+
+// reportProblems prints what the checks found, as DumpLogSegments does
+// after dumping every file.
+func (d *logDumper) reportProblems(stderr io.Writer) {
+	for _, abs := range d.mismatchOrder {
+		fmt.Fprintf(stderr, "Mismatches in :%s\n", abs)
+		for _, m := range d.indexMismach[abs] {
+			fmt.Fprintf(stderr, "  Index offset: %d, log offset: %d\n", m[0], m[1])
+		}
+	}
+	_, _ = io.Copy(stderr, d.problems) // best effort, like the lines around it
+	for _, abs := range d.nonConsecOrder {
+		fmt.Fprintf(stderr, "Non-consecutive offsets in %s\n", abs)
+		for _, p := range d.nonConsec[abs] {
+			fmt.Fprintf(stderr, "  %d is followed by %d\n", p[0], p[1])
+		}
+	}
+}

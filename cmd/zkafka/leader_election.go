@@ -1,0 +1,400 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"slices"
+	"strconv"
+	"strings"
+
+	"github.com/go-zookeeper/zk"
+	"github.com/twmb/franz-go/pkg/kerr"
+	"github.com/twmb/franz-go/pkg/kgo"
+	"github.com/twmb/franz-go/pkg/kmsg"
+
+	"github.com/zkafka/zkafka/internal/zkclient"
+	"github.com/zkafka/zkafka/zkpaths"
+)
+
+var leaderElectionOptions = []optionSpec{
+	{"bootstrap-server", true}, {"admin.config", true}, {"election-type", true},
+	{"topic", true}, {"partition", true}, {"all-topic-partitions", false},
+	{"path-to-json-file", true}, {"help", false},
+}
+
+// runLeaderElection is kafka-leader-election.sh: an ElectLeaders request for
+// one partition, the partitions of a JSON file, or every partition.
+func runLeaderElection(args []string, stdout, stderr io.Writer) int {
+	err := leaderElection(args, stdout)
+	return finishElection(err, stderr)
+}
+
+func leaderElection(args []string, stdout io.Writer) error {
+	opts, err := parseToolOptions(args, leaderElectionOptions)
+	if err != nil {
+		return err
+	}
+	var missing []string
+	for _, name := range []string{"election-type", "bootstrap-server"} {
+		if !opts.has(name) {
+			missing = append(missing, name)
+		}
+	}
+	if len(missing) > 0 {
+		return fmt.Errorf("Missing required option(s): %s", strings.Join(missing, ", "))
+	}
+	if opts.count("topic", "all-topic-partitions", "path-to-json-file") != 1 {
+		return errors.New("One and only one of the following options is required: topic, all-topic-partitions, path-to-json-file")
+	}
+	switch {
+	case opts.has("topic") && !opts.has("partition"):
+		return errors.New("Missing required option(s): partition")
+	case !opts.has("topic") && opts.has("partition"):
+		return errors.New("Option partition is only allowed if topic is used")
+	}
+	var electionType int8
+	switch strings.ToUpper(opts.value("election-type")) {
+	case "PREFERRED":
+	case "UNCLEAN":
+		electionType = 1
+	default:
+		return fmt.Errorf("Cannot parse argument '%s' of option election-type", opts.value("election-type"))
+	}
+	var partitions []zkpaths.TopicPartition // nil: every partition
+	switch {
+	case opts.has("path-to-json-file"):
+		if partitions, err = readElectionFile(opts.value("path-to-json-file"), "Replica election data"); err != nil {
+			return err
+		}
+	case opts.has("topic"):
+		p, err := opts.int32Option("partition")
+		if err != nil {
+			return err
+		}
+		partitions = []zkpaths.TopicPartition{{Topic: opts.value("topic"), Partition: p}}
+	}
+	cl, _, err := dialAdmin(opts.value("bootstrap-server"))
+	if err != nil {
+		return err
+	}
+	defer cl.Close()
+	results, err := electLeaders(cl, electionType, partitions)
+	if err != nil {
+		return err
+	}
+	kind := map[int8]string{0: "PREFERRED", 1: "UNCLEAN"}[electionType]
+	return printElection(stdout, results,
+		"Successfully completed leader election ("+kind+") for partitions %s\n",
+		"Valid replica already elected for partitions %s\n",
+		"Error completing leader election ("+kind+") for partition: %s: %s\n",
+		"%d replica(s) could not be elected")
+}
+
+var preferredReplicaElectionOptions = []optionSpec{
+	{"bootstrap-server", true}, {"zookeeper", true}, {"admin.config", true},
+	{"path-to-json-file", true}, {"help", false},
+}
+
+// runPreferredReplicaElection is Kafka 2.8's deprecated
+// kafka-preferred-replica-election.sh: ElectLeaders with --bootstrap-server,
+// or the /admin/preferred_replica_election znode the controller watches
+// with --zookeeper.
+func runPreferredReplicaElection(args []string, stdout, stderr io.Writer) int {
+	fmt.Fprintln(stdout, "This tool is deprecated. Please use kafka-leader-election tool. Tracking issue: KAFKA-8405")
+	return finishElection(preferredReplicaElection(args, stdout), stderr)
+}
+
+func preferredReplicaElection(args []string, stdout io.Writer) error {
+	opts, err := parseToolOptions(args, preferredReplicaElectionOptions)
+	if err != nil {
+		return err
+	}
+	if opts.has("bootstrap-server") == opts.has("zookeeper") {
+		return usageErrorf("Exactly one of '[bootstrap-server]' or '[zookeeper]' must be provided")
+	}
+	var partitions []zkpaths.TopicPartition
+	if opts.has("path-to-json-file") {
+		if partitions, err = readElectionFile(opts.value("path-to-json-file"), "Preferred replica election data"); err != nil {
+			return err
+		}
+	}
+	if opts.has("zookeeper") {
+		fmt.Fprintln(stdout, "Warning: --zookeeper is deprecated and will be removed in a future version of Kafka.")
+		fmt.Fprintln(stdout, "Use --bootstrap-server instead to specify a broker to connect to.")
+		ctx, cancel := context.WithTimeout(context.Background(), adminTimeout)
+		defer cancel()
+		zkc, err := dialZooKeeper(ctx, opts.value("zookeeper"))
+		if err != nil {
+			return err
+		}
+		defer zkc.Close()
+		return writePreferredReplicaElection(zkc, partitions, stdout)
+	}
+	cl, _, err := dialAdmin(opts.value("bootstrap-server"))
+	if err != nil {
+		return err
+	}
+	defer cl.Close()
+	results, err := electLeaders(cl, 0, partitions)
+	if err != nil {
+		return err
+	}
+	return printElection(stdout, results,
+		"Successfully completed preferred leader election for partitions %s\n",
+		"Preferred replica already elected for partitions %s\n",
+		"Error completing preferred leader election for partition: %s: %s\n",
+		"%d preferred replica(s) could not be elected")
+}
+
+// writePreferredReplicaElection is the --zookeeper path: the requested
+// partitions that exist (all of them without a JSON file) go into
+// /admin/preferred_replica_election; the others are reported as skipped.
+func writePreferredReplicaElection(zkc *zkclient.Client, requested []zkpaths.TopicPartition, stdout io.Writer) error {
+	existing, err := zkPartitions(zkc)
+	if err != nil {
+		return err
+	}
+	valid, invalid := existing, []zkpaths.TopicPartition(nil)
+	if requested != nil {
+		valid = nil
+		for _, tp := range requested {
+			if slices.Contains(existing, tp) {
+				valid = append(valid, tp)
+			} else {
+				invalid = append(invalid, tp)
+			}
+		}
+	}
+	data := zkpaths.PreferredReplicaElectionData{Partitions: valid}.Encode()
+	if _, err := zkc.Create(zkpaths.PreferredReplicaElection, data, 0, zk.WorldACL(zk.PermAll)); err != nil {
+		if errors.Is(err, zk.ErrNodeExists) {
+			pending := "?"
+			if cur, _, err := zkc.Get(zkpaths.PreferredReplicaElection); err == nil {
+				if d, err := zkpaths.DecodePreferredReplicaElectionData(cur); err == nil {
+					pending = joinPartitions(d.Partitions, ",")
+				}
+			}
+			return fmt.Errorf("Preferred replica leader election currently in progress for %s. Aborting operation", pending)
+		}
+		return fmt.Errorf("write %s: %w", zkpaths.PreferredReplicaElection, err)
+	}
+	fmt.Fprintf(stdout, "Created preferred replica election path with %s\n", joinPartitions(valid, ","))
+	// Kafka prints the Scala Set itself here: "Set(t-0, t-1)".
+	fmt.Fprintf(stdout, "Successfully started preferred replica election for partitions Set(%s)\n", joinPartitions(valid, ", "))
+	for _, tp := range invalid {
+		fmt.Fprintf(stdout, "Skipping preferred replica leader election for partition %s since it doesn't exist.\n", tpString(tp))
+	}
+	return nil
+}
+
+// zkPartitions lists every partition of every topic in ZooKeeper, in order.
+func zkPartitions(zkc *zkclient.Client) ([]zkpaths.TopicPartition, error) {
+	topics, _, err := zkc.Children(zkpaths.BrokerTopics)
+	if err != nil {
+		return nil, fmt.Errorf("list topics: %w", err)
+	}
+	slices.Sort(topics)
+	var all []zkpaths.TopicPartition
+	for _, t := range topics {
+		a, err := zkTopicAssignment(zkc, t)
+		if err != nil {
+			return nil, err
+		}
+		for _, p := range a.PartitionIDs() {
+			all = append(all, zkpaths.TopicPartition{Topic: t, Partition: p})
+		}
+	}
+	return all, nil
+}
+
+// zkTopicAssignment reads /brokers/topics/<topic>; a missing topic is an
+// error wrapping zk.ErrNoNode.
+func zkTopicAssignment(zkc *zkclient.Client, topic string) (zkpaths.TopicAssignment, error) {
+	data, _, err := zkc.Get(zkpaths.TopicPath(topic))
+	if err != nil {
+		return zkpaths.TopicAssignment{}, fmt.Errorf("read topic %s: %w", topic, err)
+	}
+	return zkpaths.DecodeTopicAssignment(data)
+}
+
+// readElectionFile reads {"partitions":[{"topic":"t","partition":0},...]}
+// with the messages of Kafka's parsers; what names the data in them.
+func readElectionFile(path, what string) ([]zkpaths.TopicPartition, error) {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return nil, err
+	}
+	var doc map[string]json.RawMessage
+	if err := json.Unmarshal(data, &doc); err != nil {
+		return nil, fmt.Errorf("%s is empty", what)
+	}
+	raw, ok := doc["partitions"]
+	if !ok {
+		if what == "Preferred replica election data" {
+			return nil, fmt.Errorf("%s is empty", what)
+		}
+		return nil, fmt.Errorf("%s is missing \"partitions\" field", what)
+	}
+	var entries []struct {
+		Topic     *string `json:"topic"`
+		Partition *int32  `json:"partition"`
+	}
+	if err := json.Unmarshal(raw, &entries); err != nil {
+		return nil, fmt.Errorf("%s: partitions: %w", what, err)
+	}
+	var tps, dups []zkpaths.TopicPartition
+	for i, e := range entries {
+		if e.Topic == nil || e.Partition == nil {
+			return nil, fmt.Errorf("%s: partitions[%d] needs topic and partition", what, i)
+		}
+		tp := zkpaths.TopicPartition{Topic: *e.Topic, Partition: *e.Partition}
+		if slices.Contains(tps, tp) {
+			if !slices.Contains(dups, tp) {
+				dups = append(dups, tp)
+			}
+			continue
+		}
+		tps = append(tps, tp)
+	}
+	if len(dups) > 0 {
+		return nil, fmt.Errorf("%s contains duplicate partitions: %s", what, joinPartitions(dups, ","))
+	}
+	return tps, nil
+}
+
+// electionResult is one partition's answer to ElectLeaders.
+type electionResult struct {
+	tp  zkpaths.TopicPartition
+	err error // nil: elected
+}
+
+// electLeaders sends ElectLeaders to the controller; nil partitions means
+// every partition (a null topic list).
+func electLeaders(cl *kgo.Client, electionType int8, partitions []zkpaths.TopicPartition) ([]electionResult, error) {
+	ctx, cancel := context.WithTimeout(context.Background(), adminTimeout)
+	defer cancel()
+	req := kmsg.NewPtrElectLeadersRequest()
+	req.ElectionType = electionType
+	req.TimeoutMillis = int32(adminTimeout.Milliseconds() / 2)
+	if partitions != nil {
+		req.Topics = []kmsg.ElectLeadersRequestTopic{}
+		for _, tp := range partitions {
+			i := slices.IndexFunc(req.Topics, func(t kmsg.ElectLeadersRequestTopic) bool { return t.Topic == tp.Topic })
+			if i < 0 {
+				req.Topics = append(req.Topics, kmsg.ElectLeadersRequestTopic{Topic: tp.Topic})
+				i = len(req.Topics) - 1
+			}
+			req.Topics[i].Partitions = append(req.Topics[i].Partitions, tp.Partition)
+		}
+	}
+	resp, err := req.RequestWith(ctx, cl)
+	if err != nil {
+		return nil, fmt.Errorf("Error while making request: %w", err)
+	}
+	if err := kerr.ErrorForCode(resp.ErrorCode); err != nil {
+		return nil, err
+	}
+	var results []electionResult
+	for _, t := range resp.Topics {
+		for _, p := range t.Partitions {
+			r := electionResult{tp: zkpaths.TopicPartition{Topic: t.Topic, Partition: p.Partition}}
+			if p.ErrorCode != 0 {
+				r.err = &messageError{msg: derefOr(p.ErrorMessage, ""), code: kerr.ErrorForCode(p.ErrorCode)}
+			}
+			results = append(results, r)
+		}
+	}
+	slices.SortFunc(results, func(a, b electionResult) int { return compareTP(a.tp, b.tp) })
+	return results, nil
+}
+
+// printElection prints Kafka's three groups: elected, already elected
+// (ELECTION_NOT_NEEDED), failed; failures make the command fail. Kafka 2.8
+// printed the elected set on the "already elected" line by mistake (fixed
+// in later versions); we print the partitions the line is about.
+func printElection(stdout io.Writer, results []electionResult, okFormat, noopFormat, errFormat, failFormat string) error {
+	var ok, noop []zkpaths.TopicPartition
+	var failed []electionResult
+	for _, r := range results {
+		switch {
+		case r.err == nil:
+			ok = append(ok, r.tp)
+		case errors.Is(r.err, kerr.ElectionNotNeeded):
+			noop = append(noop, r.tp)
+		default:
+			failed = append(failed, r)
+		}
+	}
+	if len(ok) > 0 {
+		fmt.Fprintf(stdout, okFormat, joinPartitions(ok, ", "))
+	}
+	if len(noop) > 0 {
+		fmt.Fprintf(stdout, noopFormat, joinPartitions(noop, ", "))
+	}
+	for _, r := range failed {
+		fmt.Fprintf(stdout, errFormat, tpString(r.tp), javaException(r.err))
+	}
+	if len(failed) > 0 {
+		return fmt.Errorf(failFormat, len(failed))
+	}
+	return nil
+}
+
+// finishElection prints a failure's message as the exception Kafka's
+// election tools die with, without its stack trace.
+func finishElection(err error, stderr io.Writer) int {
+	if err == nil {
+		return 0
+	}
+	fmt.Fprintln(stderr, err)
+	return 1
+}
+
+// javaException renders a Kafka error code the way the Java client's
+// exception prints: its class name, then the broker's message or the
+// code's default one.
+func javaException(err error) string {
+	var ke *kerr.Error
+	if !errors.As(err, &ke) {
+		return err.Error()
+	}
+	var class strings.Builder
+	for word := range strings.SplitSeq(strings.ToLower(ke.Message), "_") {
+		class.WriteString(strings.ToUpper(word[:1]) + word[1:])
+	}
+	msg := ke.Description
+	if m := err.Error(); m != "" && m != ke.Error() {
+		msg = m
+	}
+	return fmt.Sprintf("org.apache.kafka.common.errors.%sException: %s", class.String(), msg)
+}
+
+func derefOr(s *string, def string) string {
+	if s == nil {
+		return def
+	}
+	return *s
+}
+
+func tpString(tp zkpaths.TopicPartition) string {
+	return tp.Topic + "-" + strconv.Itoa(int(tp.Partition))
+}
+
+func joinPartitions(tps []zkpaths.TopicPartition, sep string) string {
+	s := make([]string, len(tps))
+	for i, tp := range tps {
+		s[i] = tpString(tp)
+	}
+	return strings.Join(s, sep)
+}
+
+func compareTP(a, b zkpaths.TopicPartition) int {
+	if c := strings.Compare(a.Topic, b.Topic); c != 0 {
+		return c
+	}
+	return int(a.Partition - b.Partition)
+}
