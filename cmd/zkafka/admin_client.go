@@ -40,6 +40,13 @@ type toolOptions struct {
 // parseToolOptions parses args against specs. Its errors read as
 // joptsimple's messages, which Kafka's tools print.
 func parseToolOptions(args []string, specs []optionSpec) (toolOptions, error) {
+	return parseToolOptionsOptional(args, specs)
+}
+
+// parseToolOptionsOptional is parseToolOptions where the options named in
+// optional take an argument that may be left out: the next word is taken
+// only when it is not an option (joptsimple's withOptionalArg).
+func parseToolOptionsOptional(args []string, specs []optionSpec, optional ...string) (toolOptions, error) {
 	o := toolOptions{values: map[string][]string{}}
 	for i := 0; i < len(args); i++ {
 		arg := args[i]
@@ -52,6 +59,11 @@ func parseToolOptions(args []string, specs []optionSpec) (toolOptions, error) {
 			return o, err
 		}
 		switch {
+		case slices.Contains(optional, spec.name):
+			if !hasValue && i+1 < len(args) && !strings.HasPrefix(args[i+1], "-") {
+				i++
+				value = args[i]
+			}
 		case !spec.hasArg && hasValue:
 			return o, fmt.Errorf("Option %s does not take an argument", spec.name)
 		case spec.hasArg && !hasValue:

@@ -17,6 +17,7 @@ commands:
   broker <server.properties> [--override key=value ...]   run a broker (kafka-server-start.sh)
   bench [flags]                                            produce then consume a load; --help for flags
   console-consumer (--zookeeper h:2181 | --bootstrap-server h:9092) --topic t [--group g]   consume (kafka-console-consumer.sh)
+  consumer-groups (--bootstrap-server h:9092 | --zookeeper h:2181) --list|--describe|--reset-offsets|--delete   (kafka-consumer-groups.sh)
   configs (--bootstrap-server h:9092 | --zookeeper h:2181) --entity-type topics|brokers --describe|--alter   (kafka-configs.sh)
   console-producer --bootstrap-server h:9092 --topic t [--property parse.key=true]   lines of stdin as records (kafka-console-producer.sh)
   topics (--bootstrap-server h:9092 | --zookeeper h:2181) --create|--list|--describe|--alter|--delete   (kafka-topics.sh)
@@ -44,6 +45,8 @@ func run(args []string, stdout, stderr io.Writer) int {
 		return bench.Main(args[1:], stdout, stderr)
 	case "console-consumer":
 		return runConsoleConsumer(args[1:], stdout, stderr)
+	case "consumer-groups":
+		return runConsumerGroups(args[1:], stdout, stderr)
 	case "configs":
 		return runConfigs(args[1:], stdout, stderr)
 	case "console-producer":
