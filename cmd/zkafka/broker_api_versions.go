@@ -14,7 +14,7 @@ import (
 )
 
 var brokerAPIVersionsOptions = []optionSpec{
-	{"bootstrap-server", true}, {"command-config", true}, {"help", false},
+	{"bootstrap-server", true}, {"help", false},
 }
 
 // kafka28BrokerAPIs are the API keys Kafka 2.8's tool knows a broker may
@@ -44,6 +44,9 @@ var kafka28BrokerAPIs = map[int16]string{
 // Kafka 2.8 client would use.
 func runBrokerAPIVersions(args []string, stdout, stderr io.Writer) int {
 	opts, err := parseToolOptions(args, brokerAPIVersionsOptions)
+	if err == nil && helpNeeded(args, opts, "This tool helps to retrieve broker version information.", brokerAPIVersionsOptions, stderr) {
+		return 1
+	}
 	if err == nil {
 		err = opts.checkRequired("bootstrap-server")
 	}

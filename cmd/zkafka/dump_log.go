@@ -31,6 +31,10 @@ var dumpLogOptions = []optionSpec{
 // at the end, as Kafka prints them.
 func runDumpLog(args []string, stdout, stderr io.Writer) int {
 	opts, err := parseToolOptions(args, dumpLogOptions)
+	if err == nil && helpNeeded(args, opts, "This tool helps to parse a log file and dump its contents to the console, "+
+		"useful for debugging a seemingly corrupt log segment.", dumpLogOptions, stderr) {
+		return 1
+	}
 	if err == nil {
 		err = opts.checkRequired("files")
 	}

@@ -122,7 +122,7 @@ func TestDumpLogErrors(t *testing.T) {
 		code   int
 		stderr string
 	}{
-		{[]string{"dump-log"}, 1, "Missing required argument \"[files]\"\n"},
+		{[]string{"dump-log", "--print-data-log"}, 1, "Missing required argument \"[files]\"\n"},
 		{[]string{"dump-log", "--files", "x.log", "--frob"}, 1, "frob is not a recognized option\n"},
 		{[]string{"dump-log", "--files", filepath.Join(dir, "00000000000000000000.log")}, 1,
 			"Error dumping " + filepath.Join(dir, "00000000000000000000.log") + ": open " + filepath.Join(dir, "00000000000000000000.log") + ": no such file or directory\n"},

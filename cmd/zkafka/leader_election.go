@@ -21,7 +21,7 @@ import (
 )
 
 var leaderElectionOptions = []optionSpec{
-	{"bootstrap-server", true}, {"admin.config", true}, {"election-type", true},
+	{"bootstrap-server", true}, {"election-type", true},
 	{"topic", true}, {"partition", true}, {"all-topic-partitions", false},
 	{"path-to-json-file", true}, {"help", false},
 }
@@ -29,8 +29,12 @@ var leaderElectionOptions = []optionSpec{
 // runLeaderElection is kafka-leader-election.sh: an ElectLeaders request for
 // one partition, the partitions of a JSON file, or every partition.
 func runLeaderElection(args []string, stdout, stderr io.Writer) int {
-	err := leaderElection(args, stdout)
-	return finishElection(err, stderr)
+	if opts, err := parseToolOptions(args, leaderElectionOptions); err == nil && helpNeeded(args, opts,
+		"This tool attempts to elect a new leader for a set of topic partitions. The type of elections supported are preferred replicas and unclean replicas.",
+		leaderElectionOptions, stderr) {
+		return 1
+	}
+	return finishElection(leaderElection(args, stdout), stderr)
 }
 
 func leaderElection(args []string, stdout io.Writer) error {
@@ -95,7 +99,7 @@ func leaderElection(args []string, stdout io.Writer) error {
 }
 
 var preferredReplicaElectionOptions = []optionSpec{
-	{"bootstrap-server", true}, {"zookeeper", true}, {"admin.config", true},
+	{"bootstrap-server", true}, {"zookeeper", true},
 	{"path-to-json-file", true}, {"help", false},
 }
 
@@ -105,6 +109,11 @@ var preferredReplicaElectionOptions = []optionSpec{
 // with --zookeeper.
 func runPreferredReplicaElection(args []string, stdout, stderr io.Writer) int {
 	fmt.Fprintln(stdout, "This tool is deprecated. Please use kafka-leader-election tool. Tracking issue: KAFKA-8405")
+	if opts, err := parseToolOptions(args, preferredReplicaElectionOptions); err == nil && helpNeeded(args, opts,
+		"This tool helps to causes leadership for each partition to be transferred back to the 'preferred replica', it can be used to balance leadership among the servers.",
+		preferredReplicaElectionOptions, stderr) {
+		return 1
+	}
 	return finishElection(preferredReplicaElection(args, stdout), stderr)
 }
 
@@ -397,4 +406,23 @@ func compareTP(a, b zkpaths.TopicPartition) int {
 		return c
 	}
 	return int(a.Partition - b.Partition)
+}
+
+// helpNeeded is Kafka's CommandLineUtils.printHelpAndExitIfNeeded: with no
+// arguments or --help a tool prints what it does and its options on stderr
+// and exits 1.
+func helpNeeded(args []string, opts toolOptions, description string, specs []optionSpec, stderr io.Writer) bool {
+	if len(args) > 0 && !opts.has("help") {
+		return false
+	}
+	fmt.Fprintln(stderr, description)
+	fmt.Fprintln(stderr, "Option")
+	for _, s := range specs {
+		if s.hasArg {
+			fmt.Fprintf(stderr, "--%s <String>\n", s.name)
+		} else {
+			fmt.Fprintf(stderr, "--%s\n", s.name)
+		}
+	}
+	return true
 }

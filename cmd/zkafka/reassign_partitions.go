@@ -24,7 +24,7 @@ import (
 
 var reassignOptions = []optionSpec{
 	{"verify", false}, {"generate", false}, {"execute", false}, {"cancel", false}, {"list", false},
-	{"bootstrap-server", true}, {"command-config", true}, {"zookeeper", true},
+	{"bootstrap-server", true}, {"zookeeper", true},
 	{"reassignment-json-file", true}, {"topics-to-move-json-file", true}, {"broker-list", true},
 	{"disable-rack-aware", false}, {"throttle", true}, {"replica-alter-log-dirs-throttle", true},
 	{"timeout", true}, {"additional", false}, {"preserve-throttles", false}, {"help", false},
@@ -39,14 +39,14 @@ var (
 		"execute": {"reassignment-json-file"}, "cancel": {"reassignment-json-file"}, "list": nil,
 	}
 	reassignPermitted = map[string][]string{
-		"verify":   {"bootstrap-server", "command-config", "preserve-throttles", "zookeeper"},
-		"generate": {"bootstrap-server", "broker-list", "command-config", "disable-rack-aware", "zookeeper"},
-		"execute": {"additional", "bootstrap-server", "command-config", "throttle",
+		"verify":   {"bootstrap-server", "preserve-throttles", "zookeeper"},
+		"generate": {"bootstrap-server", "broker-list", "disable-rack-aware", "zookeeper"},
+		"execute": {"additional", "bootstrap-server", "throttle",
 			"replica-alter-log-dirs-throttle", "timeout", "zookeeper"},
-		"cancel": {"bootstrap-server", "command-config", "preserve-throttles", "timeout"},
-		"list":   {"bootstrap-server", "command-config"},
+		"cancel": {"bootstrap-server", "preserve-throttles", "timeout"},
+		"list":   {"bootstrap-server"},
 	}
-	reassignBootstrapOnly = []string{"additional", "cancel", "command-config", "replica-alter-log-dirs-throttle", "list", "timeout"}
+	reassignBootstrapOnly = []string{"additional", "cancel", "replica-alter-log-dirs-throttle", "list", "timeout"}
 )
 
 // The throttle configs a reassignment sets and --verify clears.
@@ -73,6 +73,10 @@ func (e *terseError) Error() string { return e.msg }
 // ListPartitionReassignments; with --zookeeper the /admin/reassign_partitions
 // znode the controller watches.
 func runReassignPartitions(args []string, stdout, stderr io.Writer) int {
+	if opts, err := parseToolOptions(args, reassignOptions); err == nil &&
+		helpNeeded(args, opts, "This tool helps to move topic partitions between replicas.", reassignOptions, stderr) {
+		return 1
+	}
 	opts, action, err := parseReassignArgs(args)
 	if err != nil {
 		fmt.Fprintln(stderr, err)
@@ -181,11 +185,11 @@ func (r *reassigner) runAdmin(opts toolOptions, action string) error {
 		if err != nil {
 			return err
 		}
-		live, err := r.adminBrokers()
+		racks, err := r.adminBrokerRacks()
 		if err != nil {
 			return err
 		}
-		return r.generate(current, brokers, live)
+		return r.generate(current, brokers, racks, !opts.has("disable-rack-aware"))
 	case "execute":
 		targets, err := readExecuteArgs(opts.value("reassignment-json-file"))
 		if err != nil {
@@ -240,11 +244,11 @@ func (r *reassigner) runZooKeeper(opts toolOptions, action string) error {
 		if err != nil {
 			return err
 		}
-		live, err := r.zkBrokers()
+		racks, err := r.zkBrokerRacks()
 		if err != nil {
 			return err
 		}
-		return r.generate(current, brokers, live)
+		return r.generate(current, brokers, racks, !opts.has("disable-rack-aware"))
 	case "execute":
 		targets, err := readExecuteArgs(opts.value("reassignment-json-file"))
 		if err != nil {
@@ -398,14 +402,26 @@ func readExecuteArgs(path string) ([]reassignTarget, error) {
 }
 
 // generate prints the current assignment of the topics and a proposal that
-// spreads each topic over the given brokers (those that are live), keeping
-// its partition count and replication factor.
-func (r *reassigner) generate(current assignment, brokers, live []int32) error {
+// spreads each topic over the given brokers (those that are live, with their
+// racks), keeping its partition count and replication factor. Placement is
+// Kafka's rack-unaware algorithm; with racks it needs --disable-rack-aware,
+// since this project has no rack-aware placement.
+func (r *reassigner) generate(current assignment, brokers []int32, racks map[int32]string, rackAware bool) error {
 	var usable []int32
+	racked := 0
 	for _, id := range brokers {
-		if slices.Contains(live, id) {
+		if rack, ok := racks[id]; ok {
 			usable = append(usable, id)
+			if rack != "" {
+				racked++
+			}
 		}
+	}
+	switch {
+	case rackAware && racked > 0 && racked < len(usable):
+		return errors.New("Not all brokers have rack information. Add --disable-rack-aware in command line to make replica assignment without rack information.")
+	case rackAware && racked > 0:
+		return errors.New("rack-aware replica assignment is not implemented here: add --disable-rack-aware to place replicas without rack information")
 	}
 	proposed := assignment{}
 	byTopic := map[string]int32{}
@@ -449,8 +465,17 @@ func (r *reassigner) printStarted(targets []reassignTarget) {
 }
 
 func (r *reassigner) adminExecute(targets []reassignTarget, opts toolOptions) error {
-	throttle, err := throttleOption(opts)
+	throttle, err := longOption(opts, "throttle")
 	if err != nil {
+		return err
+	}
+	logDirThrottle, err := longOption(opts, "replica-alter-log-dirs-throttle")
+	if err != nil {
+		return err
+	}
+	// --timeout bounds the wait for log-dir moves to start; there are none
+	// (readExecuteArgs refuses them), so it is only checked.
+	if _, err := longOption(opts, "timeout"); err != nil {
 		return err
 	}
 	ongoing, err := r.listReassignments(nil)
@@ -476,13 +501,19 @@ func (r *reassigner) adminExecute(targets []reassignTarget, opts toolOptions) er
 		return err
 	}
 	r.printRollback(targets, current)
-	if throttle >= 0 {
+	if throttle >= 0 || logDirThrottle >= 0 {
 		fmt.Fprintln(r.out, "Warning: You must run --verify periodically, until the reassignment completes, to ensure the throttle is removed.")
+	}
+	if throttle >= 0 {
 		moves := proposedMoves(ongoing, targets, current)
 		if err := r.alterConfigs(topicThrottleOps(moves), brokerThrottleOps(moves, throttle)); err != nil {
 			return err
 		}
 		fmt.Fprintf(r.out, "The inter-broker throttle limit was set to %d B/s\n", throttle)
+	}
+	if logDirThrottle >= 0 {
+		// Kafka sets it on the brokers with log-dir moves: none here.
+		fmt.Fprintf(r.out, "The replica-alter-dir throttle limit was set to %d B/s\n", logDirThrottle)
 	}
 	req := kmsg.NewPtrAlterPartitionAssignmentsRequest()
 	req.TimeoutMillis = int32(adminTimeout.Milliseconds())
@@ -806,13 +837,14 @@ func reassigningBrokers(moves map[zkpaths.TopicPartition]partitionMove) []int32 
 	return slices.Compact(ids)
 }
 
-func throttleOption(opts toolOptions) (int64, error) {
-	if !opts.has("throttle") {
+// longOption reads a numeric option; -1 when absent, as Kafka's defaults.
+func longOption(opts toolOptions, name string) (int64, error) {
+	if !opts.has(name) {
 		return -1, nil
 	}
-	v, err := strconv.ParseInt(opts.value("throttle"), 10, 64)
+	v, err := strconv.ParseInt(opts.value(name), 10, 64)
 	if err != nil {
-		return 0, usageErrorf("Cannot parse argument '%s' of option throttle", opts.value("throttle"))
+		return 0, usageErrorf("Cannot parse argument '%s' of option %s", opts.value(name), name)
 	}
 	return v, nil
 }
@@ -865,16 +897,24 @@ func (r *reassigner) metadata(topics []string) (*kmsg.MetadataResponse, error) {
 }
 
 func (r *reassigner) adminBrokers() ([]int32, error) {
+	racks, err := r.adminBrokerRacks()
+	if err != nil {
+		return nil, err
+	}
+	return slices.Sorted(maps.Keys(racks)), nil
+}
+
+// adminBrokerRacks maps the live brokers to their racks ("" for none).
+func (r *reassigner) adminBrokerRacks() (map[int32]string, error) {
 	m, err := r.metadata(nil)
 	if err != nil {
 		return nil, err
 	}
-	var ids []int32
+	racks := map[int32]string{}
 	for _, b := range m.Brokers {
-		ids = append(ids, b.NodeID)
+		racks[b.NodeID] = derefOr(b.Rack, "")
 	}
-	slices.Sort(ids)
-	return ids, nil
+	return racks, nil
 }
 
 // describePartitions returns the replicas of every partition of the topics
@@ -926,19 +966,39 @@ func (r *reassigner) adminAssignment(topics []string, targets []reassignTarget) 
 }
 
 func (r *reassigner) zkBrokers() ([]int32, error) {
+	racks, err := r.zkBrokerRacks()
+	if err != nil {
+		return nil, err
+	}
+	return slices.Sorted(maps.Keys(racks)), nil
+}
+
+// zkBrokerRacks maps the brokers registered in /brokers/ids to their racks.
+func (r *reassigner) zkBrokerRacks() (map[int32]string, error) {
 	ids, _, err := r.zk.Children(zkpaths.BrokerIDs)
 	if err != nil {
 		return nil, fmt.Errorf("list brokers: %w", err)
 	}
-	var out []int32
+	racks := map[int32]string{}
 	for _, s := range ids {
 		id, err := strconv.ParseInt(s, 10, 32)
-		if err == nil {
-			out = append(out, int32(id))
+		if err != nil {
+			continue
 		}
+		data, _, err := r.zk.Get(zkpaths.BrokerPath(int32(id)))
+		if errors.Is(err, zk.ErrNoNode) {
+			continue // gone since the listing
+		}
+		if err != nil {
+			return nil, fmt.Errorf("read broker %d: %w", id, err)
+		}
+		reg, err := zkpaths.DecodeBrokerRegistration(int32(id), data)
+		if err != nil {
+			return nil, err
+		}
+		racks[int32(id)] = reg.Rack
 	}
-	slices.Sort(out)
-	return out, nil
+	return racks, nil
 }
 
 // zkAssignment reads the topics' assignments from ZooKeeper; as in Kafka's
@@ -961,7 +1021,7 @@ func (r *reassigner) zkAssignment(topics []string) (assignment, error) {
 }
 
 func (r *reassigner) zkExecute(targets []reassignTarget, opts toolOptions) error {
-	throttle, err := throttleOption(opts)
+	throttle, err := longOption(opts, "throttle")
 	if err != nil {
 		return err
 	}

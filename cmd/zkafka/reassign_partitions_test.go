@@ -89,7 +89,7 @@ func TestAdminToolsAgainstCluster(t *testing.T) {
 				t.Errorf("no %q in\n%s", header, r.stdout)
 			}
 		}
-		block := r.stdout[strings.Index(r.stdout, "(\n"):strings.Index(r.stdout, "\n)\n")+3]
+		block := r.stdout[strings.Index(r.stdout, "(\n") : strings.Index(r.stdout, "\n)\n")+3]
 		want := []string{
 			"(\n\tProduce(0): 3 to 9 [usable: 9],\n\tFetch(1): 4 to 12 [usable: 12],\n",
 			"\tLeaderAndIsr(4): 0 to 5 [usable: 5],\n",
@@ -198,6 +198,10 @@ func TestAdminToolsAgainstCluster(t *testing.T) {
 			t.Errorf("exit %d, stdout %q, stderr %q", r.code, r.stdout, r.stderr)
 		}
 
+		expectZkafka(t, runZkafka("leader-election", "--bootstrap-server", bootstrap, "--election-type", "PREFERRED", "--all-topic-partitions"), 0, "")
+		expectZkafka(t, runZkafka("leader-election", "--bootstrap-server", bootstrap, "--election-type", "UNCLEAN", "--topic", "elect", "--partition", "0"), 0,
+			"Valid replica already elected for partitions elect-0\n")
+
 		json := writeTempFile(t, "elect.json", `{"partitions":[{"topic":"elect","partition":0},{"topic":"nosuch","partition":0}]}`)
 		expectZkafka(t, runZkafka("preferred-replica-election", "--zookeeper", c.ZK, "--path-to-json-file", json), 0,
 			"This tool is deprecated. Please use kafka-leader-election tool. Tracking issue: KAFKA-8405\n"+
@@ -222,6 +226,7 @@ func TestAdminToolsAgainstCluster(t *testing.T) {
 	t.Run("bad input", func(t *testing.T) {
 		badJSON := writeTempFile(t, "bad.json", `{"partitions": [`)
 		missing := writeTempFile(t, "missing.json", `{"topics":[{"topic":"nosuch"}],"version":1}`)
+		dupJSON := writeTempFile(t, "dup.json", `{"partitions":[{"topic":"elect","partition":0},{"topic":"elect","partition":0}]}`)
 		unknownBroker := writeTempFile(t, "unknown.json", `{"version":1,"partitions":[{"topic":"moves","partition":0,"replicas":[9]}]}`)
 		for _, tc := range []struct {
 			args   []string
@@ -245,8 +250,11 @@ func TestAdminToolsAgainstCluster(t *testing.T) {
 			{[]string{"leader-election", "--bootstrap-server", bootstrap, "--election-type", "preferred", "--all-topic-partitions", "--topic", "t"}, `^One and only one of the following options is required: topic, all-topic-partitions, path-to-json-file\n$`},
 			{[]string{"leader-election", "--bootstrap-server", bootstrap, "--election-type", "sideways", "--all-topic-partitions"}, `^Cannot parse argument 'sideways' of option election-type\n$`},
 			{[]string{"leader-election", "--bootstrap-server", bootstrap, "--election-type", "preferred", "--path-to-json-file", badJSON}, `^Replica election data is empty\n$`},
-			{[]string{"preferred-replica-election"}, `^Exactly one of '\[bootstrap-server\]' or '\[zookeeper\]' must be provided\n$`},
-			{[]string{"broker-api-versions"}, `^Missing required argument "\[bootstrap-server\]"\n$`},
+			{[]string{"preferred-replica-election", "--path-to-json-file", badJSON}, `^Exactly one of '\[bootstrap-server\]' or '\[zookeeper\]' must be provided\n$`},
+			{[]string{"broker-api-versions", "--help"}, `^This tool helps to retrieve broker version information.\nOption\n--bootstrap-server <String>\n--help\n$`},
+			{[]string{"reassign-partitions"}, `^This tool helps to move topic partitions between replicas.\nOption\n--verify\n`},
+			{[]string{"leader-election", "--bootstrap-server", bootstrap, "--election-type", "preferred", "--path-to-json-file", dupJSON}, `^Replica election data contains duplicate partitions: elect-0\n$`},
+			{[]string{"leader-election", "--bootstrap-server", bootstrap, "--election-type", "preferred", "--partition", "0", "--all-topic-partitions"}, `^Option partition is only allowed if topic is used\n$`},
 		} {
 			r := runZkafka(tc.args...)
 			if r.code == 0 || !regexp.MustCompile(tc.stderr).MatchString(r.stderr) {
