@@ -213,23 +213,28 @@ func (r *reassigner) runAdmin(opts toolOptions, action string) error {
 		if err != nil {
 			return err
 		}
-		if len(ongoing) == 0 {
-			fmt.Fprintln(r.out, "No partition reassignments found.")
-			return nil
-		}
-		fmt.Fprintln(r.out, "Current partition reassignments:")
-		for _, tp := range sortedPartitions(ongoing) {
-			p := ongoing[tp]
-			line := fmt.Sprintf("%s: replicas: %s.", tpString(tp), joinInt32s(p.Replicas))
-			if len(p.AddingReplicas) > 0 {
-				line += fmt.Sprintf(" adding: %s.", joinInt32s(p.AddingReplicas))
-			}
-			if len(p.RemovingReplicas) > 0 {
-				line += fmt.Sprintf(" removing: %s.", joinInt32s(p.RemovingReplicas))
-			}
-			fmt.Fprintln(r.out, line)
-		}
+		r.printReassignments(ongoing)
 		return nil
+	}
+}
+
+// printReassignments is --list's output.
+func (r *reassigner) printReassignments(ongoing map[zkpaths.TopicPartition]kmsg.ListPartitionReassignmentsResponseTopicPartition) {
+	if len(ongoing) == 0 {
+		fmt.Fprintln(r.out, "No partition reassignments found.")
+		return
+	}
+	fmt.Fprintln(r.out, "Current partition reassignments:")
+	for _, tp := range sortedPartitions(ongoing) {
+		p := ongoing[tp]
+		line := fmt.Sprintf("%s: replicas: %s.", tpString(tp), joinInt32s(p.Replicas))
+		if len(p.AddingReplicas) > 0 {
+			line += fmt.Sprintf(" adding: %s.", joinInt32s(p.AddingReplicas))
+		}
+		if len(p.RemovingReplicas) > 0 {
+			line += fmt.Sprintf(" removing: %s.", joinInt32s(p.RemovingReplicas))
+		}
+		fmt.Fprintln(r.out, line)
 	}
 }
 

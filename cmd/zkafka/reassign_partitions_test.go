@@ -263,3 +263,46 @@ func TestAdminToolsAgainstCluster(t *testing.T) {
 		}
 	})
 }
+
+// TestReassignmentReports checks the texts of states a fast test cluster
+// rarely shows: reassignments in progress, and a replica set that differs
+// from the target with no reassignment running.
+func TestReassignmentReports(t *testing.T) {
+	var out bytes.Buffer
+	r := &reassigner{out: &out}
+	r.printStates(map[zkpaths.TopicPartition]reassignmentState{
+		{Topic: "b", Partition: 0}:  {current: []int32{1, 2}, target: []int32{2, 3}},
+		{Topic: "a", Partition: 10}: {current: []int32{3}, target: []int32{3}, done: true},
+		{Topic: "a", Partition: 2}:  {current: []int32{1}, target: []int32{2}, done: true},
+	})
+	r.printReassignments(map[zkpaths.TopicPartition]kmsg.ListPartitionReassignmentsResponseTopicPartition{
+		{Topic: "b", Partition: 0}: {Replicas: []int32{2, 3, 1}, AddingReplicas: []int32{3}, RemovingReplicas: []int32{1}},
+		{Topic: "a", Partition: 1}: {Replicas: []int32{1, 2}},
+	})
+	want := "Status of partition reassignment:\n" +
+		"There is no active reassignment of partition a-2, but replica set is 1 rather than 2.\n" +
+		"Reassignment of partition a-10 is complete.\n" +
+		"Reassignment of partition b-0 is still in progress.\n" +
+		"Current partition reassignments:\n" +
+		"a-1: replicas: 1,2.\n" +
+		"b-0: replicas: 2,3,1. adding: 3. removing: 1.\n"
+	if out.String() != want {
+		t.Errorf("got\n%s\nwant\n%s", out.String(), want)
+	}
+
+	// Kafka's throttle lists: sources throttled as leaders, new replicas
+	// as followers; an ongoing reassignment keeps its original sources.
+	moves := proposedMoves(map[zkpaths.TopicPartition]kmsg.ListPartitionReassignmentsResponseTopicPartition{
+		{Topic: "t", Partition: 1}: {Replicas: []int32{4, 1}, AddingReplicas: []int32{4}, RemovingReplicas: []int32{1}},
+	}, []reassignTarget{
+		{tp: zkpaths.TopicPartition{Topic: "t", Partition: 0}, replicas: []int32{2, 3}},
+		{tp: zkpaths.TopicPartition{Topic: "t", Partition: 1}, replicas: []int32{5}},
+	}, assignment{{Topic: "t", Partition: 0}: {1, 2}, {Topic: "t", Partition: 1}: {4, 1}})
+	leader, follower := topicThrottleValues(moves)
+	if leader["t"] != "0:1,0:2,1:1" || follower["t"] != "0:3,1:5" {
+		t.Errorf("leader throttles %q, follower throttles %q", leader["t"], follower["t"])
+	}
+	if got := reassigningBrokers(moves); !slices.Equal(got, []int32{1, 2, 3, 5}) {
+		t.Errorf("reassigning brokers %v", got)
+	}
+}
