@@ -15,6 +15,7 @@ const usage = `usage: zkafka <command> [args]
 
 commands:
   broker <server.properties> [--override key=value ...]   run a broker (kafka-server-start.sh)
+  broker-health [--bootstrap-server h:9092] [--broker-id N]   exit 0 once the broker is registered (container healthcheck)
   bench [flags]                                            produce then consume a load; --help for flags
   console-consumer (--zookeeper h:2181 | --bootstrap-server h:9092) --topic t [--group g]   consume (kafka-console-consumer.sh)
   consumer-groups (--bootstrap-server h:9092 | --zookeeper h:2181) --list|--describe|--reset-offsets|--delete   (kafka-consumer-groups.sh)
@@ -41,6 +42,8 @@ func run(args []string, stdout, stderr io.Writer) int {
 	switch args[0] {
 	case "broker":
 		return runBroker(args[1:], stderr)
+	case "broker-health":
+		return runBrokerHealth(args[1:], stdout, stderr)
 	case "bench":
 		return bench.Main(args[1:], stdout, stderr)
 	case "console-consumer":
