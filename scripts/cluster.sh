@@ -4,11 +4,17 @@
 #
 #   ./scripts/cluster.sh up           install ZooKeeper if needed, build, start all, wait for registration
 #   ./scripts/cluster.sh down         stop the brokers (SIGTERM, then SIGKILL), then ZooKeeper
-#   ./scripts/cluster.sh status       each process: running or stopped, pid, port
+#   ./scripts/cluster.sh status       each process: running, paused or stopped, pid, port
 #   ./scripts/cluster.sh logs [N|zk]  follow all logs, broker N's, or ZooKeeper's
 #   ./scripts/cluster.sh kill N       kill -9 broker N (a crash)
+#   ./scripts/cluster.sh pause N|zk   SIGSTOP broker N or ZooKeeper: alive but silent, its session times out
+#   ./scripts/cluster.sh resume N|zk  SIGCONT it again
 #   ./scripts/cluster.sh restart N    stop broker N and start it again
-#   ./scripts/cluster.sh reset        down, then delete ./data
+#   ./scripts/cluster.sh reset        down, then delete ./data (ZooKeeper's and the brokers' data together)
+#
+# A second cluster beside the first: ZKAFKA_BASE_PORT (broker N on BASE+N-1, default 9092),
+# ZKAFKA_ZK_PORT (default 2181), ZKAFKA_DATA (default ./data); ZKAFKA_BIN runs that zkafka binary
+# instead of building bin/zkafka.
 set -euo pipefail
 
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
@@ -16,18 +22,21 @@ cd "$(dirname "${BASH_SOURCE[0]}")/.."
 . scripts/lib.sh
 
 ROOT=$PWD
-DATA=$ROOT/data
+DATA=${ZKAFKA_DATA:-$ROOT/data}
+case $DATA in /*) ;; *) DATA=$ROOT/$DATA ;; esac
 RUN=$DATA/run
 LOGS=$DATA/logs
-BIN=$ROOT/bin/zkafka
-ZK_PORT=2181
+BIN=${ZKAFKA_BIN:-$ROOT/bin/zkafka}
+ZK_PORT=${ZKAFKA_ZK_PORT:-2181}
+BASE_PORT=${ZKAFKA_BASE_PORT:-9092}
 BROKERS=(1 2 3)
 BROKER_STOP_TIMEOUT=30
-ZK_PATTERN=QuorumPeerMain
 SLF4J_SIMPLE=/usr/share/java/slf4j-simple.jar
 
-broker_port() { echo $((9091 + $1)); }
-broker_pattern() { echo "zkafka broker config/server-$1.properties"; }
+broker_port() { echo $((BASE_PORT + $1 - 1)); }
+# The patterns name this cluster's data dir, so a pid file never matches another cluster's process.
+ZK_PATTERN="$DATA/zookeeper/zoo.cfg"
+broker_pattern() { echo "log.dirs=$DATA/broker-$1"; }
 
 # pid_of NAME PATTERN prints the pid recorded for NAME if that process is still running.
 pid_of() {
@@ -59,6 +68,8 @@ stop() {
 	fi
 	log "stopping $name (pid $pid)"
 	kill -TERM "$pid" 2>/dev/null || true
+	# A paused (SIGSTOPped) process only acts on SIGTERM once continued.
+	kill -CONT "$pid" 2>/dev/null || true
 	if ! wait_until "$timeout" "$name to exit" gone "$pid" "$pattern"; then
 		log "$name did not exit after SIGTERM; sending SIGKILL"
 		kill_group "$pid"
@@ -109,7 +120,8 @@ zk_start() {
 		die "port $ZK_PORT is in use by a process this script did not start"
 	fi
 	mkdir -p "$DATA/zookeeper"
-	sed "s|@DATA_DIR@|$DATA/zookeeper|" config/zookeeper.cfg >"$DATA/zookeeper/zoo.cfg"
+	sed -e "s|@DATA_DIR@|$DATA/zookeeper|" -e "s|^clientPort=.*|clientPort=$ZK_PORT|" \
+		config/zookeeper.cfg >"$DATA/zookeeper/zoo.cfg"
 	cp=$ZK_JAR
 	[ -f "$SLF4J_SIMPLE" ] && cp=$cp:$SLF4J_SIMPLE
 	log "starting zookeeper on 127.0.0.1:$ZK_PORT (log $LOGS/zookeeper.log)"
@@ -133,8 +145,12 @@ broker_start() {
 		die "port $port (broker $n) is in use by a process this script did not start"
 	fi
 	log "starting broker $n on 127.0.0.1:$port (log $LOGS/broker-$n.log)"
-	# Relative paths in server-N.properties (log.dirs=./data/broker-N) resolve against $ROOT.
-	start_detached "broker-$n" bin/zkafka broker "config/server-$n.properties"
+	# server-N.properties with this cluster's ports and data dir (the same values by default).
+	start_detached "broker-$n" "$BIN" broker "config/server-$n.properties" \
+		--override "listeners=PLAINTEXT://127.0.0.1:$port" \
+		--override "advertised.listeners=PLAINTEXT://localhost:$port" \
+		--override "log.dirs=$DATA/broker-$n" \
+		--override "zookeeper.connect=localhost:$ZK_PORT"
 }
 
 broker_wait() {
@@ -154,6 +170,10 @@ registered_brokers() {
 all_registered() { [ "$(registered_brokers)" -eq "${#BROKERS[@]}" ]; }
 
 build() {
+	if [ -n "${ZKAFKA_BIN:-}" ]; then
+		[ -x "$BIN" ] || die "ZKAFKA_BIN=$BIN is not an executable"
+		return 0
+	fi
 	ensure_go
 	log "building bin/zkafka"
 	mkdir -p "$ROOT/bin"
@@ -175,12 +195,12 @@ cmd_up() {
 		die "brokers are listening but /brokers/ids lists $(registered_brokers) of ${#BROKERS[@]}"
 	fi
 	cat <<-MSG
-		zkafka is up: ZooKeeper 127.0.0.1:$ZK_PORT, brokers localhost:9092, localhost:9093, localhost:9094
+		zkafka is up: ZooKeeper 127.0.0.1:$ZK_PORT, brokers localhost:$(broker_port 1), localhost:$(broker_port 2), localhost:$(broker_port 3)
 
-		  kcat -b localhost:9092 -L                         # cluster metadata
-		  ./scripts/zookeeper-shell.sh localhost:2181 ls /brokers/ids
-		  ./scripts/zookeeper-shell.sh localhost:2181 get /controller
-		  ./scripts/cluster.sh status | logs [N] | kill N | restart N | down
+		  kcat -b localhost:$(broker_port 1) -L                         # cluster metadata
+		  ./scripts/zookeeper-shell.sh localhost:$ZK_PORT ls /brokers/ids
+		  ./scripts/zookeeper-shell.sh localhost:$ZK_PORT get /controller
+		  ./scripts/cluster.sh status | logs [N] | kill N | pause N | resume N | restart N | down
 	MSG
 }
 
@@ -199,16 +219,27 @@ cmd_status() {
 	printf '%-10s %-8s %-8s %s\n' PROCESS STATE PID PORT
 	pid=$(pid_of zookeeper "$ZK_PATTERN")
 	if [ -n "$pid" ]; then
-		mode=$(zk_srvr "$ZK_PORT" | sed -n 's/^Mode: //p')
-		printf '%-10s %-8s %-8s %s\n' zookeeper running "$pid" "$ZK_PORT ${mode:+($mode)}"
+		mode=
+		[ "$(state_of "$pid")" = paused ] || mode=$(zk_srvr "$ZK_PORT" | sed -n 's/^Mode: //p')
+		printf '%-10s %-8s %-8s %s\n' zookeeper "$(state_of "$pid")" "$pid" "$ZK_PORT ${mode:+($mode)}"
 	else
 		printf '%-10s %-8s %-8s %s\n' zookeeper stopped - "$ZK_PORT"
 	fi
 	for n in "${BROKERS[@]}"; do
 		pid=$(pid_of "broker-$n" "$(broker_pattern "$n")")
-		printf '%-10s %-8s %-8s %s\n' "broker-$n" "$([ -n "$pid" ] && echo running || echo stopped)" \
-			"${pid:--}" "$(broker_port "$n")"
+		printf '%-10s %-8s %-8s %s\n' "broker-$n" "$(state_of "$pid")" "${pid:--}" "$(broker_port "$n")"
 	done
+}
+
+# state_of PID prints running, paused (SIGSTOP) or stopped (no pid).
+state_of() {
+	if [ -z "$1" ]; then
+		echo stopped
+	elif [ "$(awk '/^State:/ { print $2 }' "/proc/$1/status" 2>/dev/null)" = T ]; then
+		echo paused
+	else
+		echo running
+	fi
 }
 
 cmd_logs() {
@@ -242,6 +273,34 @@ cmd_kill() {
 	log "killed broker $n (pid $pid) with SIGKILL"
 }
 
+# signal_target NAME|zk SIGNAL sends SIGNAL to the process group of broker N or of ZooKeeper.
+signal_target() {
+	local which=${1:-} sig=$2 name pattern pid
+	case $which in
+	zk | zookeeper) name=zookeeper pattern=$ZK_PATTERN ;;
+	*)
+		check_broker "$which"
+		name=broker-$which pattern=$(broker_pattern "$which")
+		;;
+	esac
+	pid=$(pid_of "$name" "$pattern")
+	[ -n "$pid" ] || die "$name is not running"
+	kill "-$sig" -- "-$pid" 2>/dev/null || kill "-$sig" "$pid"
+	echo "$name $pid"
+}
+
+cmd_pause() {
+	local target
+	target=$(signal_target "${1:-}" STOP)
+	log "paused ${target% *} (pid ${target#* }) with SIGSTOP; ./scripts/cluster.sh resume ${1:-} continues it"
+}
+
+cmd_resume() {
+	local target
+	target=$(signal_target "${1:-}" CONT)
+	log "resumed ${target% *} (pid ${target#* }) with SIGCONT"
+}
+
 cmd_restart() {
 	local n=${1:-}
 	check_broker "$n"
@@ -258,7 +317,7 @@ cmd_reset() {
 }
 
 usage() {
-	sed -n '2,11s/^# \{0,1\}//p' "${BASH_SOURCE[0]}" >&2
+	sed -n '2,17s/^# \{0,1\}//p' "${BASH_SOURCE[0]}" >&2
 	exit 2
 }
 
@@ -271,6 +330,8 @@ down)
 status) cmd_status ;;
 logs) cmd_logs "${2:-}" ;;
 kill) cmd_kill "${2:-}" ;;
+pause) cmd_pause "${2:-}" ;;
+resume) cmd_resume "${2:-}" ;;
 restart) cmd_restart "${2:-}" ;;
 reset) cmd_reset ;;
 *) usage ;;
