@@ -18,10 +18,10 @@ import (
 )
 
 var configsOptions = []optionSpec{
-	{"bootstrap-server", true}, {"zookeeper", true}, {"command-config", true},
+	{"bootstrap-server", true}, {"zookeeper", true},
 	{"describe", false}, {"alter", false}, {"entity-type", true}, {"entity-name", true}, {"entity-default", false},
 	{"topic", true}, {"broker", true}, {"broker-defaults", false},
-	{"add-config", true}, {"delete-config", true}, {"all", false}, {"force", false}, {"help", false},
+	{"add-config", true}, {"delete-config", true}, {"all", false}, {"help", false},
 }
 
 const configsUsage = `This tool helps to manipulate and describe entity config for a topic or broker.

@@ -20,7 +20,7 @@ import (
 )
 
 var consumerGroupsOptions = []optionSpec{
-	{"bootstrap-server", true}, {"zookeeper", true}, {"command-config", true}, {"timeout", true},
+	{"bootstrap-server", true}, {"zookeeper", true},
 	{"list", false}, {"describe", false}, {"delete", false}, {"reset-offsets", false},
 	{"group", true}, {"all-groups", false}, {"topic", true}, {"all-topics", false},
 	{"offsets", false}, {"members", false}, {"verbose", false}, {"state", false},

@@ -23,7 +23,7 @@ import (
 )
 
 var topicsOptions = []optionSpec{
-	{"bootstrap-server", true}, {"zookeeper", true}, {"command-config", true},
+	{"bootstrap-server", true}, {"zookeeper", true},
 	{"create", false}, {"list", false}, {"describe", false}, {"alter", false}, {"delete", false},
 	{"topic", true}, {"partitions", true}, {"replication-factor", true}, {"replica-assignment", true},
 	{"config", true}, {"if-not-exists", false}, {"if-exists", false}, {"exclude-internal", false},

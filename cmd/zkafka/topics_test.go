@@ -2,6 +2,8 @@ package main
 
 import (
 	"bytes"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -144,4 +146,25 @@ func TestTopicsBadInput(t *testing.T) {
 	}
 	// --if-exists turns a missing topic into nothing to do.
 	expectTool(t, "", "topics", "--bootstrap-server", bs, "--delete", "--topic", "nope", "--if-exists")
+}
+
+// TestClientToolScripts checks that scripts/kafka-<tool>.sh run the
+// subcommand, and that each tool answers --help with its usage and exit 1,
+// as Kafka's tools do.
+func TestClientToolScripts(t *testing.T) {
+	for _, tool := range []string{"topics", "console-producer", "console-consumer", "consumer-groups", "configs"} {
+		data, err := os.ReadFile(filepath.Join("..", "..", "scripts", "kafka-"+tool+".sh"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !strings.Contains(string(data), "exec_zkafka "+tool+` "$@"`) {
+			t.Errorf("scripts/kafka-%s.sh does not run zkafka %s:\n%s", tool, tool, data)
+		}
+		if tool == "console-consumer" {
+			continue // a colleague's tool, with Go flag parsing
+		}
+		if code, _, errOut := runTool(tool, "--help"); code != 1 || !strings.Contains(errOut, "USAGE: zkafka "+tool) {
+			t.Errorf("zkafka %s --help: exit %d, stderr %q", tool, code, errOut)
+		}
+	}
 }
