@@ -28,6 +28,7 @@ var topicsOptions = []optionSpec{
 	{"topic", true}, {"partitions", true}, {"replication-factor", true}, {"replica-assignment", true},
 	{"config", true}, {"if-not-exists", false}, {"if-exists", false}, {"exclude-internal", false},
 	{"under-replicated-partitions", false}, {"unavailable-partitions", false}, {"topics-with-overrides", false},
+	{"under-min-isr-partitions", false}, {"at-min-isr-partitions", false},
 	{"help", false},
 }
 
@@ -36,7 +37,7 @@ USAGE: zkafka topics (--bootstrap-server host:9092 | --zookeeper host:2181)
        (--create | --list | --describe | --alter | --delete) [--topic t] [options]
 Options: --partitions N, --replication-factor N, --replica-assignment 1:2,2:3, --config k=v,
          --if-not-exists, --if-exists, --exclude-internal, --under-replicated-partitions,
-         --unavailable-partitions, --topics-with-overrides
+         --unavailable-partitions, --under-min-isr-partitions, --at-min-isr-partitions, --topics-with-overrides
 `
 
 // runTopics is kafka-topics.sh (Kafka 2.8's TopicCommand): one action on
@@ -114,8 +115,12 @@ func newTopicCommand(opts toolOptions) (*topicCommand, error) {
 		{"replica-assignment", []string{"replication-factor"}},
 		{"if-not-exists", []string{"alter", "list", "describe", "delete"}},
 		{"if-exists", []string{"create", "list"}},
-		{"under-replicated-partitions", []string{"alter", "create", "delete", "list", "unavailable-partitions", "topics-with-overrides"}},
-		{"unavailable-partitions", []string{"alter", "create", "delete", "list", "topics-with-overrides"}},
+		{"under-replicated-partitions", []string{"alter", "create", "delete", "list", "unavailable-partitions",
+			"under-min-isr-partitions", "at-min-isr-partitions", "topics-with-overrides"}},
+		{"unavailable-partitions", []string{"alter", "create", "delete", "list", "under-min-isr-partitions",
+			"at-min-isr-partitions", "topics-with-overrides"}},
+		{"under-min-isr-partitions", []string{"alter", "create", "delete", "list", "at-min-isr-partitions", "topics-with-overrides"}},
+		{"at-min-isr-partitions", []string{"alter", "create", "delete", "list", "topics-with-overrides"}},
 		{"topics-with-overrides", []string{"alter", "create", "delete", "list"}},
 		{"partitions", []string{"describe", "list", "delete"}},
 		{"replication-factor", []string{"alter", "describe", "list", "delete"}},
@@ -223,6 +228,7 @@ type topicDescription struct {
 	id                string // "" when the topic has none
 	configs           []string
 	markedForDeletion bool
+	minISR            int // min.insync.replicas
 	partitions        []partitionDescription
 }
 
@@ -313,13 +319,16 @@ func (c *topicCommand) run(ctx context.Context, svc topicService, out io.Writer)
 func (c *topicCommand) printDescriptions(out io.Writer, descs []topicDescription, live map[int32]bool) {
 	underReplicated := c.opts.has("under-replicated-partitions")
 	unavailable := c.opts.has("unavailable-partitions")
+	underMinISR := c.opts.has("under-min-isr-partitions")
+	atMinISR := c.opts.has("at-min-isr-partitions")
+	filtered := underReplicated || unavailable || underMinISR || atMinISR
 	overrides := c.opts.has("topics-with-overrides")
 	for _, d := range descs {
 		deletion := ""
 		if d.markedForDeletion {
 			deletion = "\tMarkedForDeletion: true"
 		}
-		if !underReplicated && !unavailable && (!overrides || len(d.configs) > 0) {
+		if !filtered && (!overrides || len(d.configs) > 0) {
 			fmt.Fprintf(out, "Topic: %s", d.name)
 			if d.id != "" {
 				fmt.Fprintf(out, "\tTopicId: %s", d.id)
@@ -337,7 +346,11 @@ func (c *topicCommand) printDescriptions(out io.Writer, descs []topicDescription
 		}
 		for _, p := range d.partitions {
 			noLeader := p.leader < 0 || !live[p.leader]
-			if (underReplicated && len(p.isr) >= len(p.replicas)) || (unavailable && !noLeader) {
+			isr := len(p.isr)
+			if filtered && !(underReplicated && isr < len(p.replicas) ||
+				unavailable && noLeader ||
+				underMinISR && (noLeader || isr < d.minISR) ||
+				atMinISR && isr == d.minISR) {
 				continue
 			}
 			leader := "none"
@@ -457,7 +470,11 @@ func (s *adminTopicService) describe(ctx context.Context, topics []string) ([]to
 		if err != nil {
 			return nil, nil, err
 		}
+		d.minISR = 1
 		for _, cfg := range rc.Configs {
+			if cfg.Key == "min.insync.replicas" {
+				d.minISR, _ = strconv.Atoi(cfg.MaybeValue())
+			}
 			if cfg.Source != kmsg.ConfigSourceDefaultConfig {
 				d.configs = append(d.configs, cfg.Key+"="+cfg.MaybeValue())
 			}
@@ -627,7 +644,8 @@ func (s *zkTopicService) describe(_ context.Context, topics []string) ([]topicDe
 		if err != nil {
 			return nil, nil, err
 		}
-		d := topicDescription{name: name, id: ta.TopicID, markedForDeletion: s.markedForDeletion(name)}
+		// ZooKeeper holds only overrides; Kafka's default applies otherwise.
+		d := topicDescription{name: name, id: ta.TopicID, markedForDeletion: s.markedForDeletion(name), minISR: 1}
 		if data, _, err := s.zk.Get(zkpaths.TopicConfigPath(name)); err == nil {
 			cfg, err := zkpaths.DecodeEntityConfig(data)
 			if err != nil {
@@ -635,6 +653,9 @@ func (s *zkTopicService) describe(_ context.Context, topics []string) ([]topicDe
 			}
 			for _, k := range sortedKeys(cfg.Config) {
 				d.configs = append(d.configs, k+"="+cfg.Config[k])
+			}
+			if v, ok := cfg.Config["min.insync.replicas"]; ok {
+				d.minISR, _ = strconv.Atoi(v)
 			}
 		}
 		for _, p := range ta.PartitionIDs() {

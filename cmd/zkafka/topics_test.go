@@ -111,6 +111,18 @@ func TestTopicsGolden(t *testing.T) {
 		t.Errorf("--under-replicated-partitions: exit %d\n%s", code, out)
 	}
 
+	testcluster.WaitFor(t, 20*time.Second, "partition 2 led by broker 1", func() bool {
+		_, out, _ := runTool(topics(zkc, "--describe", "--topic", "legacy")...)
+		return strings.Contains(out, "Partition: 2\tLeader: 1\tReplicas: 3,1\tIsr: 1\n")
+	})
+	expectTool(t, "\tTopic: legacy\tPartition: 1\tLeader: 2\tReplicas: 2,3\tIsr: 2\n\tTopic: legacy\tPartition: 2\tLeader: 1\tReplicas: 3,1\tIsr: 1\n",
+		topics(zkc, "--describe", "--at-min-isr-partitions", "--topic", "legacy")...)
+	expectTool(t, "\tTopic: only_3\tPartition: 0\tLeader: none\tReplicas: 3\tIsr: 3\n", topics(zkc, "--describe", "--under-min-isr-partitions")...)
+	code, out, _ = runTool(topics(bs, "--describe", "--under-min-isr-partitions", "--topic", "only_3")...)
+	if code != 0 || !strings.HasPrefix(out, "\tTopic: only_3\tPartition: 0\tLeader: none\tReplicas: 3\tIsr: ") {
+		t.Errorf("--under-min-isr-partitions over --bootstrap-server: exit %d\n%s", code, out)
+	}
+
 	expectTool(t, "Topic legacy is marked for deletion.\nNote: This will have no impact if delete.topic.enable is not set to true.\n", topics(zkc, "--delete", "--topic", "legacy")...)
 	expectTool(t, "", topics(bs, "--delete", "--topic", "orders")...)
 	testcluster.WaitFor(t, 20*time.Second, "topics deleted", func() bool {
