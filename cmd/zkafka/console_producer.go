@@ -29,7 +29,8 @@ var consoleProducerOptions = []optionSpec{
 
 const consoleProducerUsage = `This tool helps to read data from standard input and publish it to Kafka.
 USAGE: zkafka console-producer --bootstrap-server host:9092 --topic t
-       [--property parse.key=true --property key.separator=:] [--request-required-acks 1|0|-1|all]
+       [--property parse.key=true --property key.separator=: --property ignore.error=true]
+       [--request-required-acks 1|0|-1|all]
        [--producer-property k=v] [--producer.config file] [--sync] [--compression-codec gzip]
 `
 
@@ -70,8 +71,10 @@ type consoleProducer struct {
 	topic     string
 	parseKey  bool
 	separator string
-	sync      bool
-	kgoOpts   []kgo.Opt
+	// ignoreError sends a line without a separator as a value without key.
+	ignoreError bool
+	sync        bool
+	kgoOpts     []kgo.Opt
 }
 
 func newConsoleProducer(opts toolOptions) (*consoleProducer, error) {
@@ -95,6 +98,9 @@ func newConsoleProducer(opts toolOptions) (*consoleProducer, error) {
 	}
 	if v, ok := reader["key.separator"]; ok {
 		p.separator = v
+	}
+	if v, ok := reader["ignore.error"]; ok {
+		p.ignoreError = strings.EqualFold(strings.TrimSpace(v), "true")
 	}
 	props := map[string]string{}
 	if file := opts.value("producer.config"); file != "" {
@@ -218,12 +224,14 @@ func (p *consoleProducer) produce(ctx context.Context, cl *kgo.Client, in io.Rea
 		r := &kgo.Record{Topic: p.topic, Value: []byte(text)}
 		if p.parseKey {
 			key, value, ok := strings.Cut(text, p.separator)
-			if !ok {
+			switch {
+			case ok:
+				r.Key, r.Value = []byte(key), []byte(value)
+			case !p.ignoreError:
 				fmt.Fprintf(stderr, "No key found on line %d: %s\n", line, text)
 				cl.Flush(context.Background())
 				return 1
 			}
-			r.Key, r.Value = []byte(key), []byte(value)
 		}
 		if p.sync {
 			if err := cl.ProduceSync(ctx, r).FirstErr(); err != nil {

@@ -43,10 +43,15 @@ func TestConsoleProducer(t *testing.T) {
 			"--property", "parse.key=true", "--property", "key.separator=:", "--timeout", "10")
 	})
 
+	withStdin("no separator, kept\n", func() {
+		expectTool(t, "", "console-producer", "--bootstrap-server", bs, "--topic", "lines", "--timeout", "10",
+			"--property", "parse.key=true", "--property", "ignore.error=true")
+	})
+
 	cl := c.Client(kgo.ConsumeTopics("lines"), kgo.ConsumeResetOffset(kgo.NewOffset().AtStart()))
 	got := map[string]string{}
 	partitionOf := map[string]int32{}
-	for len(got) < 6 && ctx.Err() == nil {
+	for len(got) < 7 && ctx.Err() == nil {
 		cl.PollFetches(ctx).EachRecord(func(r *kgo.Record) {
 			got[string(r.Value)] = string(r.Key)
 			if r.Key != nil {
@@ -57,7 +62,7 @@ func TestConsoleProducer(t *testing.T) {
 			}
 		})
 	}
-	want := map[string]string{"plain one": "", "plain two": "", "v1": "k1", "v:2": "k2", "v3": "k1", "ok": "k3"}
+	want := map[string]string{"plain one": "", "plain two": "", "v1": "k1", "v:2": "k2", "v3": "k1", "ok": "k3", "no separator, kept": ""}
 	for v, k := range want {
 		if gk, ok := got[v]; !ok || gk != k {
 			t.Errorf("record %q: key %q (present %v), want key %q; all: %v", v, gk, ok, k, got)
