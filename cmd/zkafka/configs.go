@@ -465,6 +465,19 @@ func (c *configCommand) alterZooKeeper(zkc *zkclient.Client, out io.Writer) erro
 	for _, k := range c.del {
 		delete(cfg.Config, k)
 	}
+	if err := writeEntityConfig(zkc, c.entityType, c.entityName, cfg, version); err != nil {
+		return err
+	}
+	fmt.Fprintf(out, "Completed updating config for entity: %s.\n", c.zkEntityLabel(c.entityName))
+	return nil
+}
+
+// writeEntityConfig stores an entity's config (version -1: create it) and
+// announces the change with a sequential /config/changes/config_change_
+// node, as Kafka's AdminZkClient.changeEntityConfig.
+func writeEntityConfig(zkc *zkclient.Client, entityType, entityName string, cfg zkpaths.EntityConfig, version int32) error {
+	path := zkpaths.EntityConfigPath(entityType, entityName)
+	var err error
 	if version < 0 {
 		err = zkc.CreateIfMissing(path, cfg.Encode())
 	} else {
@@ -473,13 +486,10 @@ func (c *configCommand) alterZooKeeper(zkc *zkclient.Client, out io.Writer) erro
 	if err != nil {
 		return err
 	}
-	note := zkpaths.ConfigChangeNotification{EntityPath: c.entityType + "/" + c.entityName}
+	note := zkpaths.ConfigChangeNotification{EntityPath: entityType + "/" + entityName}
 	if err := zkc.CreateIfMissing(zkpaths.ConfigChanges, nil); err != nil {
 		return err
 	}
-	if _, err := zkc.Create(zkpaths.ConfigChangePrefix, note.Encode(), zk.FlagSequence, zk.WorldACL(zk.PermAll)); err != nil {
-		return err
-	}
-	fmt.Fprintf(out, "Completed updating config for entity: %s.\n", c.zkEntityLabel(c.entityName))
-	return nil
+	_, err = zkc.Create(zkpaths.ConfigChangePrefix, note.Encode(), zk.FlagSequence, zk.WorldACL(zk.PermAll))
+	return err
 }

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"maps"
 	"regexp"
 	"slices"
 	"strconv"
@@ -26,7 +27,7 @@ var topicsOptions = []optionSpec{
 	{"bootstrap-server", true}, {"zookeeper", true},
 	{"create", false}, {"list", false}, {"describe", false}, {"alter", false}, {"delete", false},
 	{"topic", true}, {"partitions", true}, {"replication-factor", true}, {"replica-assignment", true},
-	{"config", true}, {"if-not-exists", false}, {"if-exists", false}, {"exclude-internal", false},
+	{"config", true}, {"delete-config", true}, {"if-not-exists", false}, {"if-exists", false}, {"exclude-internal", false},
 	{"under-replicated-partitions", false}, {"unavailable-partitions", false}, {"topics-with-overrides", false},
 	{"under-min-isr-partitions", false}, {"at-min-isr-partitions", false},
 	{"help", false},
@@ -125,6 +126,7 @@ func newTopicCommand(opts toolOptions) (*topicCommand, error) {
 		{"partitions", []string{"describe", "list", "delete"}},
 		{"replication-factor", []string{"alter", "describe", "list", "delete"}},
 		{"config", []string{"describe", "list", "delete"}},
+		{"delete-config", []string{"create", "describe", "list", "delete"}},
 	} {
 		if err := opts.checkInvalid(check.option, check.invalid...); err != nil {
 			return nil, err
@@ -161,11 +163,14 @@ func newTopicCommand(opts toolOptions) (*topicCommand, error) {
 		c.assignment = a
 	}
 	if c.action == "alter" {
-		if opts.has("config") && opts.has("bootstrap-server") {
+		changesConfig := opts.has("config") || opts.has("delete-config")
+		if changesConfig && opts.has("bootstrap-server") {
 			return nil, usageErrorf("Option combination \"[bootstrap-server],[config]\" can't be used with option \"[alter]\"; use kafka-configs to change topic configs")
 		}
-		if err := opts.checkRequired("partitions"); err != nil {
-			return nil, err
+		if !changesConfig {
+			if err := opts.checkRequired("partitions"); err != nil {
+				return nil, err
+			}
 		}
 	}
 	if c.action == "create" && opts.has("zookeeper") && c.assignment == nil {
@@ -298,6 +303,14 @@ func (c *topicCommand) run(ctx context.Context, svc topicService, out io.Writer)
 		c.printDescriptions(out, descs, live)
 	case "alter":
 		for _, t := range topics {
+			if zks, ok := svc.(*zkTopicService); ok && (c.opts.has("config") || c.opts.has("delete-config")) {
+				if err := zks.alterConfig(t, c.configs, c.opts.all("delete-config")); err != nil {
+					return err
+				}
+			}
+			if !c.opts.has("partitions") {
+				continue
+			}
 			if t == "__consumer_offsets" {
 				return errors.New("The number of partitions for the offsets topic cannot be changed.")
 			}
@@ -712,6 +725,26 @@ func (s *zkTopicService) alterPartitions(_ context.Context, topic string, total 
 		return err
 	}
 	fmt.Fprintln(s.out, "Adding partitions succeeded!")
+	return nil
+}
+
+// alterConfig is the deprecated --alter --config / --delete-config of the
+// ZooKeeper path: the topic's config znode and a change notification.
+func (s *zkTopicService) alterConfig(topic string, add map[string]string, del []string) error {
+	fmt.Fprintln(s.out, "WARNING: Altering topic configuration from this script has been deprecated and may be removed in future releases.")
+	fmt.Fprintln(s.out, "         Going forward, please use kafka-configs.sh for this functionality")
+	cfg, version, err := readEntityConfig(s.zk, zkpaths.TopicConfigPath(topic))
+	if err != nil {
+		return err
+	}
+	maps.Copy(cfg.Config, add)
+	for _, k := range del {
+		delete(cfg.Config, strings.TrimSpace(k))
+	}
+	if err := writeEntityConfig(s.zk, "topics", topic, cfg, version); err != nil {
+		return err
+	}
+	fmt.Fprintf(s.out, "Updated config for topic %s.\n", topic)
 	return nil
 }
 

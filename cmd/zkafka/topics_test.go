@@ -123,6 +123,15 @@ func TestTopicsGolden(t *testing.T) {
 		t.Errorf("--under-min-isr-partitions over --bootstrap-server: exit %d\n%s", code, out)
 	}
 
+	// The deprecated config change of the ZooKeeper path.
+	expectTool(t, "WARNING: Altering topic configuration from this script has been deprecated and may be removed in future releases.\n"+
+		"         Going forward, please use kafka-configs.sh for this functionality\nUpdated config for topic legacy.\n",
+		topics(zkc, "--alter", "--topic", "legacy", "--config", "retention.ms=5000", "--delete-config", "cleanup.policy")...)
+	code, out, _ = runTool(topics(zkc, "--describe", "--topic", "legacy", "--topics-with-overrides")...)
+	if code != 0 || !strings.HasSuffix(out, "\tConfigs: retention.ms=5000\n") {
+		t.Errorf("legacy configs after --alter --config: exit %d\n%s", code, out)
+	}
+
 	expectTool(t, "Topic legacy is marked for deletion.\nNote: This will have no impact if delete.topic.enable is not set to true.\n", topics(zkc, "--delete", "--topic", "legacy")...)
 	expectTool(t, "", topics(bs, "--delete", "--topic", "orders")...)
 	testcluster.WaitFor(t, 20*time.Second, "topics deleted", func() bool {
