@@ -312,7 +312,7 @@ func electLeaders(cl *kgo.Client, electionType int8, partitions []zkpaths.TopicP
 		for _, p := range t.Partitions {
 			r := electionResult{tp: zkpaths.TopicPartition{Topic: t.Topic, Partition: p.Partition}}
 			if p.ErrorCode != 0 {
-				r.err = &messageError{msg: derefOr(p.ErrorMessage, ""), code: kerr.ErrorForCode(p.ErrorCode)}
+				r.err = brokerError(kerr.ErrorForCode(p.ErrorCode), p.ErrorMessage)
 			}
 			results = append(results, r)
 		}
@@ -363,9 +363,19 @@ func finishElection(err error, stderr io.Writer) int {
 	return 1
 }
 
-// javaException renders a Kafka error code the way the Java client's
-// exception prints: its class name, then the broker's message or the
-// code's default one.
+// brokerError is a Kafka error code with the message the broker sent, or
+// the code's default message when it sent none, as the Java client's
+// exceptions carry.
+func brokerError(code error, msg *string) error {
+	var ke *kerr.Error
+	if m := derefOr(msg, ""); m != "" || !errors.As(code, &ke) {
+		return &messageError{msg: m, code: code}
+	}
+	return &messageError{msg: ke.Description, code: code}
+}
+
+// javaException renders an error the way the Java client's exception
+// prints: the class Kafka has for its code, then its message.
 func javaException(err error) string {
 	var ke *kerr.Error
 	if !errors.As(err, &ke) {
@@ -375,9 +385,9 @@ func javaException(err error) string {
 	for word := range strings.SplitSeq(strings.ToLower(ke.Message), "_") {
 		class.WriteString(strings.ToUpper(word[:1]) + word[1:])
 	}
-	msg := ke.Description
-	if m := err.Error(); m != "" && m != ke.Error() {
-		msg = m
+	msg := err.Error()
+	if msg == "" || msg == ke.Error() {
+		msg = ke.Description
 	}
 	return fmt.Sprintf("org.apache.kafka.common.errors.%sException: %s", class.String(), msg)
 }

@@ -546,7 +546,7 @@ func (r *reassigner) alterReassignments(req *kmsg.AlterPartitionAssignmentsReque
 		return nil, err
 	}
 	if err := kerr.ErrorForCode(resp.ErrorCode); err != nil {
-		return nil, &messageError{msg: derefOr(resp.ErrorMessage, ""), code: err}
+		return nil, brokerError(err, resp.ErrorMessage)
 	}
 	type failure struct {
 		tp  zkpaths.TopicPartition
@@ -557,7 +557,7 @@ func (r *reassigner) alterReassignments(req *kmsg.AlterPartitionAssignmentsReque
 		for _, p := range t.Partitions {
 			if err := kerr.ErrorForCode(p.ErrorCode); err != nil {
 				failures = append(failures, failure{zkpaths.TopicPartition{Topic: t.Topic, Partition: p.Partition},
-					kafkaMessage(&messageError{msg: derefOr(p.ErrorMessage, ""), code: err})})
+					brokerError(err, p.ErrorMessage).Error()})
 			}
 		}
 	}
@@ -741,7 +741,7 @@ func (r *reassigner) alterConfigs(topicOps, brokerOps []configOps) error {
 		}
 		for _, rr := range resp.Resources {
 			if err := kerr.ErrorForCode(rr.ErrorCode); err != nil {
-				return &messageError{msg: javaException(&messageError{msg: derefOr(rr.ErrorMessage, ""), code: err}), code: err}
+				return &messageError{msg: javaException(brokerError(err, rr.ErrorMessage)), code: err}
 			}
 		}
 	}
@@ -877,7 +877,7 @@ func (r *reassigner) listReassignments(targets []reassignTarget) (map[zkpaths.To
 		return nil, err
 	}
 	if err := kerr.ErrorForCode(resp.ErrorCode); err != nil {
-		return nil, &messageError{msg: derefOr(resp.ErrorMessage, ""), code: err}
+		return nil, brokerError(err, resp.ErrorMessage)
 	}
 	out := map[zkpaths.TopicPartition]kmsg.ListPartitionReassignmentsResponseTopicPartition{}
 	for _, t := range resp.Topics {
