@@ -211,6 +211,14 @@ func ParseProperties(r io.Reader) (map[string]string, error) {
 	return props, sc.Err()
 }
 
+// ValidateTopicConfig checks topic config overrides as Kafka's
+// LogConfig.validate does and returns them normalized; tools that write
+// /config/topics directly (the --zookeeper paths) use it. Errors read as
+// Kafka's messages.
+func ValidateTopicConfig(cfg map[string]string) (map[string]string, error) {
+	return validateTopicConfig(cfg)
+}
+
 // ParseOverrides turns "key=value" strings (kafka-server-start.sh's
 // --override) into a map.
 func ParseOverrides(overrides []string) (map[string]string, error) {

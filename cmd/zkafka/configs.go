@@ -13,6 +13,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kgo"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
+	"github.com/zkafka/zkafka/broker"
 	"github.com/zkafka/zkafka/internal/zkclient"
 	"github.com/zkafka/zkafka/zkpaths"
 )
@@ -464,6 +465,11 @@ func (c *configCommand) alterZooKeeper(zkc *zkclient.Client, out io.Writer) erro
 	}
 	for _, k := range c.del {
 		delete(cfg.Config, k)
+	}
+	if c.entityType == "topics" {
+		if cfg.Config, err = broker.ValidateTopicConfig(cfg.Config); err != nil {
+			return err
+		}
 	}
 	if err := writeEntityConfig(zkc, c.entityType, c.entityName, cfg, version); err != nil {
 		return err

@@ -82,6 +82,8 @@ func TestConfigsBadInput(t *testing.T) {
 	}
 	expectTool(t, "Created topic t.\n", "topics", "--bootstrap-server", bs, "--create", "--topic", "t")
 	awaitTopic(t, bs, "t")
+	expectToolError(t, "Error while executing config command with args '--zookeeper "+c.ZK+" --alter --topic t --add-config frob=1'\nUnknown topic config name: frob\n",
+		"configs", "--zookeeper", c.ZK, "--alter", "--topic", "t", "--add-config", "frob=1")
 	expectToolError(t, "Command line argument error: Invalid config(s): retention.ms\n", "configs", "--bootstrap-server", bs, "--alter", "--topic", "t", "--delete-config", "retention.ms")
 	expectToolError(t, "Error while executing config command with args '--bootstrap-server "+bs+" --alter --topic t --add-config retention.ms=soon'\nInvalid config value for resource ConfigResource(type=TOPIC, name='t'): Invalid value soon for configuration retention.ms: Not a number of type LONG\n",
 		"configs", "--bootstrap-server", bs, "--alter", "--topic", "t", "--add-config", "retention.ms=soon")

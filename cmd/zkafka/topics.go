@@ -18,6 +18,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kgo"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
+	"github.com/zkafka/zkafka/broker"
 	"github.com/zkafka/zkafka/controller"
 	"github.com/zkafka/zkafka/internal/zkclient"
 	"github.com/zkafka/zkafka/zkpaths"
@@ -615,8 +616,12 @@ func (s *zkTopicService) create(_ context.Context, c *topicCommand) error {
 			return err
 		}
 	}
+	configs, err := broker.ValidateTopicConfig(c.configs)
+	if err != nil {
+		return err
+	}
 	// Kafka writes the config first so that brokers creating the log see it.
-	configData := zkpaths.EntityConfig{Config: c.configs}.Encode()
+	configData := zkpaths.EntityConfig{Config: configs}.Encode()
 	if _, err := s.zk.Set(zkpaths.TopicConfigPath(c.topic), configData, -1); errors.Is(err, zk.ErrNoNode) {
 		err = s.zk.CreateIfMissing(zkpaths.TopicConfigPath(c.topic), configData)
 		if err != nil {
@@ -740,6 +745,9 @@ func (s *zkTopicService) alterConfig(topic string, add map[string]string, del []
 	maps.Copy(cfg.Config, add)
 	for _, k := range del {
 		delete(cfg.Config, strings.TrimSpace(k))
+	}
+	if cfg.Config, err = broker.ValidateTopicConfig(cfg.Config); err != nil {
+		return err
 	}
 	if err := writeEntityConfig(s.zk, "topics", topic, cfg, version); err != nil {
 		return err

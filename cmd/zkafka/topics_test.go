@@ -162,6 +162,8 @@ func TestTopicsBadInput(t *testing.T) {
 		{[]string{"--zookeeper", c.ZK, "--delete", "--topic", "nope"}, "Error while executing topic command : Topic 'nope' does not exist as expected\n"},
 		{[]string{"--zookeeper", c.ZK, "--create", "--topic", "x", "--partitions", "1"}, "Missing required argument \"[replication-factor]\"\n"},
 		{[]string{"--bootstrap-server", bs, "--alter", "--topic", "x"}, "Missing required argument \"[partitions]\"\n"},
+		{[]string{"--zookeeper", c.ZK, "--create", "--topic", "x", "--partitions", "1", "--replication-factor", "1", "--config", "frob=1"}, "Error while executing topic command : Unknown topic config name: frob\n"},
+		{[]string{"--zookeeper", c.ZK, "--create", "--topic", "x", "--partitions", "1", "--replication-factor", "1", "--config", "retention.ms=soon"}, "Error while executing topic command : Invalid value soon for configuration retention.ms: Not a number of type LONG\n"},
 	} {
 		expectToolError(t, tc.want, append([]string{"topics"}, tc.args...)...)
 	}
