@@ -14,6 +14,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kadm"
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kgo"
+	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"github.com/zkafka/zkafka/internal/zkclient"
 	"github.com/zkafka/zkafka/zkpaths"
@@ -21,7 +22,7 @@ import (
 
 var consumerGroupsOptions = []optionSpec{
 	{"bootstrap-server", true}, {"zookeeper", true},
-	{"list", false}, {"describe", false}, {"delete", false}, {"reset-offsets", false},
+	{"list", false}, {"describe", false}, {"delete", false}, {"reset-offsets", false}, {"delete-offsets", false},
 	{"group", true}, {"all-groups", false}, {"topic", true}, {"all-topics", false},
 	{"offsets", false}, {"members", false}, {"verbose", false}, {"state", false},
 	{"dry-run", false}, {"execute", false}, {"to-offset", true}, {"to-earliest", false}, {"to-latest", false},
@@ -30,7 +31,8 @@ var consumerGroupsOptions = []optionSpec{
 
 const consumerGroupsUsage = `This tool helps to list all consumer groups, describe a consumer group, delete consumer group info, or reset consumer group offsets.
 USAGE: zkafka consumer-groups (--bootstrap-server host:9092 | --zookeeper host:2181)
-       (--list [--state [states]] | --describe [--offsets | --members [--verbose] | --state] | --delete | --reset-offsets)
+       (--list [--state [states]] | --describe [--offsets | --members [--verbose] | --state] | --delete |
+        --reset-offsets | --delete-offsets --topic t[:p,p])
        (--group g ... | --all-groups)
 reset: (--all-topics | --topic t[:p,p] ...) (--to-earliest | --to-latest | --to-current | --to-offset n |
        --shift-by n | --to-datetime YYYY-MM-DDTHH:mm:SS.sss) [--dry-run | --execute]
@@ -75,16 +77,16 @@ func runConsumerGroups(args []string, stdout, stderr io.Writer) int {
 	cl, adm, err := dialAdmin(opts.value("bootstrap-server"))
 	if err == nil {
 		defer cl.Close()
-		g.adm = adm
+		g.cl, g.adm = cl, adm
 		err = g.runAdmin(ctx)
 	}
 	return g.finish(err)
 }
 
 func checkConsumerGroupsArgs(opts toolOptions) error {
-	actions := []string{"list", "describe", "delete", "reset-offsets"}
+	actions := []string{"list", "describe", "delete", "reset-offsets", "delete-offsets"}
 	if opts.count(actions...) != 1 {
-		return usageErrorf("Command must include exactly one action: --list, --describe, --delete, --reset-offsets")
+		return usageErrorf("Command must include exactly one action: --list, --describe, --delete, --reset-offsets, --delete-offsets")
 	}
 	if opts.count("bootstrap-server", "zookeeper") != 1 {
 		return usageErrorf("Exactly one of --bootstrap-server or --zookeeper must be specified")
@@ -94,7 +96,10 @@ func checkConsumerGroupsArgs(opts toolOptions) error {
 			return usageErrorf("Option [%s] takes one of these options: [all-groups], [group]", a)
 		}
 	}
-	if opts.has("zookeeper") && (opts.has("reset-offsets") || opts.has("all-groups")) {
+	if opts.has("delete-offsets") && (len(opts.all("group")) != 1 || !opts.has("topic")) {
+		return usageErrorf("Option [delete-offsets] takes the following options: [group], [topic]")
+	}
+	if opts.has("zookeeper") && (opts.has("reset-offsets") || opts.has("delete-offsets") || opts.has("all-groups")) {
 		return usageErrorf("Option [zookeeper] can only be used with --list, --describe --group and --delete --group")
 	}
 	for _, o := range []string{"offsets", "members"} {
@@ -142,6 +147,7 @@ func checkConsumerGroupsArgs(opts toolOptions) error {
 // groupCommand runs one validated kafka-consumer-groups invocation.
 type groupCommand struct {
 	opts   toolOptions
+	cl     *kgo.Client
 	adm    *kadm.Client
 	out    io.Writer
 	errOut io.Writer
@@ -189,6 +195,8 @@ func (g *groupCommand) runAdmin(ctx context.Context) error {
 		return g.deleteGroups(ctx)
 	case g.opts.has("reset-offsets"):
 		return g.resetOffsets(ctx)
+	case g.opts.has("delete-offsets"):
+		return g.deleteOffsets(ctx)
 	}
 	groups, err := g.groupIDs(ctx)
 	if err != nil {
@@ -355,11 +363,12 @@ func (g *groupCommand) printOffsets(ctx context.Context, d kadm.DescribedGroup) 
 			topicSet[o.Topic] = true
 		}
 	})
+	// Kafka sorts the rows without a consumer by partition.
 	slices.SortFunc(unassigned, func(a, b kadm.Partition) int {
-		if c := strings.Compare(a.Topic, b.Topic); c != 0 {
-			return c
+		if a.Partition != b.Partition {
+			return int(a.Partition - b.Partition)
 		}
-		return int(a.Partition - b.Partition)
+		return strings.Compare(a.Topic, b.Topic)
 	})
 	ends := kadm.ListedOffsets{}
 	if len(topicSet) > 0 {
@@ -408,19 +417,36 @@ func (g *groupCommand) printMembers(d kadm.DescribedGroup) {
 		return
 	}
 	verbose := g.opts.has("verbose")
-	groupW, consumerW, hostW, clientW := max(15, len(d.Group)), 15, 15, 15
+	groupW, consumerW, instanceW, hostW, clientW := max(15, len(d.Group)), 15, 17, 15, 15
+	withInstance := false
+	instanceID := func(m kadm.DescribedGroupMember) string {
+		if m.InstanceID == nil {
+			return ""
+		}
+		return *m.InstanceID
+	}
 	for _, m := range d.Members {
 		consumerW, hostW, clientW = max(consumerW, len(m.MemberID)), max(hostW, len(m.ClientHost)), max(clientW, len(m.ClientID))
+		instanceW = max(instanceW, len(instanceID(m)))
+		withInstance = withInstance || instanceID(m) != ""
 	}
-	format := fmt.Sprintf("%%-%ds %%-%ds %%-%ds %%-%ds %%-15s ", groupW, consumerW, hostW, clientW)
-	fmt.Fprintf(g.out, "\n"+format, "GROUP", "CONSUMER-ID", "HOST", "CLIENT-ID", "#PARTITIONS")
+	// The GROUP-INSTANCE-ID column appears only for groups with static members.
+	row := func(group, member, instance, host, client, partitions string) {
+		if withInstance {
+			fmt.Fprintf(g.out, "%-*s %-*s %-*s %-*s %-*s %-15s ", groupW, group, consumerW, member, instanceW, instance, hostW, host, clientW, client, partitions)
+		} else {
+			fmt.Fprintf(g.out, "%-*s %-*s %-*s %-*s %-15s ", groupW, group, consumerW, member, hostW, host, clientW, client, partitions)
+		}
+	}
+	fmt.Fprintln(g.out)
+	row("GROUP", "CONSUMER-ID", "GROUP-INSTANCE-ID", "HOST", "CLIENT-ID", "#PARTITIONS")
 	if verbose {
 		fmt.Fprint(g.out, "ASSIGNMENT")
 	}
 	fmt.Fprintln(g.out)
 	for _, m := range d.Members {
 		tps := assignedPartitions(m)
-		fmt.Fprintf(g.out, format, d.Group, m.MemberID, m.ClientHost, m.ClientID, strconv.Itoa(len(tps)))
+		row(d.Group, m.MemberID, instanceID(m), m.ClientHost, m.ClientID, strconv.Itoa(len(tps)))
 		if verbose {
 			fmt.Fprint(g.out, assignmentString(tps))
 		}
@@ -584,7 +610,7 @@ func (g *groupCommand) partitionsToReset(ctx context.Context, committed kadm.Off
 			for p := range strings.SplitSeq(parts, ",") {
 				n, err := strconv.ParseInt(strings.TrimSpace(p), 10, 32)
 				if err != nil {
-					return nil, fmt.Errorf("For input string: \"%s\"", p)
+					return nil, fmt.Errorf("Invalid partition '%s' specified in topic arg '%s''", p, arg)
 				}
 				tps = append(tps, kadm.Partition{Topic: topic, Partition: int32(n)})
 			}
@@ -662,8 +688,11 @@ func (g *groupCommand) planReset(ctx context.Context, group string) (kadm.Offset
 			}
 		case g.opts.has("to-datetime"):
 			target = end.Offset
-			if o, ok := byTime.Lookup(tp.Topic, tp.Partition); ok && o.Err == nil && o.Offset >= 0 {
+			// kadm falls back to the end offset itself, leaving no timestamp.
+			if o, ok := byTime.Lookup(tp.Topic, tp.Partition); ok && o.Err == nil && o.Offset >= 0 && o.Timestamp >= 0 {
 				target = o.Offset
+			} else {
+				fmt.Fprintf(g.out, "\nWarn: Partition %d from topic %s is empty. Falling back to latest known offset.\n", tp.Partition, tp.Topic)
 			}
 		case g.opts.has("to-offset"):
 			n, _ := strconv.ParseInt(g.opts.value("to-offset"), 10, 64)
@@ -941,6 +970,115 @@ func deleteRecursive(zkc *zkclient.Client, path string) error {
 	}
 	if err := zkc.Delete(path, -1); err != nil && !errors.Is(err, zk.ErrNoNode) {
 		return err
+	}
+	return nil
+}
+
+// deleteOffsets is --delete-offsets: OffsetDelete for the --topic
+// partitions ("t" for all of a topic's partitions, "t:0,1"), then Kafka's
+// per-partition status table.
+func (g *groupCommand) deleteOffsets(ctx context.Context) error {
+	group := g.opts.value("group")
+	type result struct {
+		tp  kadm.Partition
+		err error
+	}
+	var results []result
+	req := kmsg.NewPtrOffsetDeleteRequest()
+	req.Group = group
+	topics := g.opts.all("topic")
+	for _, arg := range topics {
+		topic, parts, hasParts := strings.Cut(arg, ":")
+		var partitions []int32
+		if hasParts {
+			for p := range strings.SplitSeq(parts, ",") {
+				n, err := strconv.ParseInt(strings.TrimSpace(p), 10, 32)
+				if err != nil {
+					return fmt.Errorf("Invalid partition '%s' specified in topic arg '%s''", p, arg)
+				}
+				partitions = append(partitions, int32(n))
+			}
+		} else {
+			meta, err := g.adm.Metadata(ctx, topic)
+			if err != nil {
+				return err
+			}
+			td, ok := meta.Topics[topic]
+			if !ok || td.Err != nil {
+				results = append(results, result{kadm.Partition{Topic: topic, Partition: -1}, kerr.UnknownTopicOrPartition})
+				continue
+			}
+			for _, p := range td.Partitions.Sorted() {
+				partitions = append(partitions, p.Partition)
+			}
+		}
+		rt := kmsg.NewOffsetDeleteRequestTopic()
+		rt.Topic = topic
+		for _, p := range partitions {
+			rp := kmsg.NewOffsetDeleteRequestTopicPartition()
+			rp.Partition = p
+			rt.Partitions = append(rt.Partitions, rp)
+		}
+		req.Topics = append(req.Topics, rt)
+	}
+	resp, err := req.RequestWith(ctx, g.cl)
+	if err != nil {
+		return err
+	}
+	for _, t := range resp.Topics {
+		for _, p := range t.Partitions {
+			results = append(results, result{kadm.Partition{Topic: t.Topic, Partition: p.Partition}, kerr.ErrorForCode(p.ErrorCode)})
+		}
+	}
+	top := kerr.ErrorForCode(resp.ErrorCode)
+	// The Java admin client fails the whole call with the first partition's
+	// error, and the tool reports that as the top-level result.
+	for _, r := range results {
+		if top == nil && r.err != nil {
+			top = r.err
+		}
+	}
+	switch top {
+	case nil:
+		fmt.Fprintf(g.out, "Request succeed for deleting offsets with topic %s group %s\n", strings.Join(topics, ", "), group)
+	case kerr.InvalidGroupID:
+		g.printError("'%s' is not valid.", group)
+	case kerr.GroupIDNotFound:
+		g.printError("'%s' does not exist.", group)
+	case kerr.GroupAuthorizationFailed:
+		g.printError("Access to '%s' is not authorized.", group)
+	case kerr.NonEmptyGroup:
+		g.printError("Deleting offsets of a consumer group '%s' is forbidden if the group is not empty.", group)
+	case kerr.GroupSubscribedToTopic, kerr.TopicAuthorizationFailed, kerr.UnknownTopicOrPartition:
+		g.printError("Encounter some partition level error, see the follow-up details:")
+	default:
+		name := top.Error()
+		var ke *kerr.Error
+		if errors.As(top, &ke) {
+			name = ke.Message
+		}
+		g.printError("Encounter some unknown error: %s", name)
+	}
+	// Kafka orders the rows by topic and partition as one string.
+	slices.SortFunc(results, func(a, b result) int {
+		return strings.Compare(a.tp.Topic+strconv.Itoa(int(a.tp.Partition)), b.tp.Topic+strconv.Itoa(int(b.tp.Partition)))
+	})
+	const format = "%-30s %-15s %-15s\n"
+	fmt.Fprintf(g.out, "\n"+format, "TOPIC", "PARTITION", "STATUS")
+	failed := top != nil
+	for _, r := range results {
+		partition, status := strconv.Itoa(int(r.tp.Partition)), "Successful"
+		if r.tp.Partition < 0 {
+			partition = "Not Provided"
+		}
+		if r.err != nil {
+			failed = true
+			status = "Error: " + kafkaMessage(r.err)
+		}
+		fmt.Fprintf(g.out, format, r.tp.Topic, partition, status)
+	}
+	if failed {
+		return errReported
 	}
 	return nil
 }

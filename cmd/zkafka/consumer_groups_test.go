@@ -100,8 +100,11 @@ func TestConsumerGroupsGolden(t *testing.T) {
 	expectToolBoth(t, 0, planHeader+"idle                           orders                         0          0              \n",
 		"WARN: New offset (-4) is lower than earliest offset for topic partition orders-0. Value will be set to 0\n",
 		groups("--reset-offsets", "--group", "idle", "--topic", "orders:0", "--shift-by", "-5", "--execute")...)
-	expectTool(t, planHeader+"idle                           orders                         1          1              \n",
+	expectTool(t, "\nWarn: Partition 1 from topic orders is empty. Falling back to latest known offset.\n"+
+		planHeader+"idle                           orders                         1          1              \n",
 		groups("--reset-offsets", "--group", "idle", "--topic", "orders:1", "--to-datetime", "2999-01-01T00:00:00.000", "--dry-run")...)
+	expectTool(t, planHeader+"idle                           orders                         0          0              \n",
+		groups("--reset-offsets", "--group", "idle", "--topic", "orders:0", "--to-datetime", "2000-01-01T00:00:00.000+01:00", "--dry-run")...)
 	expectToolBoth(t, 0, header+
 		"idle            orders          0          0               3               3               -               -               -\n"+
 		"idle            orders          1          1               1               0               -               -               -\n",
@@ -110,11 +113,33 @@ func TestConsumerGroupsGolden(t *testing.T) {
 		"\nError: Assignments can only be reset if the group 'live' is inactive, but the current state is Stable.\n",
 		groups("--reset-offsets", "--group", "live", "--all-topics", "--to-earliest", "--dry-run")...)
 
+	// Offsets of one partition go; the live group's subscribed topic keeps them.
+	statusHeader := "\nTOPIC                          PARTITION       STATUS         \n"
+	expectTool(t, "Request succeed for deleting offsets with topic orders:1 group idle\n"+statusHeader+
+		"orders                         1               Successful     \n", groups("--delete-offsets", "--group", "idle", "--topic", "orders:1")...)
+	expectToolBoth(t, 1, statusHeader+
+		"orders                         0               Error: Deleting offsets of a topic is forbidden while the consumer group is actively subscribed to it.\n"+
+		"orders                         1               Error: Deleting offsets of a topic is forbidden while the consumer group is actively subscribed to it.\n",
+		"\nError: Encounter some partition level error, see the follow-up details:\n", groups("--delete-offsets", "--group", "live", "--topic", "orders")...)
+
+	// A static member adds the GROUP-INSTANCE-ID column.
+	static := c.Client(kgo.ConsumerGroup("static"), kgo.ConsumeTopics("orders"), kgo.ClientID("cli-static"), kgo.InstanceID("i-1"), kgo.DisableAutoCommit())
+	testcluster.WaitFor(t, 20*time.Second, "the static group to be stable", func() bool {
+		static.PollRecords(ctx, 1)
+		d, err := adm.DescribeGroups(ctx, "static")
+		return err == nil && d["static"].State == "Stable"
+	})
+	d, _ = adm.DescribeGroups(ctx, "static")
+	sm := d["static"].Members[0]
+	expectTool(t, "\nGROUP           "+pad("CONSUMER-ID", len(sm.MemberID))+" GROUP-INSTANCE-ID "+pad("HOST", len(sm.ClientHost))+" CLIENT-ID       #PARTITIONS     \n"+
+		"static          "+pad(sm.MemberID, len(sm.MemberID))+" i-1               "+pad(sm.ClientHost, len(sm.ClientHost))+" cli-static      2               \n",
+		groups("--describe", "--group", "static", "--members")...)
+
 	// Deletion: the empty group goes, the live one stays.
 	expectToolBoth(t, 1, "", "\nError: Deletion of some consumer groups failed:\n* Group 'live' could not be deleted due to: org.apache.kafka.common.errors.GroupNotEmptyException: The group is not empty.\n",
 		groups("--delete", "--group", "live")...)
 	expectTool(t, "Deletion of requested consumer groups ('idle') was successful.\n", groups("--delete", "--group", "idle")...)
-	expectTool(t, "live\n", groups("--list")...)
+	expectTool(t, "live\nstatic\n", groups("--list")...)
 }
 
 // TestConsumerGroupsZooKeeper describes and deletes a group of the
@@ -179,7 +204,7 @@ func TestConsumerGroupsBadInput(t *testing.T) {
 		want string
 	}{
 		{[]string{"--bootstrap-server", "h:9092", "--frob"}, "frob is not a recognized option\n"},
-		{[]string{"--bootstrap-server", "h:9092"}, "Command must include exactly one action: --list, --describe, --delete, --reset-offsets\n"},
+		{[]string{"--bootstrap-server", "h:9092"}, "Command must include exactly one action: --list, --describe, --delete, --reset-offsets, --delete-offsets\n"},
 		{[]string{"--list"}, "Exactly one of --bootstrap-server or --zookeeper must be specified\n"},
 		{[]string{"--bootstrap-server", "h:9092", "--describe"}, "Option [describe] takes one of these options: [all-groups], [group]\n"},
 		{[]string{"--bootstrap-server", "h:9092", "--describe", "--group", "g", "--members", "--state"}, "Option [describe] takes at most one of these options: [members], [offsets], [state]\n"},
