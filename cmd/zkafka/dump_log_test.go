@@ -21,7 +21,7 @@ import (
 // compares them with Kafka 2.8's DumpLogSegments output.
 func TestDumpLogSegments(t *testing.T) {
 	c := testcluster.Start(t, testcluster.Options{Properties: map[string]string{
-		"offsets.topic.num.partitions": "1", "index.interval.bytes": "1", "log.index.interval.bytes": "1",
+		"offsets.topic.num.partitions": "1", "log.index.interval.bytes": "1",
 	}})
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 	defer cancel()
