@@ -22,7 +22,7 @@ var configsOptions = []optionSpec{
 	{"bootstrap-server", true}, {"zookeeper", true},
 	{"describe", false}, {"alter", false}, {"entity-type", true}, {"entity-name", true}, {"entity-default", false},
 	{"topic", true}, {"broker", true}, {"broker-defaults", false},
-	{"add-config", true}, {"delete-config", true}, {"all", false}, {"help", false},
+	{"add-config", true}, {"add-config-file", true}, {"delete-config", true}, {"all", false}, {"help", false},
 }
 
 const configsUsage = `This tool helps to manipulate and describe entity config for a topic or broker.
@@ -41,7 +41,7 @@ const brokerDefault = "<default>"
 func runConfigs(args []string, stdout, stderr io.Writer) int {
 	opts, err := parseToolOptions(args, configsOptions)
 	if err != nil {
-		fmt.Fprintf(stderr, "Command line argument error: %v\n", err)
+		fmt.Fprintln(stderr, err)
 		return 1
 	}
 	if len(args) == 0 || opts.has("help") {
@@ -50,12 +50,14 @@ func runConfigs(args []string, stdout, stderr io.Writer) int {
 	}
 	cmd, err := newConfigCommand(opts)
 	if err != nil {
-		fmt.Fprintf(stderr, "Command line argument error: %v\n", err)
+		fmt.Fprintln(stderr, err)
 		return 1
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), adminTimeout)
 	defer cancel()
 	if opts.has("zookeeper") {
+		fmt.Fprintln(stdout, "Warning: --zookeeper is deprecated and will be removed in a future version of Kafka.")
+		fmt.Fprintln(stdout, "Use --bootstrap-server instead to specify a broker to connect to.")
 		zkc, err := dialZooKeeper(ctx, opts.value("zookeeper"))
 		if err == nil {
 			defer zkc.Close()
@@ -82,14 +84,22 @@ type configCommand struct {
 }
 
 func newConfigCommand(opts toolOptions) (*configCommand, error) {
-	if opts.count("bootstrap-server", "zookeeper") != 1 {
-		return nil, errors.New("Only one of --bootstrap-server or --zookeeper must be specified")
-	}
+	// The checks and messages of 2.8's ConfigCommandOptions.checkArgs, in its order.
 	if opts.count("describe", "alter") != 1 {
 		return nil, errors.New("Command must include exactly one action: --describe, --alter")
 	}
+	for _, o := range []string{"add-config", "add-config-file", "delete-config"} {
+		if opts.has("describe") && opts.has(o) {
+			return nil, fmt.Errorf("Option \"[describe]\" can't be used with option \"[%s]\"", o)
+		}
+	}
 	c := &configCommand{opts: opts, add: map[string]string{}}
+	flags := opts.count("topic", "broker", "broker-defaults")
 	switch {
+	case len(opts.all("entity-type")) > 1 || flags > 1 || flags == 1 && opts.has("entity-type"):
+		return nil, errors.New("Only 'users' and 'clients' entity types may be specified together")
+	case flags == 1 && (opts.has("entity-name") || opts.has("entity-default")):
+		return nil, errors.New("--entity-{type,name,default} should not be used in conjunction with specific entity flags")
 	case opts.has("topic"):
 		c.entityType, c.entityName = "topics", opts.value("topic")
 	case opts.has("broker"):
@@ -101,45 +111,70 @@ func newConfigCommand(opts toolOptions) (*configCommand, error) {
 		if opts.has("entity-default") {
 			c.entityName = brokerDefault
 		}
-	default:
-		return nil, errors.New("At least one entity type must be specified")
 	}
-	if opts.count("topic", "broker", "broker-defaults", "entity-type") > 1 {
-		return nil, errors.New("Only one entity type may be specified")
+	connect := "--bootstrap-server"
+	if opts.has("zookeeper") {
+		connect = "--zookeeper"
 	}
 	switch c.entityType {
-	case "topics":
-		if c.entityName == brokerDefault {
-			return nil, errors.New("--entity-default is not supported for entity type topics")
-		}
-	case "brokers":
-		if c.entityName != "" && c.entityName != brokerDefault {
-			if _, err := strconv.ParseInt(c.entityName, 10, 32); err != nil {
-				return nil, fmt.Errorf("The entity name for brokers must be a valid integer broker id, but it is: %s", c.entityName)
-			}
-		}
-	case "clients", "users", "broker-loggers":
-		return nil, fmt.Errorf("entity type %s is not supported by zkafka configs; use topics or brokers", c.entityType)
+	case "", "topics", "brokers":
+	case "clients", "users", "ips", "broker-loggers":
+		return nil, fmt.Errorf("Entity type %s is not supported by zkafka configs, only topics and brokers", c.entityType)
 	default:
-		return nil, fmt.Errorf("Invalid entity type %s, the entity type must be one of topics, brokers", c.entityType)
+		return nil, fmt.Errorf("Invalid entity type %s, the entity type must be one of topics,brokers with the %s argument", c.entityType, connect)
 	}
-	if opts.has("alter") {
-		if c.entityName == "" {
-			return nil, errors.New("An entity name must be specified with --alter of " + c.entityType)
-		}
-		if !opts.has("add-config") && !opts.has("delete-config") {
-			return nil, errors.New("At least one of --add-config or --delete-config must be specified with --alter")
-		}
-		if err := c.parseAddConfig(strings.Join(opts.all("add-config"), ",")); err != nil {
+	switch {
+	case c.entityType == "":
+		return nil, errors.New("At least one entity type must be specified")
+	case opts.count("bootstrap-server", "zookeeper") == 0:
+		return nil, errors.New("One of the required --bootstrap-server or --zookeeper arguments must be specified")
+	case opts.count("bootstrap-server", "zookeeper") == 2:
+		return nil, errors.New("Only one of --bootstrap-server or --zookeeper must be specified")
+	case opts.has("all") && opts.has("zookeeper"):
+		return nil, errors.New("--bootstrap-server must be specified for --all")
+	}
+	switch {
+	case c.entityType == "topics" && c.entityName == brokerDefault:
+		return nil, errors.New("Invalid entity type topics for --entity-default, which applies to brokers")
+	case c.entityType == "topics" && c.entityName != "":
+		if err := zkpaths.ValidateTopicName(c.entityName); err != nil {
 			return nil, err
 		}
-		for _, d := range opts.all("delete-config") {
-			for k := range strings.SplitSeq(d, ",") {
-				c.del = append(c.del, strings.TrimSpace(k))
-			}
+	case c.entityType == "brokers" && c.entityName != "" && c.entityName != brokerDefault:
+		if _, err := strconv.ParseInt(c.entityName, 10, 32); err != nil {
+			return nil, fmt.Errorf("The entity name for brokers must be a valid integer broker id, but it is: %s", c.entityName)
 		}
-	} else if opts.has("add-config") || opts.has("delete-config") {
-		return nil, errors.New("Option \"[add-config]\" can't be used with option \"[describe]\"")
+	}
+	if !opts.has("alter") {
+		return c, nil
+	}
+	switch {
+	case c.entityName == "" && c.entityType == "brokers":
+		return nil, errors.New("an entity-name or default entity must be specified with --alter of users, clients, brokers or ips")
+	case c.entityName == "":
+		return nil, errors.New("an entity name must be specified with --alter of " + c.entityType)
+	case opts.has("add-config") && opts.has("add-config-file"):
+		return nil, errors.New("Only one of --add-config or --add-config-file must be specified")
+	case opts.count("add-config", "add-config-file", "delete-config") == 0:
+		return nil, errors.New("At least one of --add-config, --add-config-file, or --delete-config must be specified with --alter")
+	}
+	if file := opts.value("add-config-file"); file != "" {
+		props, err := broker.ReadPropertiesFile(file)
+		if err != nil {
+			return nil, err
+		}
+		for _, k := range sortedKeys(props) {
+			c.addOrder = append(c.addOrder, k)
+			c.add[k] = props[k]
+		}
+	}
+	if err := c.parseAddConfig(strings.Join(opts.all("add-config"), ",")); err != nil {
+		return nil, err
+	}
+	for _, d := range opts.all("delete-config") {
+		for k := range strings.SplitSeq(d, ",") {
+			c.del = append(c.del, strings.TrimSpace(k))
+		}
 	}
 	return c, nil
 }
@@ -189,7 +224,7 @@ func (c *configCommand) finish(err error, args []string, stderr io.Writer) int {
 	}
 	var ue *usageError
 	if errors.As(err, &ue) {
-		fmt.Fprintf(stderr, "Command line argument error: %s\n", ue.msg)
+		fmt.Fprintln(stderr, ue.msg)
 		return 1
 	}
 	fmt.Fprintf(stderr, "Error while executing config command with args '%s'\n%s\n", strings.Join(args, " "), kafkaMessage(err))
@@ -242,6 +277,7 @@ func (c *configCommand) runAdmin(ctx context.Context, cl *kgo.Client, out io.Wri
 				entities = append(entities, strconv.Itoa(int(b.NodeID)))
 			}
 			slices.SortFunc(entities, func(a, b string) int { x, _ := strconv.Atoi(a); y, _ := strconv.Atoi(b); return x - y })
+			entities = append(entities, brokerDefault)
 		}
 	}
 	all := c.opts.has("all")
@@ -446,6 +482,11 @@ func (c *configCommand) alterZooKeeper(zkc *zkclient.Client, out io.Writer) erro
 			return fmt.Errorf("Topic %s does not exist.", c.entityName)
 		}
 	}
+	if c.entityType == "brokers" {
+		if err := c.checkBrokersStopped(zkc); err != nil {
+			return err
+		}
+	}
 	path := c.configPath(c.entityName)
 	cfg, version, err := readEntityConfig(zkc, path)
 	if err != nil {
@@ -498,4 +539,42 @@ func writeEntityConfig(zkc *zkclient.Client, entityType, entityName string, cfg 
 	}
 	_, err = zkc.Create(zkpaths.ConfigChangePrefix, note.Encode(), zk.FlagSequence, zk.WorldACL(zk.PermAll))
 	return err
+}
+
+// zkUpdatableBrokerConfigs may change through ZooKeeper while brokers run
+// (replication quotas); other dynamic broker configs need the brokers to
+// validate them, so the ZooKeeper path only bootstraps stopped brokers.
+var zkUpdatableBrokerConfigs = map[string]bool{
+	"leader.replication.throttled.rate":              true,
+	"follower.replication.throttled.rate":            true,
+	"replica.alter.log.dirs.io.max.bytes.per.second": true,
+}
+
+func (c *configCommand) checkBrokersStopped(zkc *zkclient.Client) error {
+	var dynamic []string
+	for _, k := range c.addOrder {
+		if !zkUpdatableBrokerConfigs[k] {
+			dynamic = append(dynamic, k)
+		}
+	}
+	if len(dynamic) == 0 {
+		return nil
+	}
+	msg := fmt.Sprintf("requirement failed: --bootstrap-server option must be specified to update broker configs Set(%s)", strings.Join(dynamic, ", "))
+	info := "Broker configuration updates using ZooKeeper are supported for bootstrapping before brokers are started to enable encrypted password configs to be stored in ZooKeeper."
+	if c.entityName == brokerDefault {
+		if ids, err := childrenOrNone(zkc, zkpaths.BrokerIDs); err != nil {
+			return err
+		} else if len(ids) > 0 {
+			return &usageError{msg + " for default cluster if any broker is running. " + info}
+		}
+		return nil
+	}
+	id, _ := strconv.ParseInt(c.entityName, 10, 32)
+	if ok, _, err := zkc.Exists(zkpaths.BrokerPath(int32(id))); err != nil {
+		return err
+	} else if ok {
+		return &usageError{fmt.Sprintf("%s when broker %s is running. %s", msg, c.entityName, info)}
+	}
+	return nil
 }

@@ -1,6 +1,8 @@
 package main
 
 import (
+	"os"
+	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
@@ -13,6 +15,7 @@ import (
 func TestConfigsGolden(t *testing.T) {
 	c := testcluster.Start(t, testcluster.Options{Brokers: 2})
 	bs := strings.Join(c.BootstrapAddrs(), ",")
+	zkWarning := "Warning: --zookeeper is deprecated and will be removed in a future version of Kafka.\nUse --bootstrap-server instead to specify a broker to connect to.\n"
 	configs := func(mode string, args ...string) []string {
 		if mode == "zk" {
 			return append([]string{"configs", "--zookeeper", c.ZK}, args...)
@@ -28,10 +31,10 @@ func TestConfigsGolden(t *testing.T) {
 		"  cleanup.policy=compact,delete sensitive=false synonyms={DYNAMIC_TOPIC_CONFIG:cleanup.policy=compact,delete, DEFAULT_CONFIG:log.cleanup.policy=delete}\n"+
 		"  retention.ms=1000 sensitive=false synonyms={DYNAMIC_TOPIC_CONFIG:retention.ms=1000}\n",
 		configs("bs", "--describe", "--topic", "events")...)
-	expectTool(t, "Configs for topic 'events' are cleanup.policy=compact,delete,retention.ms=1000\n",
+	expectTool(t, zkWarning+"Configs for topic 'events' are cleanup.policy=compact,delete,retention.ms=1000\n",
 		configs("zk", "--describe", "--entity-type", "topics", "--entity-name", "events")...)
 
-	expectTool(t, "Completed updating config for entity: topic 'events'.\n",
+	expectTool(t, zkWarning+"Completed updating config for entity: topic 'events'.\n",
 		configs("zk", "--alter", "--topic", "events", "--delete-config", "cleanup.policy", "--add-config", "max.message.bytes=2000")...)
 	// The change notification tells the brokers to re-read the topic.
 	children, _, err := c.ZooKeeper().Children(zkpaths.ConfigChanges)
@@ -57,8 +60,19 @@ func TestConfigsGolden(t *testing.T) {
 		_, out, _ := runTool(configs("bs", "--describe", "--entity-type", "brokers", "--entity-default")...)
 		return out == "Default configs for brokers in the cluster are:\n  unclean.leader.election.enable=true sensitive=false synonyms={DYNAMIC_DEFAULT_BROKER_CONFIG:unclean.leader.election.enable=true}\n"
 	})
-	expectTool(t, "Configs for brokers '1' are num.io.threads=4\n", configs("zk", "--describe", "--broker", "1")...)
-	expectTool(t, "Configs for default brokers are unclean.leader.election.enable=true\n", configs("zk", "--describe", "--broker-defaults")...)
+	expectTool(t, zkWarning+"Configs for brokers '1' are num.io.threads=4\n", configs("zk", "--describe", "--broker", "1")...)
+	expectTool(t, zkWarning+"Configs for default brokers are unclean.leader.election.enable=true\n", configs("zk", "--describe", "--broker-defaults")...)
+	// Every broker, then the cluster default.
+	code, out, _ := runTool(configs("bs", "--describe", "--entity-type", "brokers")...)
+	if code != 0 || !strings.HasPrefix(out, "Dynamic configs for broker 1 are:\n  num.io.threads=4 ") ||
+		!strings.Contains(out, "\nDynamic configs for broker 2 are:\nDefault configs for brokers in the cluster are:\n  unclean.leader.election.enable=true ") {
+		t.Errorf("describe all brokers: exit %d\n%s", code, out)
+	}
+	// Dynamic broker configs go through ZooKeeper only while the broker is down.
+	expectToolBoth(t, 1, zkWarning, "requirement failed: --bootstrap-server option must be specified to update broker configs Set(num.io.threads) when broker 2 is running. "+
+		"Broker configuration updates using ZooKeeper are supported for bootstrapping before brokers are started to enable encrypted password configs to be stored in ZooKeeper.\n",
+		configs("zk", "--alter", "--broker", "2", "--add-config", "num.io.threads=3")...)
+	expectTool(t, zkWarning+"Completed updating config for entity: brokers '2'.\n", configs("zk", "--alter", "--broker", "2", "--add-config", "leader.replication.throttled.rate=1000")...)
 }
 
 func TestConfigsBadInput(t *testing.T) {
@@ -68,15 +82,21 @@ func TestConfigsBadInput(t *testing.T) {
 		args []string
 		want string
 	}{
-		{[]string{"--bogus"}, "Command line argument error: bogus is not a recognized option\n"},
-		{[]string{"--bootstrap-server", bs, "--topic", "t"}, "Command line argument error: Command must include exactly one action: --describe, --alter\n"},
-		{[]string{"--bootstrap-server", bs, "--describe"}, "Command line argument error: At least one entity type must be specified\n"},
-		{[]string{"--bootstrap-server", bs, "--describe", "--entity-type", "widgets"}, "Command line argument error: Invalid entity type widgets, the entity type must be one of topics, brokers\n"},
-		{[]string{"--bootstrap-server", bs, "--describe", "--entity-type", "brokers", "--entity-name", "one"}, "Command line argument error: The entity name for brokers must be a valid integer broker id, but it is: one\n"},
-		{[]string{"--bootstrap-server", bs, "--alter", "--topic", "t"}, "Command line argument error: At least one of --add-config or --delete-config must be specified with --alter\n"},
-		{[]string{"--bootstrap-server", bs, "--alter", "--topic", "t", "--add-config", "retention.ms"}, "Command line argument error: Invalid entity config: all configs to be added must be in the format \"key=val\".\n"},
+		{[]string{"--bogus"}, "bogus is not a recognized option\n"},
+		{[]string{"--bootstrap-server", bs, "--topic", "t"}, "Command must include exactly one action: --describe, --alter\n"},
+		{[]string{"--bootstrap-server", bs, "--describe"}, "At least one entity type must be specified\n"},
+		{[]string{"--bootstrap-server", bs, "--describe", "--entity-type", "widgets"}, "Invalid entity type widgets, the entity type must be one of topics,brokers with the --bootstrap-server argument\n"},
+		{[]string{"--bootstrap-server", bs, "--describe", "--entity-type", "brokers", "--entity-name", "one"}, "The entity name for brokers must be a valid integer broker id, but it is: one\n"},
+		{[]string{"--bootstrap-server", bs, "--alter", "--topic", "t"}, "At least one of --add-config, --add-config-file, or --delete-config must be specified with --alter\n"},
+		{[]string{"--bootstrap-server", bs, "--alter", "--topic", "t", "--add-config", "retention.ms"}, "Invalid entity config: all configs to be added must be in the format \"key=val\".\n"},
 		{[]string{"--bootstrap-server", bs, "--describe", "--topic", "missing"}, "Error while executing config command with args '--bootstrap-server " + bs + " --describe --topic missing'\nThe topic 'missing' does not exist.\n"},
 		{[]string{"--zookeeper", c.ZK, "--alter", "--topic", "missing", "--add-config", "retention.ms=1"}, "Error while executing config command with args '--zookeeper " + c.ZK + " --alter --topic missing --add-config retention.ms=1'\nTopic missing does not exist.\n"},
+		{[]string{"--zookeeper", c.ZK, "--describe", "--topic", "t", "--all"}, "--bootstrap-server must be specified for --all\n"},
+		{[]string{"--describe", "--topic", "t"}, "One of the required --bootstrap-server or --zookeeper arguments must be specified\n"},
+		{[]string{"--bootstrap-server", bs, "--describe", "--topic", "t", "--add-config", "a=b"}, "Option \"[describe]\" can't be used with option \"[add-config]\"\n"},
+		{[]string{"--bootstrap-server", bs, "--describe", "--topic", "t", "--entity-name", "u"}, "--entity-{type,name,default} should not be used in conjunction with specific entity flags\n"},
+		{[]string{"--bootstrap-server", bs, "--alter", "--entity-type", "brokers", "--add-config", "a=b"}, "an entity-name or default entity must be specified with --alter of users, clients, brokers or ips\n"},
+		{[]string{"--bootstrap-server", bs, "--alter", "--topic", "t", "--add-config-file", "/nonexistent/x.properties"}, "open /nonexistent/x.properties: no such file or directory\n"},
 	} {
 		expectToolError(t, tc.want, append([]string{"configs"}, tc.args...)...)
 	}
@@ -84,9 +104,19 @@ func TestConfigsBadInput(t *testing.T) {
 	awaitTopic(t, bs, "t")
 	expectToolError(t, "Error while executing config command with args '--zookeeper "+c.ZK+" --alter --topic t --add-config frob=1'\nUnknown topic config name: frob\n",
 		"configs", "--zookeeper", c.ZK, "--alter", "--topic", "t", "--add-config", "frob=1")
-	expectToolError(t, "Command line argument error: Invalid config(s): retention.ms\n", "configs", "--bootstrap-server", bs, "--alter", "--topic", "t", "--delete-config", "retention.ms")
+	expectToolError(t, "Invalid config(s): retention.ms\n", "configs", "--bootstrap-server", bs, "--alter", "--topic", "t", "--delete-config", "retention.ms")
 	expectToolError(t, "Error while executing config command with args '--bootstrap-server "+bs+" --alter --topic t --add-config retention.ms=soon'\nInvalid config value for resource ConfigResource(type=TOPIC, name='t'): Invalid value soon for configuration retention.ms: Not a number of type LONG\n",
 		"configs", "--bootstrap-server", bs, "--alter", "--topic", "t", "--add-config", "retention.ms=soon")
+	file := filepath.Join(t.TempDir(), "topic.properties")
+	if err := os.WriteFile(file, []byte("retention.ms=2000\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	expectTool(t, "Completed updating config for topic t.\n", "configs", "--bootstrap-server", bs, "--alter", "--topic", "t", "--add-config-file", file)
+	testcluster.WaitFor(t, 20*time.Second, "the config from the file", func() bool {
+		_, out, _ := runTool("configs", "--bootstrap-server", bs, "--describe", "--topic", "t")
+		return strings.Contains(out, "\n  retention.ms=2000 sensitive=false synonyms={DYNAMIC_TOPIC_CONFIG:retention.ms=2000")
+	})
+	expectToolError(t, "Invalid config(s): segment.ms\n", "configs", "--bootstrap-server", bs, "--alter", "--topic", "t", "--delete-config", "segment.ms")
 }
 
 // awaitTopic waits until every broker's metadata has the new topic, so that
