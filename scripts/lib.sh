@@ -95,7 +95,7 @@ alive() {
 exec_zkafka() {
 	local root
 	root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
-	if [ ! -x "$root/bin/zkafka" ] || [ -n "$(find "$root" -name '*.go' -newer "$root/bin/zkafka" -print -quit)" ]; then
+	if [ ! -x "$root/bin/zkafka" ] || [ -n "$(find "$root" -path "$root/data" -prune -o -name '*.go' -newer "$root/bin/zkafka" -print -quit)" ]; then
 		ensure_go
 		log "building bin/zkafka"
 		(cd "$root" && go build -o bin/zkafka ./cmd/zkafka) || die "build of ./cmd/zkafka failed"
