@@ -135,6 +135,12 @@ func TestConsumerGroupsGolden(t *testing.T) {
 		"static          "+pad(sm.MemberID, len(sm.MemberID))+" i-1               "+pad(sm.ClientHost, len(sm.ClientHost))+" cli-static      2               \n",
 		groups("--describe", "--group", "static", "--members")...)
 
+	// --all-groups describes every group, in name order.
+	code, out, _ := runTool(groups("--describe", "--all-groups", "--state")...)
+	if i, j, k := strings.Index(out, "\nidle "), strings.Index(out, "\nlive "), strings.Index(out, "\nstatic "); code != 0 || i < 0 || j < i || k < j {
+		t.Errorf("--describe --all-groups --state: exit %d\n%s", code, out)
+	}
+
 	// Deletion: the empty group goes, the live one stays.
 	expectToolBoth(t, 1, "", "\nError: Deletion of some consumer groups failed:\n* Group 'live' could not be deleted due to: org.apache.kafka.common.errors.GroupNotEmptyException: The group is not empty.\n",
 		groups("--delete", "--group", "live")...)
