@@ -143,3 +143,29 @@ func TestSigtermDeregisters(t *testing.T) {
 		t.Fatal("/brokers/ids/1 still there after SIGTERM")
 	}
 }
+
+// TestFastRestartReplacesItsOwnRegistration: after kill -9, the restarted
+// broker finds /brokers/ids/1 still held by its dead session (which would
+// live on for the 40 s session timeout) and replaces it at once, as
+// KAFKA-7165 does.
+func TestFastRestartReplacesItsOwnRegistration(t *testing.T) {
+	props, _ := processProps(t)
+	props["zookeeper.session.timeout.ms"] = "40000"
+	p := testcluster.StartProcess(t, props)
+	zk := zkSession(t, props["zookeeper.connect"])
+	var first int64
+	testcluster.WaitFor(t, 30*time.Second, "registration", func() bool {
+		_, stat, err := zk.Get(zkpaths.BrokerPath(1))
+		if err == nil {
+			first = stat.EphemeralOwner
+		}
+		return err == nil
+	})
+	p.Kill()
+	p.Restart()
+	// Well inside the old session's 40 s: only replacing, not waiting, gets here.
+	testcluster.WaitFor(t, 20*time.Second, "a registration by the new session", func() bool {
+		_, stat, err := zk.Get(zkpaths.BrokerPath(1))
+		return err == nil && stat.EphemeralOwner != first
+	})
+}

@@ -4,6 +4,10 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
 	"time"
 
 	"github.com/go-zookeeper/zk"
@@ -35,13 +39,19 @@ func (s *Server) registration() zkpaths.BrokerRegistration {
 
 // register creates the ephemeral /brokers/ids/<id> the way Kafka 2.2+ does: a
 // multi of {create with no data, set the data at version 0}, so the returned
-// czxid is this create's and becomes the broker epoch. If the znode is held by
-// another session (our own previous process, after a kill -9) it waits for
-// that session to expire, up to the session timeout plus a margin.
+// czxid is this create's and becomes the broker epoch.
+//
+// A znode left by this broker's own previous session (a restart after
+// kill -9, before that session expired) is deleted and created again, as
+// KAFKA-7165 does for the same client: the session id of every registration
+// is kept in the first log dir to recognise it. A znode held by any other
+// session is waited for, up to the session timeout plus a margin, and then
+// refused as a broker id in use.
 func (s *Server) register(ctx context.Context) error {
 	path := zkpaths.BrokerPath(s.brokerID)
 	data := s.registration().Encode()
 	deadline := time.Now().Add(s.cfg.ZooKeeperSessionTimeout + 5*time.Second)
+	previous := s.previousSession()
 	for {
 		resps, err := s.zk.Multi(
 			&zk.CreateRequest{Path: path, Flags: zk.FlagEphemeral, Acl: zk.WorldACL(zk.PermAll)},
@@ -50,6 +60,7 @@ func (s *Server) register(ctx context.Context) error {
 		if err == nil {
 			s.brokerEpoch.Store(resps[1].Stat.Czxid)
 			s.log.Info("Registered broker", zap.String("path", path), zap.Int64("broker-epoch", resps[1].Stat.Czxid))
+			s.rememberSession()
 			return nil
 		}
 		if !errors.Is(err, zkErrNodeExists) {
@@ -64,7 +75,15 @@ func (s *Server) register(ctx context.Context) error {
 		}
 		if stat.EphemeralOwner == s.zk.SessionID() {
 			s.brokerEpoch.Store(stat.Czxid)
+			s.rememberSession()
 			return nil
+		}
+		if previous != 0 && stat.EphemeralOwner == previous {
+			s.log.Info("Replacing the registration left by this broker's previous session", zap.String("path", path), zap.String("previous-session", fmt.Sprintf("0x%x", previous)))
+			if err := s.zk.Delete(path, stat.Version); err != nil && !errors.Is(err, zkErrNoNode) && !errors.Is(err, zk.ErrBadVersion) {
+				return fmt.Errorf("register %s: delete the previous registration: %w", path, err)
+			}
+			continue
 		}
 		if time.Now().After(deadline) {
 			return fmt.Errorf("register %s: broker id %d is in use by another live ZooKeeper session 0x%x", path, s.brokerID, stat.EphemeralOwner)
@@ -119,3 +138,30 @@ func (s *Server) deregister() error {
 
 // BrokerEpoch returns the czxid of this broker's registration.
 func (s *Server) BrokerEpoch() int64 { return s.brokerEpoch.Load() }
+
+// sessionFile holds the ZooKeeper session id of the broker's latest
+// registration, in the first log dir.
+const sessionFile = "zookeeper-session"
+
+// previousSession returns the session id the previous process registered
+// with, or 0.
+func (s *Server) previousSession() int64 {
+	b, err := os.ReadFile(filepath.Join(s.cfg.LogDirs[0], sessionFile))
+	if err != nil {
+		return 0
+	}
+	id, err := strconv.ParseInt(strings.TrimSpace(string(b)), 16, 64)
+	if err != nil {
+		return 0
+	}
+	return id
+}
+
+// rememberSession records the current session id; failing to is only logged,
+// as it costs at most a wait for expiry at the next fast restart.
+func (s *Server) rememberSession() {
+	id := strconv.FormatInt(s.zk.SessionID(), 16)
+	if err := os.WriteFile(filepath.Join(s.cfg.LogDirs[0], sessionFile), []byte(id+"\n"), 0o644); err != nil {
+		s.log.Warn("Cannot record the ZooKeeper session id", zap.Error(err))
+	}
+}
