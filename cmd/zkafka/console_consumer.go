@@ -10,19 +10,25 @@ import (
 	"fmt"
 	"io"
 	"os/signal"
+	"strconv"
 	"strings"
 	"syscall"
+	"time"
 
+	"github.com/twmb/franz-go/pkg/kgo"
 	"go.uber.org/zap"
 
 	"github.com/zkafka/zkafka/broker"
 	"github.com/zkafka/zkafka/consumer"
 )
 
-// runConsoleConsumer is kafka-console-consumer.sh: it prints the values of a
-// topic's records, one per line, as a member of a consumer group — the 0.8
-// high-level consumer with --zookeeper, the group protocol with
-// --bootstrap-server. It runs until SIGINT/SIGTERM or --max-messages.
+// runConsoleConsumer is kafka-console-consumer.sh: it prints a topic's
+// records, one per line in the DefaultMessageFormatter's layout, either as a
+// member of a consumer group (the 0.8 high-level consumer with --zookeeper,
+// the group protocol with --bootstrap-server) or, with --partition, from one
+// assigned partition and no group. It runs until SIGINT/SIGTERM,
+// --max-messages or --timeout-ms, and always ends with Kafka's
+// "Processed a total of N messages" on stderr.
 func runConsoleConsumer(args []string, stdout, stderr io.Writer) int {
 	fs := flag.NewFlagSet("console-consumer", flag.ContinueOnError)
 	fs.SetOutput(stderr)
@@ -36,10 +42,24 @@ func runConsoleConsumer(args []string, stdout, stderr io.Writer) int {
 		instanceID = fs.String("group-instance-id", "", "static membership id (group.instance.id); bootstrap mode only")
 		fromStart  = fs.Bool("from-beginning", false, "start at the earliest offset when the group has none")
 		maxMsgs    = fs.Int("max-messages", 0, "exit after this many records (0: run until interrupted)")
-		printKey   = fs.Bool("print-key", false, "print key<TAB>value")
+		printKey   = fs.Bool("print-key", false, "print key<TAB>value (same as --property print.key=true)")
+		offsetArg  = fs.String("offset", "", "with --partition: earliest, latest or a non-negative offset (default latest, or earliest with --from-beginning)")
+		timeoutMs  = fs.Int("timeout-ms", 0, "exit when no message arrives for this many milliseconds (0: never)")
+		_          = fs.Bool("skip-message-on-error", false, "accepted for Kafka compatibility: formatting a record cannot fail here")
+		partition  = int32(-1)
 		props      overrides
+		fmtProps   overrides
 	)
+	fs.Func("partition", "consume only this partition, assigned directly with no group (needs --bootstrap-server)", func(s string) error {
+		p, err := strconv.ParseInt(s, 10, 32)
+		if err != nil || p < 0 {
+			return fmt.Errorf("%q is not a partition id", s)
+		}
+		partition = int32(p)
+		return nil
+	})
 	fs.Var(&props, "consumer-property", "key=value consumer property, e.g. rebalance.backoff.ms=500 (repeatable)")
+	fs.Var(&fmtProps, "property", "key=value formatter property: print.timestamp, print.partition, print.offset, print.headers, print.key, print.value, key.separator, line.separator, headers.separator, null.literal (repeatable)")
 	if err := fs.Parse(args); err != nil {
 		return 2
 	}
@@ -48,9 +68,46 @@ func runConsoleConsumer(args []string, stdout, stderr io.Writer) int {
 		return 2
 	}
 	if *topic == "" || (*zkConnect == "") == (*bootstrap == "") {
-		fmt.Fprintln(stderr, "USAGE: zkafka console-consumer (--zookeeper host:2181 | --bootstrap-server host:9092) --topic t [--group g]")
+		fmt.Fprintln(stderr, "USAGE: zkafka console-consumer (--zookeeper host:2181 | --bootstrap-server host:9092) --topic t [--group g | --partition p [--offset o]]")
 		return 2
 	}
+	set := map[string]bool{}
+	fs.Visit(func(f *flag.Flag) { set[f.Name] = true })
+	// Kafka's own argument checks, with its messages and exit status 1.
+	var start kgo.Offset
+	if set["partition"] {
+		if set["from-beginning"] && set["offset"] {
+			return usageDie(stderr, "Options from-beginning and offset cannot be specified together.")
+		}
+		switch o := strings.ToLower(*offsetArg); {
+		case o == "earliest" || (o == "" && *fromStart):
+			start = kgo.NewOffset().AtStart()
+		case o == "latest" || o == "":
+			start = kgo.NewOffset().AtEnd()
+		default:
+			n, err := strconv.ParseInt(o, 10, 64)
+			if err != nil || n < 0 {
+				return usageDie(stderr, fmt.Sprintf("The provided offset value '%s' is incorrect. Valid values are 'earliest', 'latest', or a non-negative long.", *offsetArg))
+			}
+			start = kgo.NewOffset().At(n)
+		}
+	} else if set["offset"] {
+		return usageDie(stderr, "The partition is required when offset is specified.")
+	}
+	if set["group"] && set["partition"] {
+		return usageDie(stderr, "Options group and partition cannot be specified together.")
+	}
+	if set["partition"] && *bootstrap == "" {
+		fmt.Fprintln(stderr, "zkafka console-consumer: --partition needs --bootstrap-server")
+		return 2
+	}
+	fmtConf, err := broker.ParseOverrides(fmtProps)
+	if err != nil {
+		fmt.Fprintf(stderr, "zkafka console-consumer: %v\n", err)
+		return 2
+	}
+	formatter := newMessageFormatter(fmtConf, *printKey)
+
 	extra, err := broker.ParseOverrides(props)
 	if err != nil {
 		fmt.Fprintf(stderr, "zkafka console-consumer: %v\n", err)
@@ -103,7 +160,12 @@ func runConsoleConsumer(args []string, stdout, stderr io.Writer) int {
 
 	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGTERM, syscall.SIGINT)
 	defer stop()
-	c, err := consumer.New(ctx, cfg)
+	var src recordSource
+	if set["partition"] {
+		src, err = newAssignedSource(cfg, *topic, partition, start, logger)
+	} else {
+		src, err = newGroupSource(ctx, cfg)
+	}
 	if err != nil {
 		fmt.Fprintf(stderr, "zkafka console-consumer: %v\n", err)
 		if errors.Is(err, consumer.ErrInvalidConfig) {
@@ -113,10 +175,22 @@ func runConsoleConsumer(args []string, stdout, stderr io.Writer) int {
 	}
 	out := bufio.NewWriter(stdout)
 	code, n := 0, 0
+	idle := time.Duration(*timeoutMs) * time.Millisecond
 	for *maxMsgs == 0 || n < *maxMsgs {
-		records, err := c.Poll(ctx)
+		pollCtx, cancel := ctx, context.CancelFunc(func() {})
+		if idle > 0 {
+			pollCtx, cancel = context.WithTimeout(ctx, idle)
+		}
+		records, err := src.poll(pollCtx)
+		cancel()
 		if err != nil {
-			if ctx.Err() == nil {
+			switch {
+			case ctx.Err() != nil:
+			case pollCtx.Err() != nil:
+				// Kafka ends a --timeout-ms run the same way: logged as an
+				// error, yet the tool exits 0.
+				logger.Error("Error processing message, terminating consumer process", zap.Error(fmt.Errorf("no message for %v: %w", idle, err)))
+			default:
 				logger.Error("poll failed", zap.Error(err))
 				code = 1
 			}
@@ -126,10 +200,7 @@ func runConsoleConsumer(args []string, stdout, stderr io.Writer) int {
 			if *maxMsgs > 0 && n == *maxMsgs {
 				break
 			}
-			if *printKey {
-				fmt.Fprintf(out, "%s\t", r.Key)
-			}
-			fmt.Fprintf(out, "%s\n", r.Value)
+			formatter.writeTo(out, r)
 			n++
 		}
 		if err := out.Flush(); err != nil {
@@ -139,9 +210,213 @@ func runConsoleConsumer(args []string, stdout, stderr io.Writer) int {
 	}
 	// As with Kafka's console consumer, records Poll returned beyond
 	// --max-messages count as consumed: Close commits the positions.
-	if err := c.Close(context.Background()); err != nil && !errors.Is(err, context.Canceled) {
+	if err := src.close(); err != nil && !errors.Is(err, context.Canceled) {
 		logger.Warn("close", zap.Error(err))
 	}
 	fmt.Fprintf(stderr, "Processed a total of %d messages\n", n)
 	return code
+}
+
+// usageDie reports a bad combination of arguments as Kafka's
+// CommandLineUtils.printUsageAndDie does: the message and exit status 1.
+func usageDie(stderr io.Writer, msg string) int {
+	fmt.Fprintln(stderr, msg)
+	return 1
+}
+
+// consoleRecord is one record as the formatter sees it, whichever consumer
+// fetched it.
+type consoleRecord struct {
+	consumer.Record
+	timestampType int8 // 0 CreateTime, 1 LogAppendTime, -1 none (pre-0.10 message)
+}
+
+// recordSource is where the console consumer's records come from: a group
+// member or a directly assigned partition.
+type recordSource interface {
+	// poll blocks until records arrive or ctx ends (then it returns an error).
+	poll(ctx context.Context) ([]consoleRecord, error)
+	close() error
+}
+
+// groupSource consumes as a group member through the consumer package.
+type groupSource struct{ c *consumer.Consumer }
+
+func newGroupSource(ctx context.Context, cfg consumer.Config) (*groupSource, error) {
+	c, err := consumer.New(ctx, cfg)
+	if err != nil {
+		return nil, err
+	}
+	return &groupSource{c}, nil
+}
+
+func (g *groupSource) poll(ctx context.Context) ([]consoleRecord, error) {
+	for {
+		records, err := g.c.Poll(ctx)
+		if err != nil {
+			return nil, err
+		}
+		if len(records) == 0 {
+			if err := ctx.Err(); err != nil {
+				return nil, err
+			}
+			continue
+		}
+		out := make([]consoleRecord, len(records))
+		for i, r := range records {
+			// The consumer package does not keep the batch's timestamp
+			// type; CreateTime is the broker default.
+			out[i] = consoleRecord{Record: r}
+		}
+		return out, nil
+	}
+}
+
+func (g *groupSource) close() error { return g.c.Close(context.Background()) }
+
+// assignedSource reads one partition from a chosen offset with no group,
+// as Kafka's console consumer does with --partition (consumer.assign).
+type assignedSource struct {
+	cl     *kgo.Client
+	logger *zap.Logger
+}
+
+func newAssignedSource(cfg consumer.Config, topic string, partition int32, start kgo.Offset, logger *zap.Logger) (*assignedSource, error) {
+	cl, err := kgo.NewClient(
+		kgo.SeedBrokers(cfg.BootstrapServers...),
+		kgo.ClientID(cfg.ClientID),
+		kgo.ConsumePartitions(map[string]map[int32]kgo.Offset{topic: {partition: start}}),
+	)
+	if err != nil {
+		return nil, fmt.Errorf("assign %s-%d: %w", topic, partition, err)
+	}
+	return &assignedSource{cl: cl, logger: logger.Named("assign")}, nil
+}
+
+func (a *assignedSource) poll(ctx context.Context) ([]consoleRecord, error) {
+	for {
+		fetches := a.cl.PollFetches(ctx)
+		if err := ctx.Err(); err != nil {
+			return nil, err
+		}
+		// Other fetch errors (a leader moving, a topic not yet known) are
+		// retried inside kgo; they are worth a line, not an exit.
+		fetches.EachError(func(topic string, p int32, err error) {
+			a.logger.Warn("fetch", zap.String("topic", topic), zap.Int32("partition", p), zap.Error(err))
+		})
+		var out []consoleRecord
+		fetches.EachRecord(func(r *kgo.Record) {
+			rec := consoleRecord{Record: consumer.Record{
+				Topic: r.Topic, Partition: r.Partition, Offset: r.Offset, LeaderEpoch: r.LeaderEpoch,
+				Timestamp: r.Timestamp, Key: r.Key, Value: r.Value,
+			}, timestampType: r.Attrs.TimestampType()}
+			for _, h := range r.Headers {
+				rec.Headers = append(rec.Headers, consumer.Header{Key: h.Key, Value: h.Value})
+			}
+			out = append(out, rec)
+		})
+		if len(out) > 0 {
+			return out, nil
+		}
+	}
+}
+
+func (a *assignedSource) close() error {
+	a.cl.Close()
+	return nil
+}
+
+// messageFormatter is Kafka's DefaultMessageFormatter: for each record the
+// enabled fields in the order timestamp, partition, offset, headers, key,
+// value, with key.separator between fields and line.separator at the end.
+type messageFormatter struct {
+	printTimestamp, printPartition, printOffset, printHeaders, printKey, printValue bool
+	keySeparator, lineSeparator, headersSeparator, nullLiteral                      string
+}
+
+// newMessageFormatter reads the formatter's --property settings as Kafka
+// does: a print.* flag is on only when its value is "true" (any case), and
+// properties it does not know are ignored. printKey is the --print-key flag.
+func newMessageFormatter(props map[string]string, printKey bool) messageFormatter {
+	f := messageFormatter{printKey: printKey, printValue: true, keySeparator: "\t", lineSeparator: "\n", headersSeparator: ",", nullLiteral: "null"}
+	for name, dst := range map[string]*bool{
+		"print.timestamp": &f.printTimestamp, "print.partition": &f.printPartition, "print.offset": &f.printOffset,
+		"print.headers": &f.printHeaders, "print.key": &f.printKey, "print.value": &f.printValue,
+	} {
+		if v, ok := props[name]; ok {
+			*dst = strings.EqualFold(strings.TrimSpace(v), "true")
+		}
+	}
+	for name, dst := range map[string]*string{
+		"key.separator": &f.keySeparator, "line.separator": &f.lineSeparator, "headers.separator": &f.headersSeparator,
+		"null.literal": &f.nullLiteral,
+	} {
+		if v, ok := props[name]; ok {
+			*dst = v
+		}
+	}
+	return f
+}
+
+// writeTo writes one record. As in Kafka, a missing key, value or header
+// value prints as null.literal ("null" unless set), and a record without
+// headers as "NO_HEADERS".
+func (f messageFormatter) writeTo(w *bufio.Writer, r consoleRecord) {
+	// sep ends a field: key.separator when another field follows, else
+	// line.separator.
+	sep := func(more bool) {
+		if more {
+			w.WriteString(f.keySeparator)
+		} else {
+			w.WriteString(f.lineSeparator)
+		}
+	}
+	bytesOrNull := func(b []byte) {
+		if b == nil {
+			w.WriteString(f.nullLiteral)
+		} else {
+			w.Write(b)
+		}
+	}
+	if f.printTimestamp {
+		switch r.timestampType {
+		case 0:
+			fmt.Fprintf(w, "CreateTime:%d", r.Timestamp.UnixMilli())
+		case 1:
+			fmt.Fprintf(w, "LogAppendTime:%d", r.Timestamp.UnixMilli())
+		default:
+			w.WriteString("NO_TIMESTAMP")
+		}
+		sep(f.printPartition || f.printOffset || f.printHeaders || f.printKey || f.printValue)
+	}
+	if f.printPartition {
+		fmt.Fprintf(w, "Partition:%d", r.Partition)
+		sep(f.printOffset || f.printHeaders || f.printKey || f.printValue)
+	}
+	if f.printOffset {
+		fmt.Fprintf(w, "Offset:%d", r.Offset)
+		sep(f.printHeaders || f.printKey || f.printValue)
+	}
+	if f.printHeaders {
+		if len(r.Headers) == 0 {
+			w.WriteString("NO_HEADERS")
+		}
+		for i, h := range r.Headers {
+			if i > 0 {
+				w.WriteString(f.headersSeparator)
+			}
+			w.WriteString(h.Key)
+			w.WriteByte(':')
+			bytesOrNull(h.Value)
+		}
+		sep(f.printKey || f.printValue)
+	}
+	if f.printKey {
+		bytesOrNull(r.Key)
+		sep(f.printValue)
+	}
+	if f.printValue {
+		bytesOrNull(r.Value)
+		w.WriteString(f.lineSeparator)
+	}
 }
