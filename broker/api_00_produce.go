@@ -85,6 +85,13 @@ func (s *Server) handleProduce(ctx context.Context, req *kmsg.ProduceRequest) *k
 			rp.ErrorMessage = kmsg.StringPtr(err.Error())
 			return rp
 		}
+		if internalTopics[topic] {
+			// Only the coordinators write their topics (Kafka's
+			// internalTopicsAllowed is false for clients).
+			rp.ErrorCode = kerr.InvalidTopicException.Code
+			rp.ErrorMessage = kmsg.StringPtr("Cannot append to internal topic " + topic)
+			return rp
+		}
 		p, _, err := s.replicas.leaderPartition(topic, partition, -1)
 		if err != nil {
 			rp.ErrorCode = errorCode(err)

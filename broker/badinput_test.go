@@ -85,6 +85,9 @@ func TestBadProduceInput(t *testing.T) {
 	if code, _ := produceCode(t, c, addr, produceReq("bad/topic", 0, good)); code != kerr.InvalidTopicException.Code {
 		t.Errorf("illegal topic name: code %d, want INVALID_TOPIC_EXCEPTION", code)
 	}
+	if code, _ := produceCode(t, c, addr, produceReq("__consumer_offsets", 0, good)); code != kerr.InvalidTopicException.Code {
+		t.Errorf("produce to __consumer_offsets: code %d, want INVALID_TOPIC_EXCEPTION", code)
+	}
 	if code, _ := produceCode(t, c, addr, produceReq("no-such-topic", 0, good)); code != kerr.UnknownTopicOrPartition.Code {
 		t.Errorf("unknown topic: code %d, want UNKNOWN_TOPIC_OR_PARTITION", code)
 	}
