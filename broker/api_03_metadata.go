@@ -19,7 +19,6 @@ package broker
 
 import (
 	"context"
-	"encoding/base64"
 	"errors"
 	"sort"
 
@@ -144,15 +143,4 @@ func (s *Server) topicMetadata(name, listener string) kmsg.MetadataResponseTopic
 	}
 	sort.Slice(t.Partitions, func(i, j int) bool { return t.Partitions[i].Partition < t.Partitions[j].Partition })
 	return t
-}
-
-// parseTopicID decodes a topic id from /brokers/topics/<t>.
-func parseTopicID(s string) ([16]byte, bool) {
-	var id [16]byte
-	b, err := base64.RawURLEncoding.DecodeString(s)
-	if err != nil || len(b) != 16 {
-		return id, false
-	}
-	copy(id[:], b)
-	return id, true
 }

@@ -159,7 +159,7 @@ func (s *Server) awaitLeaders(ctx context.Context, resp *kmsg.CreateTopicsRespon
 			continue
 		}
 		if ta, err := zkpaths.DecodeTopicAssignment(data); err == nil {
-			resp.Topics[i].TopicID, _ = parseTopicID(ta.TopicID)
+			resp.Topics[i].TopicID, _ = zkpaths.ParseUUID(ta.TopicID)
 		}
 	}
 }

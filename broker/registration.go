@@ -16,11 +16,6 @@ import (
 	"github.com/zkafka/zkafka/zkpaths"
 )
 
-var (
-	zkErrNoNode     = zk.ErrNoNode
-	zkErrNodeExists = zk.ErrNodeExists
-)
-
 // registration returns this broker's /brokers/ids/<id> data.
 func (s *Server) registration() zkpaths.BrokerRegistration {
 	reg := zkpaths.BrokerRegistration{
@@ -63,11 +58,11 @@ func (s *Server) register(ctx context.Context) error {
 			s.rememberSession()
 			return nil
 		}
-		if !errors.Is(err, zkErrNodeExists) {
+		if !errors.Is(err, zk.ErrNodeExists) {
 			return fmt.Errorf("register %s: %w", path, err)
 		}
 		_, stat, err := s.zk.Get(path)
-		if errors.Is(err, zkErrNoNode) {
+		if errors.Is(err, zk.ErrNoNode) {
 			continue
 		}
 		if err != nil {
@@ -80,7 +75,7 @@ func (s *Server) register(ctx context.Context) error {
 		}
 		if previous != 0 && stat.EphemeralOwner == previous {
 			s.log.Info("Replacing the registration left by this broker's previous session", zap.String("path", path), zap.String("previous-session", fmt.Sprintf("0x%x", previous)))
-			if err := s.zk.Delete(path, stat.Version); err != nil && !errors.Is(err, zkErrNoNode) && !errors.Is(err, zk.ErrBadVersion) {
+			if err := s.zk.Delete(path, stat.Version); err != nil && !errors.Is(err, zk.ErrNoNode) && !errors.Is(err, zk.ErrBadVersion) {
 				return fmt.Errorf("register %s: delete the previous registration: %w", path, err)
 			}
 			continue
@@ -121,7 +116,7 @@ func (s *Server) reregister() {
 func (s *Server) deregister() error {
 	path := zkpaths.BrokerPath(s.brokerID)
 	_, stat, err := s.zk.Get(path)
-	if errors.Is(err, zkErrNoNode) {
+	if errors.Is(err, zk.ErrNoNode) {
 		return nil
 	}
 	if err != nil {
@@ -130,7 +125,7 @@ func (s *Server) deregister() error {
 	if stat.EphemeralOwner != s.zk.SessionID() {
 		return nil
 	}
-	if err := s.zk.Delete(path, stat.Version); err != nil && !errors.Is(err, zkErrNoNode) {
+	if err := s.zk.Delete(path, stat.Version); err != nil && !errors.Is(err, zk.ErrNoNode) {
 		return fmt.Errorf("deregister %s: %w", path, err)
 	}
 	return nil

@@ -9,6 +9,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/go-zookeeper/zk"
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
 	"go.uber.org/zap"
@@ -282,7 +283,7 @@ func (rm *ReplicaManager) topicMinInsync(topic string) int32 {
 	}
 	data, _, err := rm.zk.Get(zkpaths.TopicConfigPath(topic))
 	if err != nil {
-		if !errors.Is(err, zkErrNoNode) {
+		if !errors.Is(err, zk.ErrNoNode) {
 			rm.log.Warn("Cannot read the topic config; using the broker's min.insync.replicas", zap.String("topic", topic), zap.Error(err))
 		}
 		return n

@@ -11,6 +11,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/go-zookeeper/zk"
 	"go.uber.org/zap"
 
 	"github.com/zkafka/zkafka/controller"
@@ -198,7 +199,7 @@ func (s *Server) getOrCreateClusterID() (string, error) {
 			}
 			return c.ID, nil
 		}
-		if !errors.Is(err, zkErrNoNode) {
+		if !errors.Is(err, zk.ErrNoNode) {
 			return "", fmt.Errorf("read %s: %w", zkpaths.ClusterID, err)
 		}
 		id := zkpaths.NewClusterID()
@@ -260,7 +261,7 @@ func (s *Server) defaultLogConfig() storage.LogConfig {
 func (s *Server) topicLogConfig(topic string) (storage.LogConfig, error) {
 	c := s.defaultLogConfig()
 	data, _, err := s.zk.Get(zkpaths.TopicConfigPath(topic))
-	if errors.Is(err, zkErrNoNode) {
+	if errors.Is(err, zk.ErrNoNode) {
 		return c, nil
 	}
 	if err != nil {

@@ -361,7 +361,7 @@ func TestFailover(t *testing.T) {
 	if err != nil || legacy.TopicID == "" {
 		t.Fatalf("legacy topic got no topic id: %s (%v)", data, err)
 	}
-	legacyID, _ := decodeTopicID(legacy.TopicID)
+	legacyID, _ := zkpaths.ParseUUID(legacy.TopicID)
 
 	// The first UpdateMetadata each broker gets carries the broker list alone; later every live
 	// replica gets LeaderAndIsr with its partitions' state and every broker all partitions.

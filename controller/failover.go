@@ -177,7 +177,7 @@ func (c *Controller) loadTopic(topic string) (t *topicInfo, ok bool, err error) 
 		return nil, false, fmt.Errorf("assign topic id: %w", err)
 	}
 	t.assignment = withID
-	if t.id, err = decodeTopicID(withID.TopicID); err != nil {
+	if t.id, err = zkpaths.ParseUUID(withID.TopicID); err != nil {
 		return nil, false, err
 	}
 	c.log.Info("Assigned topic id", zap.String("topic", topic), zap.String("topic-id", withID.TopicID))

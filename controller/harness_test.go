@@ -126,7 +126,7 @@ func (c *cluster) createTopic(topic string, partitions map[int32][]int32) [16]by
 	if _, err := c.admin.Create(zkpaths.TopicPath(topic), a.Encode(), 0, nil); err != nil {
 		c.t.Fatal(err)
 	}
-	id, err := decodeTopicID(a.TopicID)
+	id, err := zkpaths.ParseUUID(a.TopicID)
 	if err != nil {
 		c.t.Fatal(err)
 	}

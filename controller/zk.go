@@ -1,7 +1,6 @@
 package controller
 
 import (
-	"encoding/base64"
 	"errors"
 	"fmt"
 	"strings"
@@ -212,7 +211,7 @@ func decodeTopic(topic string, data []byte) (*topicInfo, error) {
 	}
 	t := &topicInfo{assignment: a}
 	if a.TopicID != "" {
-		if t.id, err = decodeTopicID(a.TopicID); err != nil {
+		if t.id, err = zkpaths.ParseUUID(a.TopicID); err != nil {
 			return nil, fmt.Errorf("%s: %w", zkpaths.TopicPath(topic), err)
 		}
 	}
@@ -245,16 +244,4 @@ func (c *Controller) uncleanLeaderElectionEnabled(topic string) (bool, error) {
 		return false, nil
 	}
 	return false, fmt.Errorf("%s: %s=%q is not a boolean", zkpaths.TopicConfigPath(topic), uncleanLeaderElectionConfig, v)
-}
-
-// decodeTopicID turns a topic id as written in ZooKeeper (22 characters of url-safe base64) into
-// the 16 bytes of the wire protocol.
-func decodeTopicID(s string) ([16]byte, error) {
-	var id [16]byte
-	b, err := base64.RawURLEncoding.DecodeString(s)
-	if err != nil || len(b) != len(id) {
-		return id, fmt.Errorf("topic id %q is not a base64 UUID", s)
-	}
-	copy(id[:], b)
-	return id, nil
 }

@@ -65,8 +65,9 @@ func newUUID() string {
 	}
 }
 
-// parseUUID decodes a 22-character url-safe base64 UUID.
-func parseUUID(s string) ([16]byte, error) {
+// ParseUUID decodes a 22-character url-safe base64 UUID, such as a topic id
+// from /brokers/topics/<t>, into the 16 bytes of the wire protocol.
+func ParseUUID(s string) ([16]byte, error) {
 	var u [16]byte
 	b, err := base64.RawURLEncoding.DecodeString(s)
 	if err != nil || len(b) != len(u) {

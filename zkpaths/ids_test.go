@@ -15,7 +15,7 @@ func TestNewUUIDs(t *testing.T) {
 		if len(id) != 22 || strings.HasPrefix(id, "-") {
 			t.Fatalf("id %q: want 22 characters, not starting with '-'", id)
 		}
-		u, err := parseUUID(id)
+		u, err := ParseUUID(id)
 		if err != nil {
 			t.Fatalf("id %q does not decode: %v", id, err)
 		}

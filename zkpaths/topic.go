@@ -60,7 +60,7 @@ func DecodeTopicAssignment(data []byte) (TopicAssignment, error) {
 	if ok, err := o.optional("topic_id", &t.TopicID); err != nil {
 		return TopicAssignment{}, err
 	} else if ok {
-		if _, err := parseUUID(t.TopicID); err != nil {
+		if _, err := ParseUUID(t.TopicID); err != nil {
 			return TopicAssignment{}, malformed(o.kind, "topic_id: %v", err)
 		}
 	}

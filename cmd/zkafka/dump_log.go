@@ -43,16 +43,16 @@ func runDumpLog(args []string, stdout, stderr io.Writer) int {
 		return 1
 	}
 	d := &logDumper{
-		out:          bufio.NewWriter(stdout),
-		stderr:       stderr,
-		printData:    opts.has("print-data-log") || opts.has("offsets-decoder"),
-		offsets:      opts.has("offsets-decoder"),
-		verifyOnly:   opts.has("verify-index-only"),
-		sanityOnly:   opts.has("index-sanity-check"),
-		maxMessage:   5 * 1024 * 1024,
-		problems:     &bytes.Buffer{},
-		nonConsec:    map[string][][2]int64{},
-		indexMismach: map[string][][2]int64{},
+		out:           bufio.NewWriter(stdout),
+		stderr:        stderr,
+		printData:     opts.has("print-data-log") || opts.has("offsets-decoder"),
+		offsets:       opts.has("offsets-decoder"),
+		verifyOnly:    opts.has("verify-index-only"),
+		sanityOnly:    opts.has("index-sanity-check"),
+		maxMessage:    5 * 1024 * 1024,
+		problems:      &bytes.Buffer{},
+		nonConsec:     map[string][][2]int64{},
+		indexMismatch: map[string][][2]int64{},
 	}
 	d.deep = opts.has("deep-iteration") || d.printData
 	if opts.has("max-message-size") {
@@ -83,7 +83,7 @@ type logDumper struct {
 	verifyOnly, sanityOnly        bool
 	maxMessage                    int32
 	problems                      *bytes.Buffer         // time index problems, printed after the mismatches
-	nonConsec, indexMismach       map[string][][2]int64 // by absolute path, newest first as Kafka keeps them
+	nonConsec, indexMismatch      map[string][][2]int64 // by absolute path, newest first as Kafka keeps them
 	nonConsecOrder, mismatchOrder []string
 }
 
@@ -443,6 +443,15 @@ func sanityCheck(file string, data []byte, size int, base int64) error {
 	return nil
 }
 
+// reportSanity runs --index-sanity-check on an index file's raw entries.
+func (d *logDumper) reportSanity(file string, data []byte, entrySize int, base int64) error {
+	if err := sanityCheck(file, data, entrySize, base); err != nil {
+		return err
+	}
+	fmt.Fprintf(d.out, "%s passed sanity check.\n", file)
+	return nil
+}
+
 func (d *logDumper) dumpIndex(file string) error {
 	base, err := baseOffsetOf(file)
 	if err != nil {
@@ -457,11 +466,7 @@ func (d *logDumper) dumpIndex(file string) error {
 		return err
 	}
 	if d.sanityOnly {
-		if err := sanityCheck(file, data, 8, base); err != nil {
-			return err
-		}
-		fmt.Fprintf(d.out, "%s passed sanity check.\n", file)
-		return nil
+		return d.reportSanity(file, data, 8, base)
 	}
 	abs, _ := filepath.Abs(file)
 	for i, e := range entries {
@@ -475,10 +480,10 @@ func (d *logDumper) dumpIndex(file string) error {
 		end := min(position+int64(d.maxMessage), int64(len(logData)))
 		if position <= end {
 			if batches, _, err := readBatches(logData[:end], position); err == nil && len(batches) > 0 && batches[0].lastOffset() != offset {
-				if len(d.indexMismach[abs]) == 0 {
+				if len(d.indexMismatch[abs]) == 0 {
 					d.mismatchOrder = append(d.mismatchOrder, abs)
 				}
-				d.indexMismach[abs] = append([][2]int64{{offset, batches[0].lastOffset()}}, d.indexMismach[abs]...)
+				d.indexMismatch[abs] = append([][2]int64{{offset, batches[0].lastOffset()}}, d.indexMismatch[abs]...)
 			}
 		}
 		if !d.verifyOnly {
@@ -506,11 +511,7 @@ func (d *logDumper) dumpTimeIndex(file string) error {
 		return err
 	}
 	if d.sanityOnly {
-		if err := sanityCheck(file, data, 12, base); err != nil {
-			return err
-		}
-		fmt.Fprintf(d.out, "%s passed sanity check.\n", file)
-		return nil
+		return d.reportSanity(file, data, 12, base)
 	}
 	abs, _ := filepath.Abs(file)
 	prev := int64(-1)
@@ -643,7 +644,7 @@ func (d *logDumper) dumpProducerSnapshot(file string) error {
 func (d *logDumper) reportProblems(stderr io.Writer) {
 	for _, abs := range d.mismatchOrder {
 		fmt.Fprintf(stderr, "Mismatches in :%s\n", abs)
-		for _, m := range d.indexMismach[abs] {
+		for _, m := range d.indexMismatch[abs] {
 			fmt.Fprintf(stderr, "  Index offset: %d, log offset: %d\n", m[0], m[1])
 		}
 	}
