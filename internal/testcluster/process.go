@@ -13,6 +13,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/zkafka/zkafka/internal/zktest"
 )
 
 var build struct {
@@ -117,7 +119,14 @@ func (p *Process) Terminate() { p.signal(syscall.SIGTERM) }
 // Pause stops the process (SIGSTOP) without ending it: its connections and
 // ZooKeeper session stay open but it does nothing, like a stuck broker. The
 // session expires if it stays paused past the session timeout.
-func (p *Process) Pause() { p.cmd.Process.Signal(syscall.SIGSTOP) }
+func (p *Process) Pause() {
+	p.t.Helper()
+	p.cmd.Process.Signal(syscall.SIGSTOP)
+	// The signal is only queued when kill returns; a thread running on the
+	// other core may go on for a moment. Wait until every thread is stopped,
+	// so nothing the process does can land after Pause.
+	WaitFor(p.t, 10*time.Second, "the broker process to stop", func() bool { return zktest.ProcessStopped(p.cmd.Process.Pid) })
+}
 
 // Resume continues a paused process (SIGCONT).
 func (p *Process) Resume() { p.cmd.Process.Signal(syscall.SIGCONT) }

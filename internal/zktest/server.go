@@ -2,6 +2,7 @@ package zktest
 
 import (
 	"bufio"
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -274,7 +275,23 @@ func (s *Server) Kill() error {
 
 // Pause stops ZooKeeper with SIGSTOP: connections stay open but nothing is
 // answered, as in a long GC pause. Requests in flight stay in flight.
-func (s *Server) Pause() error { return s.signalOnly(syscall.SIGSTOP) }
+// It returns once every thread of the JVM is stopped.
+func (s *Server) Pause() error {
+	if err := s.signalOnly(syscall.SIGSTOP); err != nil {
+		return err
+	}
+	s.mu.Lock()
+	pid := s.cmd.Process.Pid
+	s.mu.Unlock()
+	deadline := time.Now().Add(10 * time.Second)
+	for !ProcessStopped(pid) {
+		if time.Now().After(deadline) {
+			return fmt.Errorf("zktest: ZooKeeper did not stop after SIGSTOP")
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+	return nil
+}
 
 // Resume continues a paused ZooKeeper with SIGCONT.
 func (s *Server) Resume() error { return s.signalOnly(syscall.SIGCONT) }
@@ -336,4 +353,25 @@ func (s *Server) signal(sig syscall.Signal, timeout time.Duration) error {
 	}
 	<-exited
 	return nil
+}
+
+// ProcessStopped reports whether every thread of pid is in the stopped state
+// (after SIGSTOP), read from /proc.
+func ProcessStopped(pid int) bool {
+	stats, err := filepath.Glob(fmt.Sprintf("/proc/%d/task/*/stat", pid))
+	if err != nil || len(stats) == 0 {
+		return false
+	}
+	for _, f := range stats {
+		b, err := os.ReadFile(f)
+		if err != nil {
+			return false
+		}
+		// The state follows the parenthesised command name: "pid (comm) T ...".
+		i := bytes.LastIndexByte(b, ')')
+		if i < 0 || i+2 >= len(b) || (b[i+2] != 'T' && b[i+2] != 't') {
+			return false
+		}
+	}
+	return true
 }
