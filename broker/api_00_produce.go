@@ -10,6 +10,12 @@ package broker
 //	v8: per-record errors and an error message (KIP-467)
 //	v9: flexible
 //
+// Transactional batches (a transactional id, v3+; without one the whole
+// request gets TRANSACTIONAL_ID_AUTHORIZATION_FAILED) are appended like any
+// other; the partition's producer state opens the producer's transaction at
+// the first and refuses a zombie's (INVALID_PRODUCER_EPOCH) or a
+// non-transactional batch in between (INVALID_TXN_STATE).
+//
 // acks 0 gets no response; acks 1 answers once the leader appended; acks -1
 // (all) checks min.insync.replicas before appending (NOT_ENOUGH_REPLICAS) and
 // answers once the high watermark passes the appended records
@@ -24,6 +30,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kmsg"
 	"go.uber.org/zap"
 
+	"github.com/zkafka/zkafka/wire"
 	"github.com/zkafka/zkafka/zkpaths"
 )
 
@@ -69,15 +76,18 @@ func produceResponse(req *kmsg.ProduceRequest, fn func(topic string, partition i
 
 func (s *Server) handleProduce(ctx context.Context, req *kmsg.ProduceRequest) *kmsg.ProduceResponse {
 	var pending []*pendingProduce
+	// Kafka authorizes transactional records by the request's transactional
+	// id: without one, the whole request is refused.
+	refuseAll := req.TransactionID == nil && hasTransactionalRecords(req)
 	resp := produceResponse(req, func(topic string, partition int32, records []byte) kmsg.ProduceResponseTopicPartition {
 		rp := kmsg.NewProduceResponseTopicPartition()
 		rp.BaseOffset, rp.LogAppendTime, rp.LogStartOffset = -1, -1, -1
-		if req.Acks != 0 && req.Acks != 1 && req.Acks != -1 {
-			rp.ErrorCode = kerr.InvalidRequiredAcks.Code
+		if refuseAll {
+			rp.ErrorCode = kerr.TransactionalIDAuthorizationFailed.Code
 			return rp
 		}
-		if req.TransactionID != nil {
-			rp.ErrorCode = kerr.TransactionalIDAuthorizationFailed.Code
+		if req.Acks != 0 && req.Acks != 1 && req.Acks != -1 {
+			rp.ErrorCode = kerr.InvalidRequiredAcks.Code
 			return rp
 		}
 		if err := zkpaths.ValidateTopicName(topic); err != nil {
@@ -118,6 +128,19 @@ func (s *Server) handleProduce(ctx context.Context, req *kmsg.ProduceRequest) *k
 		s.awaitReplication(ctx, resp, pending, time.Duration(req.TimeoutMillis)*time.Millisecond)
 	}
 	return resp
+}
+
+// hasTransactionalRecords reports whether any partition's first batch is
+// transactional (Kafka's ProduceRequest.hasTransactionalRecords).
+func hasTransactionalRecords(req *kmsg.ProduceRequest) bool {
+	for _, t := range req.Topics {
+		for _, p := range t.Partitions {
+			if h, err := wire.ReadBatchHeader(p.Records); err == nil && h.Attributes.Transactional() {
+				return true
+			}
+		}
+	}
+	return false
 }
 
 // errorCode maps an error to its Kafka code: kerr values (possibly wrapped)

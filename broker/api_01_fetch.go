@@ -13,8 +13,11 @@ package broker
 //	v11: rack and preferred read replica (KIP-392); always -1 here
 //	v12: flexible, last fetched epoch, diverging epoch
 //
-// Consumers read below the high watermark; followers (replica id >= 0) up to
-// the log end offset. When less than min.bytes is ready the fetch waits up to
+// Consumers read below the high watermark, or with isolation level 1
+// (read_committed) below the last stable offset, with the aborted
+// transactions that overlap what they get, so they can skip those
+// producers' records; followers (replica id >= 0) read up to the log end
+// offset. Every answer carries the last stable offset. When less than min.bytes is ready the fetch waits up to
 // max.wait.ms for an append to any of its partitions (a consumer: for the high
 // watermark to move).
 //
@@ -28,6 +31,8 @@ import (
 
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
+
+	"github.com/zkafka/zkafka/wire"
 )
 
 var fetchAPI = api{
@@ -138,15 +143,23 @@ func (s *Server) readFetch(req *kmsg.FetchRequest, first bool) (resp *kmsg.Fetch
 				continue
 			}
 			wait = append(wait, p.waitChan(follower))
-			bound := p.HighWatermark()
+			var bound int64
 			if follower {
 				bound = p.log.LogEndOffset()
-				if first && fp.FetchOffset <= bound && p.followerFetch(req.ReplicaID, fp.FetchOffset, bound, time.Now()) {
+				if first && fp.FetchOffset <= bound && p.followerFetch(req.ReplicaID, fp.FetchOffset, bound, s.replicas.now()) {
 					s.replicas.maybeExpandIsr(p, req.ReplicaID)
 				}
 			}
-			hw := p.HighWatermark()
-			rp.HighWatermark, rp.LastStableOffset, rp.LogStartOffset = hw, hw, p.log.LogStartOffset()
+			// Read once, after a follower's fetch, which may move them.
+			hw, lso := p.HighWatermark(), p.log.LastStableOffset()
+			readCommitted := !follower && req.IsolationLevel == 1
+			switch {
+			case readCommitted:
+				bound = lso
+			case !follower:
+				bound = hw
+			}
+			rp.HighWatermark, rp.LastStableOffset, rp.LogStartOffset = hw, lso, p.log.LogStartOffset()
 			limit := min(int64(fp.PartitionMaxBytes), maxBytes-size)
 			// KIP-74: the first partition returns at least one batch even
 			// when it is larger than the limits, so consumers make progress.
@@ -157,10 +170,36 @@ func (s *Server) readFetch(req *kmsg.FetchRequest, first bool) (resp *kmsg.Fetch
 			} else {
 				rp.RecordBatches = records
 				size += int64(len(records))
+				if readCommitted {
+					rp.AbortedTransactions = abortedTransactions(p, fp.FetchOffset, records)
+				}
 			}
 			rt.Partitions = append(rt.Partitions, rp)
 		}
 		resp.Topics = append(resp.Topics, rt)
 	}
 	return resp, size, failed, wait
+}
+
+// abortedTransactions lists the aborted transactions overlapping the
+// records a read_committed fetch from fetchOffset returns: an empty list
+// when there are none, as Kafka answers every read_committed fetch.
+func abortedTransactions(p *Partition, fetchOffset int64, records []byte) []kmsg.FetchResponseTopicPartitionAbortedTransaction {
+	out := []kmsg.FetchResponseTopicPartitionAbortedTransaction{}
+	upTo := fetchOffset
+	for b, err := range wire.Batches(records) {
+		if err != nil {
+			break
+		}
+		upTo = b.LastOffset() + 1
+	}
+	if upTo <= fetchOffset {
+		return out
+	}
+	for _, a := range p.log.AbortedTransactions(fetchOffset, upTo) {
+		at := kmsg.NewFetchResponseTopicPartitionAbortedTransaction()
+		at.ProducerID, at.FirstOffset = a.ProducerID, a.FirstOffset
+		out = append(out, at)
+	}
+	return out
 }

@@ -10,9 +10,11 @@ package broker
 //	v5: same as v4
 //	v6: flexible
 //
-// Timestamp -1 is the latest offset (the high watermark for consumers, the
-// log end offset for a replica), -2 the earliest (log start offset); any
-// other value finds the first offset whose timestamp is at least it. Replica
+// Timestamp -1 is the latest offset: the high watermark for consumers, the
+// last stable offset for read_committed ones (isolation level 1, v2+), the
+// log end offset for a replica. -2 is the earliest (log start offset). Any
+// other value finds the first offset whose timestamp is at least it, below
+// the consumer's latest offset. Replica
 // id -2, Kafka's debugging consumer, may ask any replica, not only the
 // leader: that shows each replica's log end offset.
 
@@ -63,9 +65,13 @@ func (s *Server) handleListOffsets(req *kmsg.ListOffsetsRequest) *kmsg.ListOffse
 			return rp
 		}
 		rp.LeaderEpoch = epoch
+		fetchable := p.HighWatermark()
+		if req.IsolationLevel == 1 {
+			fetchable = p.log.LastStableOffset()
+		}
 		switch lp.Timestamp {
 		case storage.LatestTimestamp:
-			rp.Offset = p.HighWatermark()
+			rp.Offset = fetchable
 			if req.ReplicaID != consumerReplicaID {
 				rp.Offset = p.log.LogEndOffset()
 			}
@@ -77,7 +83,7 @@ func (s *Server) handleListOffsets(req *kmsg.ListOffsetsRequest) *kmsg.ListOffse
 				return rp
 			}
 			offset, ts, ok := p.log.FetchOffsetByTimestamp(lp.Timestamp)
-			if ok && offset < p.HighWatermark() {
+			if ok && offset < fetchable {
 				rp.Offset, rp.Timestamp = offset, ts
 			}
 		}

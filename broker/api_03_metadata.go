@@ -104,10 +104,8 @@ func (s *Server) missingTopic(name string, autoCreate bool) kmsg.MetadataRespons
 }
 
 func (s *Server) topicMetadataByID(id [16]byte, listener string) kmsg.MetadataResponseTopic {
-	for _, name := range s.metadata.Topics() {
-		if tid, _, _ := s.metadata.Topic(name); tid == id {
-			return s.topicMetadata(name, listener)
-		}
+	if name, ok := s.metadata.TopicName(id); ok {
+		return s.topicMetadata(name, listener)
 	}
 	t := kmsg.NewMetadataResponseTopic()
 	t.TopicID = id

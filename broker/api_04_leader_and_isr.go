@@ -10,7 +10,8 @@ package broker
 //
 // Fencing, in Kafka's order: a broker epoch older than this broker's
 // registration gets STALE_BROKER_EPOCH; a controller epoch older than the
-// newest seen gets STALE_CONTROLLER_EPOCH and nothing is applied; then each
+// newest seen, or newer but above /controller_epoch (a forgery: zkafka's
+// addition), gets STALE_CONTROLLER_EPOCH and nothing is applied; then each
 // partition is taken only if its leader epoch is newer than the local one.
 
 import (
@@ -20,12 +21,14 @@ import (
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
 	"go.uber.org/zap"
+
+	"github.com/zkafka/zkafka/kafka"
 )
 
 var leaderAndIsrAPI = api{
 	key: 4, min: 0, max: maxVersion(4),
 	handle: func(_ context.Context, s *Server, r *request) kmsg.Response {
-		return s.handleLeaderAndIsr(r.body.(*kmsg.LeaderAndISRRequest))
+		return s.handleLeaderAndIsr(r.body.(*kmsg.LeaderAndISRRequest), r.remote)
 	},
 	errorResponse: func(req kmsg.Request, code int16) kmsg.Response {
 		resp := req.ResponseKind().(*kmsg.LeaderAndISRResponse)
@@ -34,19 +37,19 @@ var leaderAndIsrAPI = api{
 	},
 }
 
-func (s *Server) handleLeaderAndIsr(req *kmsg.LeaderAndISRRequest) *kmsg.LeaderAndISRResponse {
+func (s *Server) handleLeaderAndIsr(req *kmsg.LeaderAndISRRequest, remote string) *kmsg.LeaderAndISRResponse {
 	resp := req.ResponseKind().(*kmsg.LeaderAndISRResponse)
-	if resp.ErrorCode = s.fenceControllerRequest("LeaderAndIsr", req.ControllerID, req.ControllerEpoch, req.Version >= 2, req.BrokerEpoch); resp.ErrorCode != 0 {
+	if resp.ErrorCode = s.fenceControllerRequest("LeaderAndIsr", remote, req.ControllerID, req.ControllerEpoch, req.Version >= 2, req.BrokerEpoch); resp.ErrorCode != 0 {
 		return resp
 	}
 	codes := s.replicas.becomeLeaderOrFollower(req)
-	s.onOffsetsLeadershipChange(codes)
+	s.onCoordinatorLeadershipChange(codes)
 	if req.Version >= 5 {
 		for _, t := range req.TopicStates {
 			rt := kmsg.LeaderAndISRResponseTopic{TopicID: t.TopicID}
 			for _, p := range t.PartitionStates {
 				rt.Partitions = append(rt.Partitions, kmsg.LeaderAndISRResponseTopicPartition{
-					Partition: p.Partition, ErrorCode: codes[topicPartition{t.Topic, p.Partition}],
+					Partition: p.Partition, ErrorCode: codes[kafka.TopicPartition{Topic: t.Topic, Partition: p.Partition}],
 				})
 			}
 			resp.Topics = append(resp.Topics, rt)
@@ -54,7 +57,7 @@ func (s *Server) handleLeaderAndIsr(req *kmsg.LeaderAndISRRequest) *kmsg.LeaderA
 		return resp
 	}
 	for tp, code := range codes {
-		resp.Partitions = append(resp.Partitions, kmsg.LeaderAndISRResponseTopicPartition{Topic: tp.topic, Partition: tp.partition, ErrorCode: code})
+		resp.Partitions = append(resp.Partitions, kmsg.LeaderAndISRResponseTopicPartition{Topic: tp.Topic, Partition: tp.Partition, ErrorCode: code})
 	}
 	sort.Slice(resp.Partitions, func(i, j int) bool {
 		a, b := resp.Partitions[i], resp.Partitions[j]
@@ -66,16 +69,18 @@ func (s *Server) handleLeaderAndIsr(req *kmsg.LeaderAndISRRequest) *kmsg.LeaderA
 // fenceControllerRequest checks a controller request before anything is
 // applied: a broker epoch (KIP-380; -1 means the sender did not know) older
 // than this broker's registration gets STALE_BROKER_EPOCH, a controller epoch
-// older than the newest accepted gets STALE_CONTROLLER_EPOCH. It returns the
-// error code, 0 when the request may proceed.
-func (s *Server) fenceControllerRequest(name string, controllerID, controllerEpoch int32, hasBrokerEpoch bool, brokerEpoch int64) int16 {
+// older than the newest accepted, or newer but not in /controller_epoch, gets
+// STALE_CONTROLLER_EPOCH. It returns the error code, 0 when the request may
+// proceed.
+func (s *Server) fenceControllerRequest(name, remote string, controllerID, controllerEpoch int32, hasBrokerEpoch bool, brokerEpoch int64) int16 {
 	log := s.log.Named("state-change").With(zap.String("request", name), zap.Int32("controller-id", controllerID), zap.Int32("controller-epoch", controllerEpoch))
 	if hasBrokerEpoch && brokerEpoch != -1 && brokerEpoch < s.brokerEpoch.Load() {
 		log.Warn("Ignoring a controller request with a stale broker epoch", zap.Int64("request-broker-epoch", brokerEpoch))
 		return kerr.StaleBrokerEpoch.Code
 	}
 	if err := s.replicas.checkControllerEpoch(controllerEpoch); err != nil {
-		log.Warn("Ignoring a request from an old controller", zap.Int32("latest-controller-epoch", s.replicas.ControllerEpoch()))
+		log.Warn("Ignoring a request from an old or unconfirmed controller", zap.Int32("latest-controller-epoch", s.replicas.ControllerEpoch()),
+			zap.String("client-address", remote), zap.Error(err))
 		return kerr.StaleControllerEpoch.Code
 	}
 	return 0

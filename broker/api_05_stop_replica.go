@@ -20,7 +20,7 @@ import (
 var stopReplicaAPI = api{
 	key: 5, min: 0, max: maxVersion(5),
 	handle: func(_ context.Context, s *Server, r *request) kmsg.Response {
-		return s.handleStopReplica(r.body.(*kmsg.StopReplicaRequest))
+		return s.handleStopReplica(r.body.(*kmsg.StopReplicaRequest), r.remote)
 	},
 	errorResponse: func(req kmsg.Request, code int16) kmsg.Response {
 		resp := req.ResponseKind().(*kmsg.StopReplicaResponse)
@@ -29,13 +29,13 @@ var stopReplicaAPI = api{
 	},
 }
 
-func (s *Server) handleStopReplica(req *kmsg.StopReplicaRequest) *kmsg.StopReplicaResponse {
+func (s *Server) handleStopReplica(req *kmsg.StopReplicaRequest, remote string) *kmsg.StopReplicaResponse {
 	resp := req.ResponseKind().(*kmsg.StopReplicaResponse)
-	if resp.ErrorCode = s.fenceControllerRequest("StopReplica", req.ControllerID, req.ControllerEpoch, req.Version >= 1, req.BrokerEpoch); resp.ErrorCode != 0 {
+	if resp.ErrorCode = s.fenceControllerRequest("StopReplica", remote, req.ControllerID, req.ControllerEpoch, req.Version >= 1, req.BrokerEpoch); resp.ErrorCode != 0 {
 		return resp
 	}
 	for tp, code := range s.replicas.stopReplicas(req) {
-		resp.Partitions = append(resp.Partitions, kmsg.StopReplicaResponsePartition{Topic: tp.topic, Partition: tp.partition, ErrorCode: code})
+		resp.Partitions = append(resp.Partitions, kmsg.StopReplicaResponsePartition{Topic: tp.Topic, Partition: tp.Partition, ErrorCode: code})
 	}
 	sort.Slice(resp.Partitions, func(i, j int) bool {
 		a, b := resp.Partitions[i], resp.Partitions[j]

@@ -23,7 +23,7 @@ import (
 var updateMetadataAPI = api{
 	key: 6, min: 0, max: maxVersion(6),
 	handle: func(_ context.Context, s *Server, r *request) kmsg.Response {
-		return s.handleUpdateMetadata(r.body.(*kmsg.UpdateMetadataRequest))
+		return s.handleUpdateMetadata(r.body.(*kmsg.UpdateMetadataRequest), r.remote)
 	},
 	errorResponse: func(req kmsg.Request, code int16) kmsg.Response {
 		resp := req.ResponseKind().(*kmsg.UpdateMetadataResponse)
@@ -32,9 +32,9 @@ var updateMetadataAPI = api{
 	},
 }
 
-func (s *Server) handleUpdateMetadata(req *kmsg.UpdateMetadataRequest) *kmsg.UpdateMetadataResponse {
+func (s *Server) handleUpdateMetadata(req *kmsg.UpdateMetadataRequest, remote string) *kmsg.UpdateMetadataResponse {
 	resp := req.ResponseKind().(*kmsg.UpdateMetadataResponse)
-	if resp.ErrorCode = s.fenceControllerRequest("UpdateMetadata", req.ControllerID, req.ControllerEpoch, req.Version >= 5, req.BrokerEpoch); resp.ErrorCode != 0 {
+	if resp.ErrorCode = s.fenceControllerRequest("UpdateMetadata", remote, req.ControllerID, req.ControllerEpoch, req.Version >= 5, req.BrokerEpoch); resp.ErrorCode != 0 {
 		return resp
 	}
 	deleted := s.metadata.Update(req)

@@ -26,6 +26,8 @@ import (
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
+	"github.com/zkafka/zkafka/brokerconfig"
+	"github.com/zkafka/zkafka/kafka"
 	"github.com/zkafka/zkafka/zkpaths"
 )
 
@@ -56,7 +58,7 @@ func offsetCommitResponse(req *kmsg.OffsetCommitRequest, code func(topic string,
 }
 
 func (s *Server) handleOffsetCommit(ctx context.Context, req *kmsg.OffsetCommitRequest) *kmsg.OffsetCommitResponse {
-	codes := map[topicPartition]int16{}
+	codes := map[kafka.TopicPartition]int16{}
 	known := *req
 	known.Topics = nil
 	for _, t := range req.Topics {
@@ -64,7 +66,7 @@ func (s *Server) handleOffsetCommit(ctx context.Context, req *kmsg.OffsetCommitR
 		kt.Partitions = nil
 		for _, p := range t.Partitions {
 			if !s.partitionExists(t.Topic, p.Partition) {
-				codes[topicPartition{t.Topic, p.Partition}] = kerr.UnknownTopicOrPartition.Code
+				codes[kafka.TopicPartition{Topic: t.Topic, Partition: p.Partition}] = kerr.UnknownTopicOrPartition.Code
 				continue
 			}
 			kt.Partitions = append(kt.Partitions, p)
@@ -78,11 +80,13 @@ func (s *Server) handleOffsetCommit(ctx context.Context, req *kmsg.OffsetCommitR
 	} else if len(known.Topics) > 0 {
 		for _, t := range s.groupCoordinator.OffsetCommit(ctx, &known).Topics {
 			for _, p := range t.Partitions {
-				codes[topicPartition{t.Topic, p.Partition}] = p.ErrorCode
+				codes[kafka.TopicPartition{Topic: t.Topic, Partition: p.Partition}] = p.ErrorCode
 			}
 		}
 	}
-	return offsetCommitResponse(req, func(topic string, partition int32) int16 { return codes[topicPartition{topic, partition}] })
+	return offsetCommitResponse(req, func(topic string, partition int32) int16 {
+		return codes[kafka.TopicPartition{Topic: topic, Partition: partition}]
+	})
 }
 
 func (s *Server) partitionExists(topic string, partition int32) bool {
@@ -96,11 +100,11 @@ func (s *Server) partitionExists(topic string, partition int32) bool {
 
 // commitOffsetsToZooKeeper is OffsetCommit v0: each offset is written to
 // /consumers/<g>/offsets/<t>/<p> as a decimal string.
-func (s *Server) commitOffsetsToZooKeeper(req *kmsg.OffsetCommitRequest, codes map[topicPartition]int16) {
-	maxMeta := int((&parser{props: s.cfg.Properties}).int32("offset.metadata.max.bytes"))
+func (s *Server) commitOffsetsToZooKeeper(req *kmsg.OffsetCommitRequest, codes map[kafka.TopicPartition]int16) {
+	maxMeta := int(brokerconfig.NewReader(s.cfg.Properties).Int32("offset.metadata.max.bytes"))
 	for _, t := range req.Topics {
 		for _, p := range t.Partitions {
-			tp := topicPartition{t.Topic, p.Partition}
+			tp := kafka.TopicPartition{Topic: t.Topic, Partition: p.Partition}
 			if p.Metadata != nil && len(*p.Metadata) > maxMeta {
 				codes[tp] = kerr.OffsetMetadataTooLarge.Code
 				continue

@@ -2,7 +2,9 @@ package broker
 
 // OffsetFetch (key 9), versions 0–8. This API and FindCoordinator go one
 // version past Kafka 2.8 because issue 5 asks for multi-group offset fetches
-// (KIP-709, Kafka 3.0); every other API stays at Kafka 2.8's maximum.
+// (KIP-709, Kafka 3.0); every other API stays at Kafka 2.8's maximum. The
+// broker advertises v8 only with zkafka.batched.coordinator.apis.enable=true;
+// by default it stops at 2.8's v7.
 //
 //	v0: offsets read from ZooKeeper (/consumers/<g>/offsets/<t>/<p>)
 //	v1: offsets read from __consumer_offsets
@@ -11,7 +13,8 @@ package broker
 //	v4: same as v3
 //	v5: committed leader epoch (KIP-320)
 //	v6: flexible
-//	v7: require stable (KIP-447; without transactions every offset is stable)
+//	v7: require stable (KIP-447): a partition with a transactional commit
+//	    awaiting its marker answers UNSTABLE_OFFSET_COMMIT
 //	v8: many groups (KIP-709), each with its own topics (null: every committed
 //	    partition) and its own error code; no top-level error
 //

@@ -2,7 +2,9 @@ package broker
 
 // FindCoordinator (key 10), versions 0–4. This API and OffsetFetch go one
 // version past Kafka 2.8 because issue 5 asks for batched coordinator lookups
-// (KIP-699, Kafka 3.0); every other API stays at Kafka 2.8's maximum.
+// (KIP-699, Kafka 3.0); every other API stays at Kafka 2.8's maximum. The
+// broker advertises v4 only with zkafka.batched.coordinator.apis.enable=true;
+// by default it stops at 2.8's v3.
 //
 //	v0: the group's coordinator: node id, host, port
 //	v1: coordinator type (0 group, 1 transaction), throttle time, error message
@@ -17,8 +19,9 @@ package broker
 // COORDINATOR_NOT_AVAILABLE and clients retry. A key whose partition has no
 // live leader gets COORDINATOR_NOT_AVAILABLE while the other keys of the batch
 // are answered. As in Kafka, the empty group id is a valid key (the offset
-// APIs accept it). This broker has no transaction coordinator: transaction
-// keys get COORDINATOR_NOT_AVAILABLE.
+// APIs accept it). A transactional id (key type 1) works the same way over
+// __transaction_state, abs(javaHashCode(id)) %
+// transaction.state.log.num.partitions, created on first use.
 
 import (
 	"context"
@@ -71,9 +74,9 @@ func (s *Server) handleFindCoordinator(req *kmsg.FindCoordinatorRequest, listene
 func (s *Server) findCoordinator(keyType int8, key, listener string) (id int32, host string, port int32, err error) {
 	switch keyType {
 	case 0:
-		return s.coordinatorNode(key, listener)
+		return s.coordinatorNode(s.offsetsTopicSpec(), s.groupCoordinator.PartitionFor(key), listener)
 	case 1:
-		return -1, "", -1, kerr.CoordinatorNotAvailable
+		return s.coordinatorNode(s.transactionTopicSpec(), s.txnCoordinator.PartitionFor(key), listener)
 	default:
 		return -1, "", -1, kerr.InvalidRequest
 	}

@@ -1,11 +1,14 @@
 package broker
 
-// DeleteTopics (key 20), versions 0–5.
+// DeleteTopics (key 20), versions 0–6.
 //
 //	v1: throttle time
 //	v2, v3: same (v3: TOPIC_DELETION_DISABLED instead of INVALID_REQUEST)
 //	v4: flexible
 //	v5: error messages
+//	v6: topics named by name or by topic id (KIP-516); the answer carries the
+//	    id asked for. An unknown id gets UNKNOWN_TOPIC_ID; a topic given both
+//	    a name and an id makes the whole request INVALID_REQUEST, as in 2.8.
 //
 // Only the active controller serves it (others answer NOT_CONTROLLER). Each
 // topic is marked for deletion with /admin/delete_topics/<t> (a topic marked
@@ -20,39 +23,76 @@ import (
 	"slices"
 	"time"
 
-	"github.com/go-zookeeper/zk"
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
 	"go.uber.org/zap"
 
+	"github.com/zkafka/zkafka/adminzk"
 	"github.com/zkafka/zkafka/zkpaths"
 )
 
 var deleteTopicsAPI = api{
-	key: 20, min: 0, max: 5,
+	key: 20, min: 0, max: 6,
 	handle: func(ctx context.Context, s *Server, r *request) kmsg.Response {
 		return s.handleDeleteTopics(ctx, r.body.(*kmsg.DeleteTopicsRequest))
 	},
 	errorResponse: func(req kmsg.Request, code int16) kmsg.Response {
-		dr := req.(*kmsg.DeleteTopicsRequest)
-		resp := dr.ResponseKind().(*kmsg.DeleteTopicsResponse)
-		for _, t := range dr.TopicNames {
-			resp.Topics = append(resp.Topics, kmsg.DeleteTopicsResponseTopic{Topic: kmsg.StringPtr(t), ErrorCode: code})
-		}
-		return resp
+		return deleteTopicsError(req.(*kmsg.DeleteTopicsRequest), code)
 	},
+}
+
+// deleteTopicsError answers every topic asked with code.
+func deleteTopicsError(req *kmsg.DeleteTopicsRequest, code int16) *kmsg.DeleteTopicsResponse {
+	resp := req.ResponseKind().(*kmsg.DeleteTopicsResponse)
+	for _, t := range deleteTopicsAsked(req) {
+		resp.Topics = append(resp.Topics, kmsg.DeleteTopicsResponseTopic{Topic: t.Topic, TopicID: t.TopicID, ErrorCode: code})
+	}
+	return resp
+}
+
+// deleteTopicsAsked is the request's topics in v6's shape: before v6 each
+// is a name.
+func deleteTopicsAsked(req *kmsg.DeleteTopicsRequest) []kmsg.DeleteTopicsRequestTopic {
+	if req.Version >= 6 {
+		return req.Topics
+	}
+	asked := make([]kmsg.DeleteTopicsRequestTopic, 0, len(req.TopicNames))
+	for _, name := range req.TopicNames {
+		asked = append(asked, kmsg.DeleteTopicsRequestTopic{Topic: kmsg.StringPtr(name)})
+	}
+	return asked
 }
 
 func (s *Server) handleDeleteTopics(ctx context.Context, req *kmsg.DeleteTopicsRequest) *kmsg.DeleteTopicsResponse {
 	resp := req.ResponseKind().(*kmsg.DeleteTopicsResponse)
+	if !s.controller.IsActive() {
+		return deleteTopicsError(req, kerr.NotController.Code)
+	}
+	asked := deleteTopicsAsked(req)
+	for _, t := range asked {
+		if t.Topic != nil && t.TopicID != ([16]byte{}) {
+			return deleteTopicsError(req, kerr.InvalidRequest.Code)
+		}
+	}
 	var pending []int // indexes into resp.Topics awaiting deletion
 	seen := map[string]bool{}
-	for _, topic := range req.TopicNames {
+	for _, t := range asked {
+		rt := kmsg.NewDeleteTopicsResponseTopic()
+		rt.TopicID = t.TopicID
+		if t.Topic == nil {
+			name, ok := s.metadata.TopicName(t.TopicID)
+			if !ok {
+				rt.ErrorCode = kerr.UnknownTopicID.Code
+				resp.Topics = append(resp.Topics, rt)
+				continue
+			}
+			t.Topic = &name
+		}
+		topic := *t.Topic
 		if seen[topic] {
 			continue
 		}
 		seen[topic] = true
-		rt := kmsg.NewDeleteTopicsResponseTopic()
 		rt.Topic = kmsg.StringPtr(topic)
 		if err := s.markTopicForDeletion(topic, req.Version); err != nil {
 			var te *topicError
@@ -93,7 +133,7 @@ func (s *Server) handleDeleteTopics(ctx context.Context, req *kmsg.DeleteTopicsR
 }
 
 // markTopicForDeletion creates /admin/delete_topics/<t>, as Kafka's
-// AdminZkClient.deleteTopic does.
+// AdminZkClient.deleteTopic does; marking it twice is not an error.
 func (s *Server) markTopicForDeletion(topic string, version int16) error {
 	if !s.controller.IsActive() {
 		return topicErr(kerr.NotController, "This is not the correct controller for this cluster.")
@@ -107,14 +147,12 @@ func (s *Server) markTopicForDeletion(topic string, version int16) error {
 	if zkpaths.ValidateTopicName(topic) != nil {
 		return topicErr(kerr.UnknownTopicOrPartition, "This server does not host this topic-partition.")
 	}
-	if exists, _, err := s.zk.Exists(zkpaths.TopicPath(topic)); err != nil {
-		return err
-	} else if !exists {
+	err := s.adminZk().MarkTopicForDeletion(topic)
+	switch {
+	case errors.Is(err, adminzk.ErrUnknownTopic):
 		return topicErr(kerr.UnknownTopicOrPartition, "This server does not host this topic-partition.")
+	case errors.Is(err, adminzk.ErrMarkedForDeletion):
+		return nil
 	}
-	if _, err := s.zk.Create(zkpaths.DeleteTopicPath(topic), nil, 0, zk.WorldACL(zk.PermAll)); err != nil && !errors.Is(err, zk.ErrNodeExists) {
-		return err
-	}
-	s.log.Info("Marked topic for deletion", zap.String("topic", topic))
-	return nil
+	return err
 }

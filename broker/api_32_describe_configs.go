@@ -1,11 +1,12 @@
 package broker
 
-// DescribeConfigs (key 32), versions 0–3 (Kafka 2.8).
+// DescribeConfigs (key 32), versions 0–4 (Kafka 2.8).
 //
 //	v0: names, values, read_only, is_default, is_sensitive
 //	v1: include_synonyms; config_source replaces is_default; synonyms
 //	v2: same as v1
 //	v3: include_documentation; config_type and documentation
+//	v4: flexible
 //
 // In ZooKeeper mode every broker serves it. TOPIC resources show every topic
 // config with its effective value: the /config/topics/<t> override
@@ -25,6 +26,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kmsg"
 	"go.uber.org/zap"
 
+	"github.com/zkafka/zkafka/brokerconfig"
 	"github.com/zkafka/zkafka/zkpaths"
 )
 
@@ -83,10 +85,13 @@ func (s *Server) handleDescribeConfigs(req *kmsg.DescribeConfigsRequest) *kmsg.D
 // message; anything that is not a Kafka error is logged.
 func (s *Server) configErrorCode(err error, what string, t kmsg.ConfigResourceType, name string) (int16, *string) {
 	var te *topicError
-	var ve *configValueError
+	var ve *brokerconfig.ValueError
+	var ie *brokerconfig.InvalidConfigError
 	switch {
 	case errors.As(err, &ve):
-		return kerr.InvalidRequest.Code, kmsg.StringPtr(fmt.Sprintf("Invalid config value for resource %s: %s", configResourceString(t, name), ve.msg))
+		return kerr.InvalidRequest.Code, kmsg.StringPtr(fmt.Sprintf("Invalid config value for resource %s: %s", configResourceString(t, name), ve.Error()))
+	case errors.As(err, &ie):
+		return kerr.InvalidConfig.Code, kmsg.StringPtr(ie.Error())
 	case errors.As(err, &te):
 		return te.code.Code, kmsg.StringPtr(te.msg)
 	}
@@ -138,28 +143,28 @@ func (s *Server) describeTopicConfigs(topic string, withSynonyms, docs bool) ([]
 	if _, _, ok := s.metadata.Topic(topic); !ok {
 		return nil, topicErr(kerr.UnknownTopicOrPartition, "The topic '%s' does not exist.", topic)
 	}
-	overrides, err := s.readEntityConfig(zkpaths.TopicConfigPath(topic))
+	overrides, err := s.adminZk().FetchEntityConfig(zkpaths.EntityTopics, topic)
 	if err != nil {
 		return nil, err
 	}
-	entries := make([]kmsg.DescribeConfigsResponseResourceConfig, 0, len(topicConfigDefs))
-	for i := range topicConfigDefs {
-		def := &topicConfigDefs[i]
-		raw, overridden := overrides[def.name]
+	defs := brokerconfig.TopicConfigs()
+	entries := make([]kmsg.DescribeConfigsResponseResourceConfig, 0, len(defs))
+	for _, def := range defs {
+		raw, overridden := overrides[def.Name]
 		if !overridden {
-			raw = s.configs.topicDefault(def.name)
+			raw = s.configs.topicDefault(def.Name)
 		}
-		value, err := parseConfigValue(def.name, def.typ, raw)
+		value, err := brokerconfig.ParseValue(def.Name, def.Type, raw)
 		if err != nil {
 			value = raw // a tool stored something Kafka would not accept: show it as it is
 		}
 		var synonyms []kmsg.DescribeConfigsResponseResourceConfigConfigSynonym
-		if def.brokerSynonym != "" {
-			synonyms = s.configs.synonyms(def.brokerSynonym, brokerConfigSynonyms(def.brokerSynonym))
+		if def.BrokerSynonym != "" {
+			synonyms = s.configs.synonyms(def.BrokerSynonym, brokerconfig.BrokerConfigSynonyms(def.BrokerSynonym))
 		}
 		if overridden {
 			top := kmsg.NewDescribeConfigsResponseResourceConfigConfigSynonym()
-			top.Name, top.Value, top.Source = def.name, kmsg.StringPtr(value), kmsg.ConfigSource(sourceTopicConfig)
+			top.Name, top.Value, top.Source = def.Name, kmsg.StringPtr(value), kmsg.ConfigSource(sourceTopicConfig)
 			synonyms = append([]kmsg.DescribeConfigsResponseResourceConfigConfigSynonym{top}, synonyms...)
 		}
 		source := sourceDefaultConfig
@@ -169,10 +174,10 @@ func (s *Server) describeTopicConfigs(topic string, withSynonyms, docs bool) ([]
 		if !withSynonyms {
 			synonyms = nil
 		}
-		e := newConfigEntry(def.name, kmsg.StringPtr(value), source, synonyms)
-		e.ConfigType = kmsg.ConfigType(def.typ)
+		e := newConfigEntry(def.Name, kmsg.StringPtr(value), source, synonyms)
+		e.ConfigType = kmsg.ConfigType(def.Type)
 		if docs {
-			e.Documentation = kmsg.StringPtr(def.doc)
+			e.Documentation = kmsg.StringPtr(def.Doc)
 		}
 		entries = append(entries, e)
 	}
@@ -204,10 +209,7 @@ func (s *Server) describeBrokerConfigs(name string, withSynonyms, docs bool) ([]
 			return nil, err
 		}
 		set := map[string]bool{}
-		for k := range brokerConfigTypes {
-			set[k] = true
-		}
-		for k := range defaultProperties {
+		for _, k := range brokerconfig.BrokerConfigNames() {
 			set[k] = true
 		}
 		for k := range s.configs.static {
@@ -229,9 +231,9 @@ func (s *Server) describeBrokerConfigs(name string, withSynonyms, docs bool) ([]
 	sort.Strings(names)
 	entries := make([]kmsg.DescribeConfigsResponseResourceConfig, 0, len(names))
 	for _, n := range names {
-		typ := brokerConfigType(n)
-		sensitive := typ == configTypeUnknown || typ == configTypePassword
-		synonyms := s.configs.synonyms(n, brokerConfigSynonyms(n))
+		typ := brokerconfig.BrokerConfigType(n)
+		sensitive := typ == brokerconfig.TypeUnknown || typ == brokerconfig.TypePassword
+		synonyms := s.configs.synonyms(n, brokerconfig.BrokerConfigSynonyms(n))
 		if !perBroker {
 			synonyms = slices.DeleteFunc(synonyms, func(syn kmsg.DescribeConfigsResponseResourceConfigConfigSynonym) bool {
 				return int8(syn.Source) != sourceDynamicDefault
@@ -259,11 +261,11 @@ func (s *Server) describeBrokerConfigs(name string, withSynonyms, docs bool) ([]
 			synonyms = nil
 		}
 		e := newConfigEntry(n, value, source, synonyms)
-		e.ReadOnly = !dynamicBrokerConfigs[n]
+		e.ReadOnly = !brokerconfig.IsDynamicBrokerConfig(n)
 		e.IsSensitive = sensitive
 		e.ConfigType = kmsg.ConfigType(typ)
 		if docs {
-			e.Documentation = brokerConfigDoc(n)
+			e.Documentation = brokerconfig.BrokerConfigDoc(n)
 		}
 		entries = append(entries, e)
 	}

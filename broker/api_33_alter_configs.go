@@ -1,9 +1,10 @@
 package broker
 
-// AlterConfigs (key 33), versions 0–1 (Kafka 2.8).
+// AlterConfigs (key 33), versions 0–2 (Kafka 2.8).
 //
 //	v0: resources with their whole new config, validate_only
 //	v1: same as v0 (throttle time on quota violation)
+//	v2: flexible
 //
 // In ZooKeeper mode every broker serves it. The config given replaces the
 // entity's whole config: /config/topics/<t>, /config/brokers/<id> (only on
@@ -14,13 +15,14 @@ package broker
 
 import (
 	"context"
+	"maps"
 	"slices"
 	"strings"
 
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
-	"go.uber.org/zap"
 
+	"github.com/zkafka/zkafka/brokerconfig"
 	"github.com/zkafka/zkafka/zkpaths"
 )
 
@@ -67,40 +69,49 @@ func (s *Server) alterConfigs(r kmsg.AlterConfigsRequestResource, validateOnly b
 	if len(nulls) > 0 {
 		return topicErr(kerr.InvalidRequest, "Null value not supported for : %s", strings.Join(nulls, ","))
 	}
-	return s.replaceEntityConfig(r.ResourceType, r.ResourceName, cfg, validateOnly)
+	return s.changeEntityConfig(r.ResourceType, r.ResourceName, validateOnly, func(stored map[string]string) error {
+		clear(stored)
+		maps.Copy(stored, cfg)
+		return nil
+	})
 }
 
-// replaceEntityConfig validates and writes the whole new config of a topic
-// or broker entity (Kafka's alterTopicConfigs and alterBrokerConfigs).
-func (s *Server) replaceEntityConfig(t kmsg.ConfigResourceType, name string, cfg map[string]string, validateOnly bool) error {
+// changeEntityConfig applies change to the stored config of a topic or
+// broker entity, validates the result (Kafka's alterTopicConfigs and
+// alterBrokerConfigs) and, unless validateOnly, writes it with its change
+// notification through adminzk, which applies change again to a config
+// another writer changed meanwhile.
+func (s *Server) changeEntityConfig(t kmsg.ConfigResourceType, name string, validateOnly bool, change func(map[string]string) error) error {
+	var entityType, entity string
+	var validate func(map[string]string) error
 	switch int8(t) {
 	case configResourceTopic:
-		if _, _, ok := s.metadata.Topic(name); !ok {
-			return topicErr(kerr.UnknownTopicOrPartition, "The topic '%s' does not exist.", name)
+		entityType, entity = zkpaths.EntityTopics, name
+		validate = func(cfg map[string]string) error {
+			if _, _, ok := s.metadata.Topic(name); !ok {
+				return topicErr(kerr.UnknownTopicOrPartition, "The topic '%s' does not exist.", name)
+			}
+			check := s.defaultLogConfig()
+			return brokerconfig.ApplyTopicConfig(&check, cfg)
 		}
-		check := s.defaultLogConfig()
-		if err := applyTopicConfig(&check, cfg); err != nil {
-			return err
-		}
-		if validateOnly {
-			return nil
-		}
-		s.log.Info("Updating topic with new configuration", zap.String("topic", name), zap.String("config", formatConfig(cfg)))
-		return s.changeEntityConfig(zkpaths.EntityTopics, name, cfg)
 	case configResourceBroker:
-		entity, err := s.brokerEntity(name)
-		if err != nil {
+		var err error
+		if entity, err = s.brokerEntity(name); err != nil {
 			return err
 		}
-		if err := validateDynamicBrokerConfig(cfg); err != nil {
-			return err
-		}
-		if validateOnly {
-			return nil
-		}
-		return s.changeEntityConfig(zkpaths.EntityBrokers, entity, cfg)
+		entityType, validate = zkpaths.EntityBrokers, brokerconfig.ValidateDynamicBrokerConfig
+	default:
+		return topicErr(kerr.InvalidRequest, "AlterConfigs is only supported for topics and brokers, but resource type is %s", configResourceTypeName(t))
 	}
-	return topicErr(kerr.InvalidRequest, "AlterConfigs is only supported for topics and brokers, but resource type is %s", configResourceTypeName(t))
+	return s.adminZk().ChangeEntityConfig(entityType, entity, func(cfg map[string]string) (bool, error) {
+		if err := change(cfg); err != nil {
+			return false, err
+		}
+		if err := validate(cfg); err != nil {
+			return false, err
+		}
+		return !validateOnly, nil
+	})
 }
 
 // brokerEntity maps a BROKER resource name to its /config/brokers entity:

@@ -9,18 +9,16 @@ package broker
 // Only the active controller serves it (others answer NOT_CONTROLLER). The new
 // partitions' replicas come from the request or from Kafka's placement for
 // added partitions; the whole assignment is rewritten into /brokers/topics/<t>
-// (conditional on the version read), and the controller's data watch brings
+// (by adminzk, conditional on the version read), and the controller's data watch brings
 // the new partitions online. The response waits until this broker's metadata
 // cache shows a leader for every partition or the timeout passes.
 
 import (
 	"context"
 	"errors"
-	"fmt"
 	"slices"
 	"time"
 
-	"github.com/go-zookeeper/zk"
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
 	"go.uber.org/zap"
@@ -77,7 +75,8 @@ func (s *Server) handleCreatePartitions(ctx context.Context, req *kmsg.CreatePar
 }
 
 // createPartitions validates one topic's request and, unless validateOnly,
-// writes the grown assignment.
+// writes the grown assignment through adminzk, which re-validates against
+// the new assignment when the topic changed meanwhile.
 func (s *Server) createPartitions(t kmsg.CreatePartitionsRequestTopic, validateOnly bool) error {
 	if !s.controller.IsActive() {
 		return topicErr(kerr.NotController, "This is not the correct controller for this cluster.")
@@ -85,53 +84,26 @@ func (s *Server) createPartitions(t kmsg.CreatePartitionsRequestTopic, validateO
 	if zkpaths.ValidateTopicName(t.Topic) != nil {
 		return topicErr(kerr.UnknownTopicOrPartition, "The topic '%s' does not exist.", t.Topic)
 	}
-	for {
-		data, stat, err := s.zk.Get(zkpaths.TopicPath(t.Topic))
-		if errors.Is(err, zk.ErrNoNode) {
-			return topicErr(kerr.UnknownTopicOrPartition, "The topic '%s' does not exist.", t.Topic)
-		}
-		if err != nil {
-			return err
-		}
-		if exists, _, err := s.zk.Exists(zkpaths.DeleteTopicPath(t.Topic)); err != nil {
-			return err
-		} else if exists {
-			return topicErr(kerr.InvalidTopicException, "The topic '%s' is queued for deletion.", t.Topic)
-		}
-		a, err := zkpaths.DecodeTopicAssignment(data)
-		if err != nil {
-			return err
+	admin := s.adminZk()
+	_, err := admin.AddPartitions(t.Topic, func(a zkpaths.TopicAssignment) (map[int32][]int32, error) {
+		if marked, err := admin.MarkedForDeletion(t.Topic); err != nil {
+			return nil, err
+		} else if marked {
+			return nil, topicErr(kerr.InvalidTopicException, "The topic '%s' is queued for deletion.", t.Topic)
 		}
 		if len(a.AddingReplicas) > 0 || len(a.RemovingReplicas) > 0 {
-			return topicErr(kerr.ReassignmentInProgress, "A partition reassignment is in progress for topic '%s'.", t.Topic)
+			return nil, topicErr(kerr.ReassignmentInProgress, "A partition reassignment is in progress for topic '%s'.", t.Topic)
 		}
 		current := int32(len(a.Partitions))
 		switch {
 		case t.Count < current:
-			return topicErr(kerr.InvalidPartitions, "Topic currently has %d partitions, which is higher than the requested %d.", current, t.Count)
+			return nil, topicErr(kerr.InvalidPartitions, "Topic currently has %d partitions, which is higher than the requested %d.", current, t.Count)
 		case t.Count == current:
-			return topicErr(kerr.InvalidPartitions, "Topic already has %d partitions.", current)
+			return nil, topicErr(kerr.InvalidPartitions, "Topic already has %d partitions.", current)
 		}
-		added, err := s.newPartitionsAssignment(a.Partitions, t)
-		if err != nil {
-			return err
-		}
-		if validateOnly {
-			return nil
-		}
-		for p, replicas := range added {
-			a.Partitions[p] = replicas
-		}
-		_, err = s.zk.Set(zkpaths.TopicPath(t.Topic), a.Encode(), stat.Version)
-		if errors.Is(err, zk.ErrBadVersion) {
-			continue // changed meanwhile: validate against the new assignment
-		}
-		if err != nil {
-			return fmt.Errorf("write %s: %w", zkpaths.TopicPath(t.Topic), err)
-		}
-		s.log.Info("Added partitions", zap.String("topic", t.Topic), zap.Int32("partitions", t.Count), zap.String("new-assignment", formatAssignment(added)))
-		return nil
-	}
+		return s.newPartitionsAssignment(a.Partitions, t)
+	}, validateOnly)
+	return fromAdmin(err)
 }
 
 // newPartitionsAssignment returns the replicas of the added partitions: the

@@ -22,6 +22,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"github.com/zkafka/zkafka/controller"
+	"github.com/zkafka/zkafka/kafka"
 )
 
 var electLeadersAPI = api{
@@ -42,16 +43,16 @@ func (s *Server) handleElectLeaders(ctx context.Context, req *kmsg.ElectLeadersR
 	if req.Version >= 1 {
 		typ = controller.ElectionType(req.ElectionType)
 	}
-	var partitions []controller.TopicPartition
+	var partitions []kafka.TopicPartition
 	if req.Topics != nil {
-		partitions = []controller.TopicPartition{}
+		partitions = []kafka.TopicPartition{}
 		for _, t := range req.Topics {
 			for _, p := range t.Partitions {
-				partitions = append(partitions, controller.TopicPartition{Topic: t.Topic, Partition: p})
+				partitions = append(partitions, kafka.TopicPartition{Topic: t.Topic, Partition: p})
 			}
 		}
 	}
-	results := map[controller.TopicPartition]error{}
+	results := map[kafka.TopicPartition]error{}
 	switch {
 	case typ != controller.PreferredElection && typ != controller.UncleanElection:
 		resp.ErrorCode = kerr.InvalidRequest.Code
@@ -64,7 +65,7 @@ func (s *Server) handleElectLeaders(ctx context.Context, req *kmsg.ElectLeadersR
 		var err error
 		if results, err = s.controller.ElectLeaders(ctx, typ, partitions); err != nil {
 			resp.ErrorCode = controllerErrorCode(err)
-			results = map[controller.TopicPartition]error{}
+			results = map[kafka.TopicPartition]error{}
 			for _, tp := range partitions {
 				results[tp] = err
 			}

@@ -9,7 +9,8 @@ package broker
 // read, the operations are applied to it (APPEND and SUBTRACT only to list
 // configs such as cleanup.policy, starting from Kafka's default when the
 // config is not set), and the result is validated and written as
-// AlterConfigs does.
+// AlterConfigs does, at the version read: when another writer changed the
+// config meanwhile, the operations are applied again to its config.
 
 import (
 	"context"
@@ -19,7 +20,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
-	"github.com/zkafka/zkafka/zkpaths"
+	"github.com/zkafka/zkafka/brokerconfig"
 )
 
 var incrementalAlterConfigsAPI = api{
@@ -69,39 +70,23 @@ func (s *Server) incrementalAlterConfigs(r kmsg.IncrementalAlterConfigsRequestRe
 	if len(nulls) > 0 {
 		return topicErr(kerr.InvalidRequest, "Null value not supported for : %s", strings.Join(nulls, ","))
 	}
-	var path string
-	var listDefault func(name string) (string, bool)
-	switch int8(r.ResourceType) {
-	case configResourceTopic:
-		path = zkpaths.TopicConfigPath(r.ResourceName)
+	topic := int8(r.ResourceType) == configResourceTopic
+	listDefault := func(name string) (string, bool) {
+		v, _ := brokerconfig.BrokerDefault(name)
+		return v, brokerconfig.BrokerConfigType(name) == brokerconfig.TypeList
+	}
+	if topic {
 		listDefault = func(name string) (string, bool) {
-			def, ok := topicConfigByName[name]
+			def, ok := brokerconfig.LookupTopicConfig(name)
 			if !ok {
 				return "", false
 			}
-			return def.kafkaDefault, def.typ == configTypeList
+			return def.KafkaDefault, def.Type == brokerconfig.TypeList
 		}
-	case configResourceBroker:
-		entity, err := s.brokerEntity(r.ResourceName)
-		if err != nil {
-			return err
-		}
-		path = zkpaths.BrokerConfigPath(entity)
-		listDefault = func(name string) (string, bool) {
-			v, _ := defaultValue(name)
-			return v, brokerConfigType(name) == configTypeList
-		}
-	default:
-		return topicErr(kerr.InvalidRequest, "AlterConfigs is only supported for topics and brokers, but resource type is %s", configResourceTypeName(r.ResourceType))
 	}
-	cfg, err := s.readEntityConfig(path)
-	if err != nil {
-		return err
-	}
-	if err := applyConfigOps(cfg, r.Configs, int8(r.ResourceType) == configResourceTopic, listDefault); err != nil {
-		return err
-	}
-	return s.replaceEntityConfig(r.ResourceType, r.ResourceName, cfg, validateOnly)
+	return s.changeEntityConfig(r.ResourceType, r.ResourceName, validateOnly, func(cfg map[string]string) error {
+		return applyConfigOps(cfg, r.Configs, topic, listDefault)
+	})
 }
 
 // applyConfigOps applies incremental operations to a stored config (Kafka's
@@ -121,7 +106,7 @@ func applyConfigOps(cfg map[string]string, ops []kmsg.IncrementalAlterConfigsReq
 			}
 			def, isList := listDefault(op.Name)
 			if topic {
-				if _, known := topicConfigByName[op.Name]; !known {
+				if _, known := brokerconfig.LookupTopicConfig(op.Name); !known {
 					return topicErr(kerr.InvalidConfig, "Unknown topic config name: %s", op.Name)
 				}
 			}
@@ -132,14 +117,14 @@ func applyConfigOps(cfg map[string]string, ops []kmsg.IncrementalAlterConfigsReq
 			if !ok {
 				old = def
 			}
-			current, _ := parseConfigValue(op.Name, configTypeList, old)
-			given, _ := parseConfigValue(op.Name, configTypeList, *op.Value)
-			list := splitListValue(current)
+			current, _ := brokerconfig.ParseValue(op.Name, brokerconfig.TypeList, old)
+			given, _ := brokerconfig.ParseValue(op.Name, brokerconfig.TypeList, *op.Value)
+			list := brokerconfig.SplitListValue(current)
 			if op.Op == kmsg.IncrementalAlterConfigOpAppend {
-				list = append(list, splitListValue(given)...)
+				list = append(list, brokerconfig.SplitListValue(given)...)
 			} else {
 				// A multiset difference: each given element removes one occurrence.
-				for _, e := range splitListValue(given) {
+				for _, e := range brokerconfig.SplitListValue(given) {
 					if i := slices.Index(list, e); i >= 0 {
 						list = slices.Delete(list, i, i+1)
 					}

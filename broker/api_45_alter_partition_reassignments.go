@@ -13,7 +13,7 @@ import (
 
 	"github.com/twmb/franz-go/pkg/kmsg"
 
-	"github.com/zkafka/zkafka/controller"
+	"github.com/zkafka/zkafka/kafka"
 )
 
 var alterPartitionReassignmentsAPI = api{
@@ -30,10 +30,10 @@ var alterPartitionReassignmentsAPI = api{
 
 func (s *Server) handleAlterPartitionReassignments(ctx context.Context, req *kmsg.AlterPartitionAssignmentsRequest) *kmsg.AlterPartitionAssignmentsResponse {
 	resp := req.ResponseKind().(*kmsg.AlterPartitionAssignmentsResponse)
-	targets := map[controller.TopicPartition][]int32{}
+	targets := map[kafka.TopicPartition][]int32{}
 	for _, t := range req.Topics {
 		for _, p := range t.Partitions {
-			targets[controller.TopicPartition{Topic: t.Topic, Partition: p.Partition}] = p.Replicas
+			targets[kafka.TopicPartition{Topic: t.Topic, Partition: p.Partition}] = p.Replicas
 		}
 	}
 	ctx, cancel := context.WithTimeout(ctx, time.Duration(req.TimeoutMillis)*time.Millisecond)
@@ -47,7 +47,7 @@ func (s *Server) handleAlterPartitionReassignments(ctx context.Context, req *kms
 		for _, p := range t.Partitions {
 			perr := err
 			if perr == nil {
-				perr = results[controller.TopicPartition{Topic: t.Topic, Partition: p.Partition}]
+				perr = results[kafka.TopicPartition{Topic: t.Topic, Partition: p.Partition}]
 			}
 			rt.Partitions = append(rt.Partitions, kmsg.AlterPartitionAssignmentsResponseTopicPartition{
 				Partition: p.Partition, ErrorCode: controllerErrorCode(perr), ErrorMessage: errorMessage(perr),

@@ -14,7 +14,7 @@ import (
 
 	"github.com/twmb/franz-go/pkg/kmsg"
 
-	"github.com/zkafka/zkafka/controller"
+	"github.com/zkafka/zkafka/kafka"
 )
 
 var listPartitionReassignmentsAPI = api{
@@ -31,12 +31,12 @@ var listPartitionReassignmentsAPI = api{
 
 func (s *Server) handleListPartitionReassignments(ctx context.Context, req *kmsg.ListPartitionReassignmentsRequest) *kmsg.ListPartitionReassignmentsResponse {
 	resp := req.ResponseKind().(*kmsg.ListPartitionReassignmentsResponse)
-	var partitions []controller.TopicPartition
+	var partitions []kafka.TopicPartition
 	if req.Topics != nil {
-		partitions = []controller.TopicPartition{}
+		partitions = []kafka.TopicPartition{}
 		for _, t := range req.Topics {
 			for _, p := range t.Partitions {
-				partitions = append(partitions, controller.TopicPartition{Topic: t.Topic, Partition: p})
+				partitions = append(partitions, kafka.TopicPartition{Topic: t.Topic, Partition: p})
 			}
 		}
 	}

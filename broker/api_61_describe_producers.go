@@ -1,9 +1,9 @@
 package broker
 
 // DescribeProducers (key 61), version 0 (Kafka 2.8, KIP-664): the leader's
-// idempotent-producer state of each partition — producer id, epoch, last
-// sequence and the timestamp of the last batch. There are no transactions, so
-// the coordinator epoch and the transaction start offset are always -1.
+// producer state of each partition — producer id, epoch, last sequence,
+// the timestamp of the last batch or marker, the coordinator epoch of the
+// last marker and the first offset of the open transaction (-1 when none).
 
 import (
 	"context"
@@ -55,9 +55,10 @@ func (s *Server) handleDescribeProducers(req *kmsg.DescribeProducersRequest) *km
 			e := states[id]
 			ap := kmsg.NewDescribeProducersResponseTopicPartitionActiveProducer()
 			ap.ProducerID, ap.ProducerEpoch = id, int32(e.Epoch)
-			ap.CoordinatorEpoch, ap.CurrentTxnStartOffset = -1, -1
+			ap.CoordinatorEpoch, ap.CurrentTxnStartOffset, ap.LastTimestamp = e.CoordinatorEpoch, e.CurrentTxnFirstOffset, e.LastTimestamp
+			ap.LastSequence = -1
 			if n := len(e.Batches); n > 0 {
-				ap.LastSequence, ap.LastTimestamp = e.Batches[n-1].LastSeq, e.Batches[n-1].MaxTimestamp
+				ap.LastSequence = e.Batches[n-1].LastSeq
 			}
 			rp.ActiveProducers = append(rp.ActiveProducers, ap)
 		}

@@ -22,10 +22,11 @@ type api struct {
 	errorResponse func(req kmsg.Request, code int16) kmsg.Response
 }
 
-// apiTable lists every API the broker serves. Minimum versions are those the
-// v2 record-batch format allows (Produce from v3, Fetch from v4); maxima are
-// Kafka 2.8's, except FindCoordinator v4 and OffsetFetch v8 (Kafka 3.0's
-// batched forms, which issue 5 asks for).
+// apiTable lists every API the broker serves, with every version it can
+// serve. Minimum versions are those the v2 record-batch format allows
+// (Produce from v3, Fetch from v4); maxima are Kafka 2.8's, except
+// FindCoordinator v4 and OffsetFetch v8 (Kafka 3.0's batched forms, which
+// issue 5 asks for; advertisedAPIs hides them by default).
 func apiTable() map[int16]api {
 	apis := []api{
 		produceAPI,
@@ -48,6 +49,11 @@ func apiTable() map[int16]api {
 		listPartitionReassignmentsAPI,
 		offsetForLeaderEpochAPI,
 		initProducerIDAPI,
+		addPartitionsToTxnAPI,
+		addOffsetsToTxnAPI,
+		endTxnAPI,
+		writeTxnMarkersAPI,
+		txnOffsetCommitAPI,
 		describeProducersAPI,
 		offsetCommitAPI,
 		offsetFetchAPI,
@@ -64,6 +70,22 @@ func apiTable() map[int16]api {
 	m := make(map[int16]api, len(apis))
 	for _, a := range apis {
 		m[a.key] = a
+	}
+	return m
+}
+
+// advertisedAPIs is apiTable as the broker advertises it: FindCoordinator
+// and OffsetFetch stop at Kafka 2.8's maxima unless batched (the
+// zkafka.batched.coordinator.apis.enable switch) lets clients use Kafka
+// 3.0's batched versions.
+func advertisedAPIs(batched bool) map[int16]api {
+	m := apiTable()
+	if !batched {
+		for _, key := range []int16{findCoordinatorAPI.key, offsetFetchAPI.key} {
+			a := m[key]
+			a.max = maxVersion(key)
+			m[key] = a
+		}
 	}
 	return m
 }

@@ -7,6 +7,7 @@ import (
 	"maps"
 	"sort"
 	"strconv"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -15,6 +16,8 @@ import (
 	"github.com/twmb/franz-go/pkg/kmsg"
 	"go.uber.org/zap"
 
+	"github.com/zkafka/zkafka/adminzk"
+	"github.com/zkafka/zkafka/brokerconfig"
 	"github.com/zkafka/zkafka/storage"
 	"github.com/zkafka/zkafka/zkpaths"
 )
@@ -70,22 +73,14 @@ func (m *configManager) lookup(name string) (string, int8, bool) {
 		values map[string]string
 		source int8
 	}{{m.dynBroker, sourceDynamicBroker}, {m.dynDefault, sourceDynamicDefault}, {m.static, sourceStaticBrokerConfig}} {
-		if v, ok := hasValue(layer.values, name); ok {
+		if v, ok := brokerconfig.Supplied(layer.values, name); ok {
 			return v, layer.source, true
 		}
 	}
-	if v, ok := defaultValue(name); ok {
+	if v, ok := brokerconfig.BrokerDefault(name); ok {
 		return v, sourceDefaultConfig, true
 	}
 	return "", 0, false
-}
-
-// defaultValue is Kafka's default of a broker config, if it has one.
-func defaultValue(name string) (string, bool) {
-	if v, ok := brokerDefaults[name]; ok {
-		return v, true
-	}
-	return hasValue(defaultProperties, name)
 }
 
 // brokerValue is the effective value of a broker config, "" when unset.
@@ -124,26 +119,33 @@ func (m *configManager) topicDefault(topicConfig string) string {
 		}
 		return m.brokerValue("log.flush.scheduler.interval.ms")
 	}
-	def, ok := topicConfigByName[topicConfig]
+	def, ok := brokerconfig.LookupTopicConfig(topicConfig)
 	if !ok {
 		return ""
 	}
-	if def.brokerSynonym != "" {
-		if v, _, ok := m.lookup(def.brokerSynonym); ok {
+	if def.BrokerSynonym != "" {
+		if v, _, ok := m.lookup(def.BrokerSynonym); ok {
 			return v
 		}
 	}
-	return def.kafkaDefault
+	return def.KafkaDefault
+}
+
+// parseInteger reads an integer config value, 0 when it does not parse (values
+// were validated where they were set).
+func parseInteger(v string) int64 {
+	n, _ := strconv.ParseInt(strings.TrimSpace(v), 10, 64)
+	return n
 }
 
 // logDefaults is the LogConfig of a topic without overrides.
 func (m *configManager) logDefaults() storage.LogConfig {
-	return logConfigFromBroker(m.topicDefault)
+	return brokerconfig.LogConfigFromBroker(m.topicDefault)
 }
 
 // uncleanLeaderElection is the effective unclean.leader.election.enable.
 func (m *configManager) uncleanLeaderElection() bool {
-	v, _ := parseConfigValue("unclean.leader.election.enable", configTypeBoolean, m.brokerValue("unclean.leader.election.enable"))
+	v, _ := brokerconfig.ParseValue("unclean.leader.election.enable", brokerconfig.TypeBoolean, m.brokerValue("unclean.leader.election.enable"))
 	return v == "true"
 }
 
@@ -165,14 +167,14 @@ func (m *configManager) synonyms(name string, names []string) []kmsg.DescribeCon
 	}
 	for _, layer := range layers {
 		for _, n := range names {
-			if v, ok := hasValue(layer.values, n); ok {
+			if v, ok := brokerconfig.Supplied(layer.values, n); ok {
 				add(n, v, layer.source)
 			}
 		}
 	}
 	m.mu.RUnlock()
 	for _, n := range names {
-		if v, ok := defaultValue(n); ok {
+		if v, ok := brokerconfig.BrokerDefault(n); ok {
 			add(n, v, sourceDefaultConfig)
 		}
 	}
@@ -208,12 +210,12 @@ func (m *configManager) loadBrokerConfigs() error {
 // dropping (with a warning) entries that are not valid dynamic configs, as
 // Kafka does with persisted configs it cannot apply.
 func (m *configManager) reloadBrokerConfig(entity string) error {
-	cfg, err := m.s.readEntityConfig(zkpaths.BrokerConfigPath(entity))
+	cfg, err := m.s.adminZk().FetchEntityConfig(zkpaths.EntityBrokers, entity)
 	if err != nil {
 		return err
 	}
 	for k, v := range cfg {
-		if err := validateDynamicBrokerConfig(map[string]string{k: v}); err != nil {
+		if err := brokerconfig.ValidateDynamicBrokerConfig(map[string]string{k: v}); err != nil {
 			m.log.Warn("Ignoring a dynamic broker config that is not valid", zap.String("entity", entity), zap.String("config", k), zap.Error(err))
 			delete(cfg, k)
 		}
@@ -225,7 +227,7 @@ func (m *configManager) reloadBrokerConfig(entity string) error {
 		m.dynBroker = cfg
 	}
 	m.mu.Unlock()
-	m.log.Info("Loaded dynamic broker config", zap.String("entity", entity), zap.String("config", formatConfig(cfg)))
+	m.log.Info("Loaded dynamic broker config", zap.String("entity", entity), zap.String("config", adminzk.FormatConfig(cfg)))
 	return nil
 }
 
@@ -363,56 +365,12 @@ func (m *configManager) purgeObsolete(children []string) {
 	}
 }
 
-// readEntityConfig reads /config/<type>/<name>; a missing znode is an empty
-// config.
-func (s *Server) readEntityConfig(path string) (map[string]string, error) {
-	data, _, err := s.zk.Get(path)
-	if errors.Is(err, zk.ErrNoNode) {
-		return map[string]string{}, nil
-	}
-	if err != nil {
-		return nil, fmt.Errorf("read %s: %w", path, err)
-	}
-	ec, err := zkpaths.DecodeEntityConfig(data)
-	if err != nil {
-		return nil, fmt.Errorf("read %s: %w", path, err)
-	}
-	return ec.Config, nil
-}
-
-// changeEntityConfig replaces an entity's config the way Kafka's
-// AdminZkClient.changeConfigs does, so every broker (and Kafka's tools)
-// sees it: set or create /config/<type>/<name>, then create the sequential
-// notification /config/changes/config_change_ naming the entity.
-func (s *Server) changeEntityConfig(entityType, entityName string, config map[string]string) error {
-	path := zkpaths.EntityConfigPath(entityType, entityName)
-	data := zkpaths.EntityConfig{Config: config}.Encode()
-	if _, err := s.zk.Set(path, data, -1); errors.Is(err, zk.ErrNoNode) {
-		_, err = s.zk.Create(path, data, 0, zk.WorldACL(zk.PermAll))
-		if errors.Is(err, zk.ErrNodeExists) {
-			// Another writer created it meanwhile: the last write wins.
-			_, err = s.zk.Set(path, data, -1)
-		}
-		if err != nil {
-			return fmt.Errorf("write %s: %w", path, err)
-		}
-	} else if err != nil {
-		return fmt.Errorf("write %s: %w", path, err)
-	}
-	n := zkpaths.ConfigChangeNotification{EntityPath: entityType + "/" + entityName}
-	if _, err := s.zk.Create(zkpaths.ConfigChangePrefix, n.Encode(), zk.FlagSequence, zk.WorldACL(zk.PermAll)); err != nil {
-		return fmt.Errorf("create a config change notification for %s: %w", n.EntityPath, err)
-	}
-	s.log.Info("Changed entity config", zap.String("entity-path", n.EntityPath), zap.String("config", formatConfig(config)))
-	return nil
-}
-
 // applyTopicConfigChange gives every local log of the topic its new config
 // (Kafka's TopicConfigHandler), and, when the topic now allows unclean leader
 // election, tells the controller, which may elect leaders for its offline
 // partitions.
 func (s *Server) applyTopicConfigChange(topic string) error {
-	overrides, err := s.readEntityConfig(zkpaths.TopicConfigPath(topic))
+	overrides, err := s.adminZk().FetchEntityConfig(zkpaths.EntityTopics, topic)
 	if err != nil {
 		return err
 	}
@@ -430,8 +388,8 @@ func (s *Server) applyTopicConfigChange(topic string) error {
 // config is logged and left unapplied (false).
 func (s *Server) applyTopicLogConfig(topic string, overrides map[string]string) bool {
 	cfg := s.defaultLogConfig()
-	if err := applyTopicConfig(&cfg, overrides); err != nil {
-		s.log.Error("Ignoring an invalid topic config", zap.String("topic", topic), zap.String("config", formatConfig(overrides)), zap.Error(err))
+	if err := brokerconfig.ApplyTopicConfig(&cfg, overrides); err != nil {
+		s.log.Error("Ignoring an invalid topic config", zap.String("topic", topic), zap.String("config", adminzk.FormatConfig(overrides)), zap.Error(err))
 		return false
 	}
 	minInsync := s.topicConfigValue(overrides, "min.insync.replicas")
@@ -450,21 +408,21 @@ func (s *Server) applyTopicLogConfig(topic string, overrides map[string]string) 
 		}
 		n++
 	}
-	s.log.Info("Applied topic config", zap.String("topic", topic), zap.String("config", formatConfig(overrides)), zap.Int("logs", n))
+	s.log.Info("Applied topic config", zap.String("topic", topic), zap.String("config", adminzk.FormatConfig(overrides)), zap.Int("logs", n))
 	return true
 }
 
 // topicConfigValue is a topic config's effective value, normalized: the
 // override, else the broker default.
 func (s *Server) topicConfigValue(overrides map[string]string, name string) string {
-	def := topicConfigByName[name]
+	def, _ := brokerconfig.LookupTopicConfig(name)
 	raw, ok := overrides[name]
 	if !ok {
 		raw = s.configs.topicDefault(name)
 	}
-	v, err := parseConfigValue(name, def.typ, raw)
+	v, err := brokerconfig.ParseValue(name, def.Type, raw)
 	if err != nil {
-		return def.kafkaDefault
+		return def.KafkaDefault
 	}
 	return v
 }
@@ -480,7 +438,7 @@ func (s *Server) applyBrokerConfigChange() error {
 		topics[tp.Topic] = true
 	}
 	for topic := range topics {
-		overrides, err := s.readEntityConfig(zkpaths.TopicConfigPath(topic))
+		overrides, err := s.adminZk().FetchEntityConfig(zkpaths.EntityTopics, topic)
 		if err != nil {
 			return err
 		}

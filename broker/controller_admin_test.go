@@ -18,6 +18,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"github.com/zkafka/zkafka/internal/testcluster"
+	"github.com/zkafka/zkafka/kafka"
 	"github.com/zkafka/zkafka/zkpaths"
 )
 
@@ -325,7 +326,7 @@ func TestPreferredLeaderElection(t *testing.T) {
 		t.Errorf("second election: %v %v, want ELECTION_NOT_NEEDED", err, results["pref"][0].Err)
 	}
 
-	req := zkpaths.PreferredReplicaElectionData{Partitions: []zkpaths.TopicPartition{{Topic: "pref", Partition: 1}}}
+	req := zkpaths.PreferredReplicaElectionData{Partitions: []kafka.TopicPartition{{Topic: "pref", Partition: 1}}}
 	if _, err := c.ZooKeeper().Create(zkpaths.PreferredReplicaElection, req.Encode(), 0, zk.WorldACL(zk.PermAll)); err != nil {
 		t.Fatal(err)
 	}
@@ -517,5 +518,50 @@ func TestAdminAPIsAnswerNotControllerElsewhere(t *testing.T) {
 	lp.TimeoutMillis = 1000
 	if got := raw(t, addr, lp, 0).(*kmsg.ListPartitionReassignmentsResponse); got.ErrorCode != kerr.NotController.Code {
 		t.Errorf("ListPartitionReassignments: error %d", got.ErrorCode)
+	}
+}
+
+// TestDeleteTopicsByID deletes a topic by its id with DeleteTopics v6
+// (KIP-516): an unknown id gets UNKNOWN_TOPIC_ID, and a topic named by both
+// name and id makes the whole request INVALID_REQUEST, as in 2.8.
+func TestDeleteTopicsByID(t *testing.T) {
+	c := testcluster.Start(t, testcluster.Options{})
+	ctlCreateTopic(t, c, "by-id", [][]int32{{1}}, nil)
+	topicID := func() (id [16]byte, ok bool) {
+		for _, mt := range raw(t, c.Addr(1), kmsg.NewPtrMetadataRequest(), 10).(*kmsg.MetadataResponse).Topics {
+			if mt.Topic != nil && *mt.Topic == "by-id" {
+				return mt.TopicID, true
+			}
+		}
+		return id, false
+	}
+	id, _ := topicID()
+	if id == ([16]byte{}) {
+		t.Fatal("no topic id in Metadata")
+	}
+	unknown := [16]byte{1}
+
+	both := kmsg.NewPtrDeleteTopicsRequest()
+	both.TimeoutMillis = 10000
+	both.Topics = []kmsg.DeleteTopicsRequestTopic{{TopicID: unknown}, {Topic: kmsgStr("by-id"), TopicID: id}}
+	for _, rt := range raw(t, c.Addr(1), both, 6).(*kmsg.DeleteTopicsResponse).Topics {
+		wantErr(t, "name and id", rt.ErrorCode, kerr.InvalidRequest)
+	}
+
+	req := kmsg.NewPtrDeleteTopicsRequest()
+	req.TimeoutMillis = 10000
+	req.Topics = []kmsg.DeleteTopicsRequestTopic{{TopicID: unknown}, {TopicID: id}}
+	resp := raw(t, c.Addr(1), req, 6).(*kmsg.DeleteTopicsResponse)
+	if len(resp.Topics) != 2 {
+		t.Fatalf("%d answers for 2 topics", len(resp.Topics))
+	}
+	if u := resp.Topics[0]; u.ErrorCode != kerr.UnknownTopicID.Code || u.Topic != nil || u.TopicID != unknown {
+		t.Errorf("unknown id: %+v, want UNKNOWN_TOPIC_ID, no name", u)
+	}
+	if d := resp.Topics[1]; d.ErrorCode != 0 || d.Topic == nil || *d.Topic != "by-id" || d.TopicID != id {
+		t.Errorf("known id: %+v, want by-id deleted", d)
+	}
+	if _, ok := topicID(); ok {
+		t.Error("Metadata still lists the topic")
 	}
 }

@@ -2,6 +2,7 @@ package broker_test
 
 import (
 	"fmt"
+	"maps"
 	"slices"
 	"strconv"
 	"testing"
@@ -12,6 +13,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"github.com/zkafka/zkafka/internal/testcluster"
+	"github.com/zkafka/zkafka/internal/wait"
 	"github.com/zkafka/zkafka/internal/zkclient"
 	"github.com/zkafka/zkafka/internal/zktest"
 	"github.com/zkafka/zkafka/wire"
@@ -31,12 +33,18 @@ type procCluster struct {
 
 func startProcCluster(t *testing.T, n int32) *procCluster {
 	t.Helper()
+	return startProcClusterWith(t, n, nil)
+}
+
+// startProcClusterWith is startProcCluster with extra server.properties.
+func startProcClusterWith(t *testing.T, n int32, extra map[string]string) *procCluster {
+	t.Helper()
 	connect := zktest.NewChroot(t)
 	pc := &procCluster{t: t, zk: zkSession(t, connect), procs: map[int32]*testcluster.Process{}, addrs: map[int32]string{}}
 	for id := int32(1); id <= n; id++ {
 		port := testcluster.FreePort(t)
 		pc.addrs[id] = "127.0.0.1:" + strconv.Itoa(port)
-		pc.procs[id] = testcluster.StartProcess(t, map[string]string{
+		props := map[string]string{
 			"broker.id":                            strconv.Itoa(int(id)),
 			"listeners":                            fmt.Sprintf("PLAINTEXT://127.0.0.1:%d", port),
 			"log.dirs":                             t.TempDir(),
@@ -44,7 +52,9 @@ func startProcCluster(t *testing.T, n int32) *procCluster {
 			"zookeeper.session.timeout.ms":         "4000",
 			"auto.leader.rebalance.enable":         "false",
 			"controlled.shutdown.retry.backoff.ms": "100",
-		})
+		}
+		maps.Copy(props, extra)
+		pc.procs[id] = testcluster.StartProcess(t, props)
 	}
 	pc.waitFor("every broker registered and a controller", func() bool {
 		ids, _, err := pc.zk.Children(zkpaths.BrokerIDs)
@@ -56,7 +66,7 @@ func startProcCluster(t *testing.T, n int32) *procCluster {
 
 func (pc *procCluster) waitFor(what string, cond func() bool) {
 	pc.t.Helper()
-	testcluster.WaitFor(pc.t, 30*time.Second, what, cond)
+	wait.For(pc.t, 30*time.Second, what, cond)
 }
 
 // controller returns /controller's broker id (-1 if none) and /controller_epoch.

@@ -14,9 +14,13 @@
 // Requests flow in a straight line: listener → one goroutine per connection
 // reading frames in order (wire) → the API table (apis.go) → one handler per
 // API key in api_NN_name.go, each stating the versions it serves →
-// replica manager → partition → storage log → response. Controller requests
-// (LeaderAndIsr, UpdateMetadata) are checked against the broker epoch and the
-// newest controller epoch seen before anything is applied; a LeaderAndIsr
+// replica manager → partition → storage log → response. A handler that
+// panics costs only its connection: the panic is logged with its stack, the
+// client gets UNKNOWN_SERVER_ERROR where the response has a place for it, and
+// the connection is closed (listener.go). Controller requests
+// (LeaderAndIsr, StopReplica, UpdateMetadata) are checked against the broker
+// epoch and the newest controller epoch seen before anything is applied (a
+// higher epoch only once /controller_epoch confirms it); a LeaderAndIsr
 // partition state is applied only when its leader epoch is newer.
 //
 // Consumer groups (group_coordinator.go, api_08..16, api_42, api_47) are
@@ -26,13 +30,29 @@
 // FindCoordinator creates the topic on first use; log_cleaner.go compacts it
 // (and every other compacted topic) every log.cleaner.backoff.ms.
 //
+// Transactions (transaction_coordinator.go, api_22 and api_24..28) are
+// served by the transaction package the same way over __transaction_state
+// (FindCoordinator key type 1 creates it): the broker hands it the same
+// kind of Log, the producer id blocks of /latest_producer_id_block, and a
+// marker sender that finds partition leaders in the metadata cache and
+// sends them WriteTxnMarkers over one inter-broker connection each. A
+// leader answers WriteTxnMarkers by appending a control batch per partition
+// as the coordinator's write (the storage checks the producer and
+// coordinator epochs) and, once replicated, completes the group
+// coordinator's pending TxnOffsetCommits of the __consumer_offsets
+// partitions among them. Fetch with isolation level 1 reads below the last
+// stable offset and lists the aborted transactions; ListOffsets answers
+// the last stable offset as the latest offset for it.
+//
 // Dynamic configuration (config_manager*.go) is Kafka's DynamicConfigManager:
 // the broker config is layered /config/brokers/<id> over
 // /config/brokers/<default> over server.properties over Kafka's defaults, and
 // a topic's log config is /config/topics/<t> over that. Writers (the config
 // APIs, Kafka's tools) replace an entity's znode and add a sequential
 // /config/changes notification; one goroutine per broker, woken by a child
-// watch, re-reads the named entity and applies it to the running logs.
+// watch, re-reads the named entity and applies it to the running logs. What
+// each config means, its default and its validation are brokerconfig's; the
+// manager only layers and applies them.
 //
 // Replication (replica_manager.go, partition.go, replica_fetcher.go, isr.go,
 // delayed_produce.go): a LeaderAndIsr makes each partition leader or
@@ -47,8 +67,11 @@
 // replica.lag.time.max.ms/2, drops lagging ones, writing each ISR change to
 // the partition-state znode conditionally on its zkVersion and announcing it
 // through /isr_change_notification. acks=all produces wait for the high
-// watermark; InitProducerId hands out producer ids from
-// /latest_producer_id_block for the log's idempotent-producer checks.
+// watermark. These
+// rules reach storage only through PartitionLog, ZooKeeper only through
+// partitionStateWriter and time through a clock, so partition_test.go runs
+// them against fakes in milliseconds; the *_test.go files that start a
+// cluster check the same behaviour end to end.
 //
 // Locking: each Partition has one mutex for leader, ISR and high-watermark
 // changes, and one more that serializes its ISR writes to ZooKeeper; appends

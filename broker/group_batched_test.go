@@ -25,6 +25,7 @@ func batchedProps() map[string]string {
 	props["offsets.topic.num.partitions"] = "6"
 	props["offsets.topic.replication.factor"] = "1"
 	props["auto.leader.rebalance.enable"] = "false"
+	props["zkafka.batched.coordinator.apis.enable"] = "true"
 	return props
 }
 
@@ -143,21 +144,28 @@ func TestFindCoordinatorBatchedKeys(t *testing.T) {
 	}
 }
 
-// Every key of a batch of transactional ids gets COORDINATOR_NOT_AVAILABLE
-// (this broker has no transaction coordinator), every key of an unknown key
-// type INVALID_REQUEST, and a version past the advertised one
+// Every key of a batch of transactional ids gets its transaction
+// coordinator once __transaction_state has leaders, every key of an unknown
+// key type INVALID_REQUEST, and a version past the advertised one
 // UNSUPPORTED_VERSION, each in the per-key shape.
 func TestFindCoordinatorBatchedKeyErrors(t *testing.T) {
-	c := testcluster.Start(t, testcluster.Options{Properties: groupProps})
+	c := testcluster.Start(t, testcluster.Options{Properties: batchedProps()})
 	keys := []string{"txn-a", "txn-b"}
-	for keyType, want := range map[int8]*kerr.Error{1: kerr.CoordinatorNotAvailable, 7: kerr.InvalidRequest} {
-		for key, a := range findCoordinators(t, c.Addr(1), keyType, keys) {
-			wantErr(t, fmt.Sprintf("key type %d, key %q", keyType, key), a.ErrorCode, want)
-			if a.NodeID != -1 || a.Port != -1 {
-				t.Errorf("key type %d, key %q: failed key names node %d port %d", keyType, key, a.NodeID, a.Port)
-			}
+	for key, a := range findCoordinators(t, c.Addr(1), 7, keys) {
+		wantErr(t, fmt.Sprintf("key type 7, key %q", key), a.ErrorCode, kerr.InvalidRequest)
+		if a.NodeID != -1 || a.Port != -1 {
+			t.Errorf("key type 7, key %q: failed key names node %d port %d", key, a.NodeID, a.Port)
 		}
 	}
+	c.WaitFor("both transactional ids' coordinator", func() bool {
+		found := findCoordinators(t, c.Addr(1), 1, keys)
+		for _, key := range keys {
+			if a := found[key]; a.ErrorCode != 0 || a.NodeID != 1 {
+				return false
+			}
+		}
+		return true
+	})
 	req := kmsg.NewPtrFindCoordinatorRequest()
 	req.CoordinatorKeys = keys
 	resp := raw(t, c.Addr(1), req, 5).(*kmsg.FindCoordinatorResponse)
@@ -367,10 +375,11 @@ func TestOffsetFetchMultiGroup(t *testing.T) {
 	}
 }
 
-// ApiVersions advertises FindCoordinator up to v4 and OffsetFetch up to v8,
-// one version past Kafka 2.8 each.
+// With zkafka.batched.coordinator.apis.enable, ApiVersions advertises
+// FindCoordinator up to v4 and OffsetFetch up to v8, one version past Kafka
+// 2.8 each (by default they stop at 2.8's; TestAPIVersionsMatchKafka28).
 func TestBatchedGroupAPIVersions(t *testing.T) {
-	c := testcluster.Start(t, testcluster.Options{})
+	c := testcluster.Start(t, testcluster.Options{Properties: map[string]string{"zkafka.batched.coordinator.apis.enable": "true"}})
 	resp := raw(t, c.Addr(1), kmsg.NewPtrApiVersionsRequest(), 3).(*kmsg.ApiVersionsResponse)
 	want := map[int16]int16{9: 8, 10: 4}
 	for _, k := range resp.ApiKeys {

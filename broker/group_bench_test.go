@@ -13,6 +13,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"github.com/zkafka/zkafka/internal/testcluster"
+	"github.com/zkafka/zkafka/internal/wait"
 )
 
 // Group benchmarks, one broker, group.initial.rebalance.delay.ms=0:
@@ -87,12 +88,12 @@ func stabilize(b *testing.B, c *testcluster.Cluster, adm *kadm.Client, group, to
 		d, err := adm.DescribeGroups(context.Background(), group)
 		return err == nil && d[group].State == "Stable" && len(d[group].Members) == members && owned.Load() == int64(n)
 	}
-	testcluster.WaitFor(b, 5*time.Minute, "the group to be Stable", func() bool { return stable(n) })
+	wait.For(b, 5*time.Minute, "the group to be Stable", func() bool { return stable(n) })
 	join = time.Since(start)
 
 	start = time.Now()
 	clients[0].Close()
-	testcluster.WaitFor(b, 5*time.Minute, "the group to be Stable after a leave", func() bool { return stable(n - 1) })
+	wait.For(b, 5*time.Minute, "the group to be Stable after a leave", func() bool { return stable(n - 1) })
 	leave = time.Since(start)
 	cancel()
 	wg.Wait()

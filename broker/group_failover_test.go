@@ -13,6 +13,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"github.com/zkafka/zkafka/internal/testcluster"
+	"github.com/zkafka/zkafka/internal/wait"
 	"github.com/zkafka/zkafka/internal/zktest"
 	"github.com/zkafka/zkafka/wire"
 )
@@ -67,13 +68,13 @@ func TestGroupCoordinatorFailover(t *testing.T) {
 	}
 	defer admCl.Close()
 	adm := kadm.NewClient(admCl)
-	testcluster.WaitFor(t, 30*time.Second, "topic created", func() bool {
+	wait.For(t, 30*time.Second, "topic created", func() bool {
 		_, err := adm.CreateTopic(ctxT(t, 10*time.Second), 2, 3, nil, "failover")
 		return err == nil
 	})
 	const group = "failover-group"
 	coord := int32(-1)
-	testcluster.WaitFor(t, 30*time.Second, "a coordinator", func() bool {
+	wait.For(t, 30*time.Second, "a coordinator", func() bool {
 		coord = findCoordinator(t, addrs[1], group)
 		return coord > 0
 	})
@@ -93,7 +94,7 @@ func TestGroupCoordinatorFailover(t *testing.T) {
 	}()
 	var memberID string
 	var gen int32
-	testcluster.WaitFor(t, 30*time.Second, "the member to join", func() bool {
+	wait.For(t, 30*time.Second, "the member to join", func() bool {
 		memberID, gen = member.GroupMetadata()
 		return gen > 0
 	})
@@ -146,10 +147,10 @@ func TestGroupCoordinatorFailover(t *testing.T) {
 		defer mu.Unlock()
 		return acked
 	}
-	testcluster.WaitFor(t, 30*time.Second, "commits acknowledged", func() bool { return ackedNow() >= 30 })
+	wait.For(t, 30*time.Second, "commits acknowledged", func() bool { return ackedNow() >= 30 })
 	procs[coord].Kill()
 	atKill := ackedNow()
-	testcluster.WaitFor(t, 60*time.Second, "commits acknowledged by a new coordinator", func() bool { return ackedNow() >= atKill+30 })
+	wait.For(t, 60*time.Second, "commits acknowledged by a new coordinator", func() bool { return ackedNow() >= atKill+30 })
 	// The loop stops between commits, so the last one sent is acknowledged.
 	close(stop)
 	<-done

@@ -247,6 +247,53 @@ func TestStaleControllerEpochRejected(t *testing.T) {
 	}
 }
 
+// TestForgedControllerEpochRejected: control requests from a client claiming
+// a controller epoch far above /controller_epoch are refused, the broker keeps
+// the real controller's epoch, and the real controller's next requests (a
+// new topic's LeaderAndIsr and UpdateMetadata) still work.
+func TestForgedControllerEpochRejected(t *testing.T) {
+	c := testcluster.Start(t, testcluster.Options{Brokers: 1})
+	c.WaitForController()
+	real := c.Broker(1).ReplicaManager().ControllerEpoch()
+	const forged = 2_000_000_000
+	um := kmsg.NewPtrUpdateMetadataRequest()
+	um.ControllerID, um.ControllerEpoch, um.BrokerEpoch = 1, forged, -1
+	if got := raw(t, c.Addr(1), um, 7).(*kmsg.UpdateMetadataResponse); got.ErrorCode != kerr.StaleControllerEpoch.Code {
+		t.Errorf("forged UpdateMetadata: error %v, want STALE_CONTROLLER_EPOCH", kerr.ErrorForCode(got.ErrorCode))
+	}
+	lis := kmsg.NewPtrLeaderAndISRRequest()
+	lis.ControllerID, lis.ControllerEpoch, lis.BrokerEpoch = 1, forged, -1
+	if got := raw(t, c.Addr(1), lis, 5).(*kmsg.LeaderAndISRResponse); got.ErrorCode != kerr.StaleControllerEpoch.Code {
+		t.Errorf("forged LeaderAndIsr: error %v, want STALE_CONTROLLER_EPOCH", kerr.ErrorForCode(got.ErrorCode))
+	}
+	sr := kmsg.NewPtrStopReplicaRequest()
+	sr.ControllerID, sr.ControllerEpoch, sr.BrokerEpoch = 1, forged, -1
+	if got := raw(t, c.Addr(1), sr, 3).(*kmsg.StopReplicaResponse); got.ErrorCode != kerr.StaleControllerEpoch.Code {
+		t.Errorf("forged StopReplica: error %v, want STALE_CONTROLLER_EPOCH", kerr.ErrorForCode(got.ErrorCode))
+	}
+	if got := c.Broker(1).ReplicaManager().ControllerEpoch(); got != real {
+		t.Errorf("controller epoch %d after the forgeries, want %d", got, real)
+	}
+
+	createAssigned(t, c.Addr(1), "after-forgery", [][]int32{{1}}, nil)
+	c.WaitForLeader("after-forgery", 0)
+	c.WaitFor("the metadata cache to know after-forgery's leader", func() bool {
+		m := rawMetadata(t, c.Addr(1))
+		if m == nil {
+			return false
+		}
+		for _, tp := range m.Topics {
+			if tp.Topic != nil && *tp.Topic == "after-forgery" {
+				return len(tp.Partitions) == 1 && tp.Partitions[0].Leader == 1
+			}
+		}
+		return false
+	})
+	if err, off := produceAcks(t, c.Addr(1), "after-forgery", -1, "written"); err != nil || off != 0 {
+		t.Errorf("produce to a topic created after the forgeries: %v at offset %d", err, off)
+	}
+}
+
 func TestControllerFailoverThenCreateTopic(t *testing.T) {
 	c := testcluster.Start(t, testcluster.Options{Brokers: 3})
 	first := c.WaitForController()

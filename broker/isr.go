@@ -19,6 +19,7 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/zkafka/zkafka/internal/zkclient"
+	"github.com/zkafka/zkafka/kafka"
 	"github.com/zkafka/zkafka/zkpaths"
 )
 
@@ -72,7 +73,7 @@ func (rm *ReplicaManager) changeIsr(p *Partition, change func([]int32) []int32) 
 	log := rm.log.With(zap.String("topic", p.Topic), zap.Int32("partition", p.Index), zap.Int32("leader-epoch", snap.leaderEpoch))
 	state := zkpaths.LeaderAndIsr{Leader: rm.brokerID, LeaderEpoch: snap.leaderEpoch, ISR: newIsr, ControllerEpoch: snap.controllerEpoch}
 	p.setPendingIsr(snap.leaderEpoch, newIsr)
-	version, err := writePartitionState(rm.zk, p.Topic, p.Index, state, snap.zkVersion)
+	version, err := rm.stateWriter.writePartitionState(p.Topic, p.Index, state, snap.zkVersion)
 	if err != nil {
 		p.setPendingIsr(snap.leaderEpoch, nil)
 		log.Info("Cached zkVersion not equal to that in ZooKeeper or the write failed, skip updating ISR",
@@ -83,23 +84,34 @@ func (rm *ReplicaManager) changeIsr(p *Partition, change func([]int32) []int32) 
 		return
 	}
 	log.Info("ISR updated", zap.Int32s("old-isr", snap.isr), zap.Int32s("new-isr", newIsr), zap.Int32("zk-version", version))
-	rm.isrChange.record(zkpaths.TopicPartition{Topic: p.Topic, Partition: p.Index}, time.Now())
+	rm.isrChange.record(kafka.TopicPartition{Topic: p.Topic, Partition: p.Index}, rm.now())
 }
+
+// partitionStateWriter writes a partition-state znode conditionally on its
+// zkVersion and returns the new version; a changed znode fails with
+// zk.ErrBadVersion. It is the leader's one ZooKeeper call for an ISR change:
+// ZooKeeper in a broker, a fake in unit tests.
+type partitionStateWriter interface {
+	writePartitionState(topic string, partition int32, state zkpaths.LeaderAndIsr, zkVersion int32) (int32, error)
+}
+
+// zkPartitionStateWriter writes partition states to ZooKeeper.
+type zkPartitionStateWriter struct{ zk *zkclient.Client }
 
 // writePartitionState sets the state znode at zkVersion and returns the new
 // version. A BADVERSION is checked by re-reading: after a connection loss the
 // first attempt may have succeeded, and the znode then holds exactly what was
 // written (Kafka's ReplicationUtils.checkLeaderAndIsrZkData).
-func writePartitionState(zkc *zkclient.Client, topic string, partition int32, state zkpaths.LeaderAndIsr, zkVersion int32) (int32, error) {
+func (w zkPartitionStateWriter) writePartitionState(topic string, partition int32, state zkpaths.LeaderAndIsr, zkVersion int32) (int32, error) {
 	path := zkpaths.PartitionStatePath(topic, partition)
-	stat, err := zkc.Set(path, state.Encode(), zkVersion)
+	stat, err := w.zk.Set(path, state.Encode(), zkVersion)
 	if err == nil {
 		return stat.Version, nil
 	}
 	if !errors.Is(err, zk.ErrBadVersion) {
 		return 0, err
 	}
-	data, stat, rerr := zkc.Get(path)
+	data, stat, rerr := w.zk.Get(path)
 	if rerr != nil {
 		return 0, errors.Join(err, rerr)
 	}
@@ -119,16 +131,16 @@ type isrChangePropagator struct {
 	log *zap.Logger
 
 	mu              sync.Mutex
-	pending         map[zkpaths.TopicPartition]bool
+	pending         map[kafka.TopicPartition]bool
 	lastChange      time.Time
 	lastPropagation time.Time
 }
 
 func newIsrChangePropagator(zkc *zkclient.Client, log *zap.Logger) *isrChangePropagator {
-	return &isrChangePropagator{zk: zkc, log: log, pending: map[zkpaths.TopicPartition]bool{}, lastPropagation: time.Now()}
+	return &isrChangePropagator{zk: zkc, log: log, pending: map[kafka.TopicPartition]bool{}, lastPropagation: time.Now()}
 }
 
-func (c *isrChangePropagator) record(tp zkpaths.TopicPartition, now time.Time) {
+func (c *isrChangePropagator) record(tp kafka.TopicPartition, now time.Time) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	c.pending[tp] = true
@@ -141,22 +153,14 @@ func (c *isrChangePropagator) maybePropagate(now time.Time) {
 		c.mu.Unlock()
 		return
 	}
-	tps := make([]zkpaths.TopicPartition, 0, len(c.pending))
+	tps := make([]kafka.TopicPartition, 0, len(c.pending))
 	for tp := range c.pending {
 		tps = append(tps, tp)
 	}
-	c.pending = map[zkpaths.TopicPartition]bool{}
+	c.pending = map[kafka.TopicPartition]bool{}
 	c.lastPropagation = now
 	c.mu.Unlock()
-	slices.SortFunc(tps, func(a, b zkpaths.TopicPartition) int {
-		if a.Topic != b.Topic {
-			if a.Topic < b.Topic {
-				return -1
-			}
-			return 1
-		}
-		return int(a.Partition - b.Partition)
-	})
+	slices.SortFunc(tps, kafka.Compare)
 	data := zkpaths.IsrChangeNotificationData{Partitions: tps}.Encode()
 	path, err := c.zk.Create(zkpaths.IsrChangePrefix, data, zk.FlagSequence, zk.WorldACL(zk.PermAll))
 	if err != nil {

@@ -14,7 +14,8 @@ import (
 // TestBrokersLeaveNoGoroutines runs a cluster through elections, topic
 // creation, produce and consume, stops it, and checks that every goroutine
 // the brokers started (listeners, connections, controller loop and senders,
-// log manager, ZooKeeper sessions) is gone.
+// log manager, ZooKeeper sessions, the transaction coordinator's marker
+// channels) is gone.
 func TestBrokersLeaveNoGoroutines(t *testing.T) {
 	zktest.SharedServer(t) // the shared ZooKeeper outlives this test
 	before := goleak.IgnoreCurrent()
@@ -38,6 +39,20 @@ func TestBrokersLeaveNoGoroutines(t *testing.T) {
 		n += fs.NumRecords()
 	}
 	consumer.Close()
+	txn, err := kgo.NewClient(kgo.SeedBrokers(c.BootstrapAddrs()...), kgo.TransactionalID("leaks"), kgo.DefaultProduceTopic("leaks"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := txn.BeginTransaction(); err != nil {
+		t.Fatal(err)
+	}
+	if err := txn.ProduceSync(ctxT(t, 30*time.Second), kgo.StringRecord("txn")).FirstErr(); err != nil {
+		t.Fatal(err)
+	}
+	if err := txn.EndTransaction(ctxT(t, 30*time.Second), kgo.TryCommit); err != nil {
+		t.Fatal(err)
+	}
+	txn.Close()
 	c.Stop()
 	goleak.VerifyNone(t, before)
 }

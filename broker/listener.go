@@ -4,9 +4,12 @@ import (
 	"bufio"
 	"context"
 	"errors"
+	"fmt"
 	"io"
 	"net"
+	"reflect"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/twmb/franz-go/pkg/kerr"
@@ -24,15 +27,25 @@ type listener struct {
 	name string
 	ln   net.Listener
 	log  *zap.Logger
+	done chan struct{} // closed by close
 
 	mu     sync.Mutex
-	conns  map[net.Conn]struct{}
+	conns  map[net.Conn]*connState
 	closed bool
 	wg     sync.WaitGroup
 }
 
+// connState is what the listener knows of an open connection: when it last
+// read a request (Kafka closes the least recently active one when
+// max.connections is exceeded) and whether it is being closed.
+type connState struct {
+	lastActive atomic.Int64 // unix nanoseconds
+	done       chan struct{}
+	closeOnce  sync.Once
+}
+
 func newListener(s *Server, name string, ln net.Listener) *listener {
-	return &listener{s: s, name: name, ln: ln, conns: map[net.Conn]struct{}{},
+	return &listener{s: s, name: name, ln: ln, conns: map[net.Conn]*connState{}, done: make(chan struct{}),
 		log: s.log.Named("network").With(zap.String("listener", name))}
 }
 
@@ -46,34 +59,100 @@ func (l *listener) serve() {
 			}
 			return
 		}
+		addr := c.RemoteAddr().(*net.TCPAddr).AddrPort().Addr().Unmap()
+		if err := l.s.quotas.inc(l.done, l.name, addr); err != nil {
+			c.Close()
+			var tooMany *tooManyConnectionsError
+			if !errors.As(err, &tooMany) {
+				return // the listener closed while waiting for a slot
+			}
+			l.log.Info(fmt.Sprintf("Rejected connection from %s, address already has the configured maximum of %d connections.", tooMany.addr, tooMany.max))
+			continue
+		}
+		st := &connState{done: make(chan struct{})}
+		st.lastActive.Store(time.Now().UnixNano())
 		l.mu.Lock()
 		if l.closed {
 			l.mu.Unlock()
 			c.Close()
+			l.s.quotas.dec(l.name, addr)
 			return
 		}
-		l.conns[c] = struct{}{}
+		l.conns[c] = st
 		l.wg.Add(1)
 		l.mu.Unlock()
+		if l.s.quotas.protected(l.name) {
+			l.s.closeExcessConnections()
+		}
 		go func() {
 			defer l.wg.Done()
-			l.serveConn(c)
+			l.serveConn(c, st)
 			l.mu.Lock()
 			delete(l.conns, c)
 			l.mu.Unlock()
-			c.Close()
+			st.close(c)
+			l.s.quotas.dec(l.name, addr)
 		}()
 	}
+}
+
+// close closes the connection once, waking its goroutine if it waits for
+// request memory.
+func (st *connState) close(c net.Conn) {
+	st.closeOnce.Do(func() {
+		close(st.done)
+		c.Close()
+	})
 }
 
 // close stops accepting and closes every open connection.
 func (l *listener) close() {
 	l.mu.Lock()
 	defer l.mu.Unlock()
+	if !l.closed {
+		close(l.done)
+	}
 	l.closed = true
 	l.ln.Close()
-	for c := range l.conns {
-		c.Close()
+	for c, st := range l.conns {
+		st.close(c)
+	}
+}
+
+// closeExcessConnections closes, while more connections are open than
+// max.connections, the least recently active connection of a listener the
+// limit applies to: the inter-broker listener may go beyond the limit, and
+// other clients make room for it.
+func (s *Server) closeExcessConnections() {
+	for range s.quotas.excess() {
+		var (
+			victim     net.Conn
+			victimSt   *connState
+			victimLast int64
+		)
+		for _, l := range s.listeners {
+			if s.quotas.protected(l.name) {
+				continue
+			}
+			l.mu.Lock()
+			for c, st := range l.conns {
+				select {
+				case <-st.done:
+					continue // already closing
+				default:
+				}
+				if last := st.lastActive.Load(); victim == nil || last < victimLast {
+					victim, victimSt, victimLast = c, st, last
+				}
+			}
+			l.mu.Unlock()
+		}
+		if victim == nil {
+			return
+		}
+		s.log.Named("network").Info("Closing the least recently active connection: max.connections exceeded",
+			zap.Stringer("remote", victim.RemoteAddr()))
+		victimSt.close(victim)
 	}
 }
 
@@ -89,22 +168,40 @@ type request struct {
 	closeConnection bool
 }
 
-func (l *listener) serveConn(c net.Conn) {
+func (l *listener) serveConn(c net.Conn, st *connState) {
 	log := l.log.With(zap.Stringer("remote", c.RemoteAddr()))
 	r := bufio.NewReader(c)
 	var out []byte
+	// held is the request memory taken from queued.max.request.bytes for the
+	// request in hand, returned once it is handled.
+	var held int64
+	defer func() { l.s.memoryPool.release(held) }()
 	for {
 		// An idle connection is closed after connections.max.idle.ms.
 		if err := c.SetReadDeadline(time.Now().Add(l.s.cfg.ConnectionsMaxIdle)); err != nil {
 			return
 		}
-		frame, err := wire.ReadFrame(r, l.s.cfg.SocketRequestMaxBytes)
+		size, err := wire.ReadFrameSize(r, l.s.cfg.SocketRequestMaxBytes)
 		if err != nil {
-			if !errors.Is(err, io.EOF) && !errors.Is(err, net.ErrClosed) {
-				log.Info("Closing connection", zap.Error(err))
-			}
+			logReadFailure(log, err)
 			return
 		}
+		if l.s.memoryPool != nil {
+			if !l.s.memoryPool.acquire(st.done, int64(size)) {
+				return
+			}
+			held = int64(size)
+			// A request waiting for memory is not idle: the wait is the broker's.
+			if err := c.SetReadDeadline(time.Now().Add(l.s.cfg.ConnectionsMaxIdle)); err != nil {
+				return
+			}
+		}
+		frame, err := wire.ReadFrameBody(r, size)
+		if err != nil {
+			logReadFailure(log, err)
+			return
+		}
+		st.lastActive.Store(time.Now().UnixNano())
 		hdr, body, err := wire.ParseRequest(frame)
 		var resp kmsg.Response
 		handled := false
@@ -117,13 +214,23 @@ func (l *listener) serveConn(c net.Conn) {
 			return
 		default:
 			r := &request{hdr: hdr, body: body, listener: l.name, remote: c.RemoteAddr().String()}
-			resp = l.s.handle(l.s.ctx, r)
+			var panicked bool
+			if resp, panicked = l.handleRecovering(log, r); panicked {
+				if resp != nil {
+					// The connection is closed next, whether or not this
+					// reaches the client.
+					c.Write(wire.AppendResponse(out[:0], hdr, resp))
+				}
+				return
+			}
 			if r.closeConnection {
 				log.Info("Closing connection after a failed produce with acks=0")
 				return
 			}
 			handled = true
 		}
+		l.s.memoryPool.release(held)
+		held = 0
 		switch {
 		case resp != nil:
 			out = wire.AppendResponse(out[:0], hdr, resp)
@@ -139,6 +246,73 @@ func (l *listener) serveConn(c net.Conn) {
 			return
 		}
 	}
+}
+
+// logReadFailure logs why a request could not be read, unless the client
+// hung up or the broker closed the connection.
+func logReadFailure(log *zap.Logger, err error) {
+	if !errors.Is(err, io.EOF) && !errors.Is(err, net.ErrClosed) {
+		log.Info("Closing connection", zap.Error(err))
+	}
+}
+
+// handleRecovering runs a request's handler. A panic costs only this
+// connection: it is logged with its stack, and the client gets
+// UNKNOWN_SERVER_ERROR where the response has a place for it (nil
+// otherwise); the caller then closes the connection, whose state the handler
+// may have left half-changed.
+func (l *listener) handleRecovering(log *zap.Logger, r *request) (resp kmsg.Response, panicked bool) {
+	defer func() {
+		v := recover()
+		if v == nil {
+			return
+		}
+		log.Error("Request handler panicked; closing the connection",
+			zap.Int16("api-key", r.hdr.APIKey), zap.String("api", kmsg.NameForKey(r.hdr.APIKey)),
+			zap.Int16("api-version", r.hdr.APIVersion), zap.Stringp("client-id", r.hdr.ClientID),
+			zap.Any("panic", v), zap.StackSkip("stack", 1))
+		resp, panicked = l.s.unknownServerError(r), true
+	}()
+	return l.s.handle(l.s.ctx, r), false
+}
+
+// unknownServerError answers a request whose handler failed with
+// UNKNOWN_SERVER_ERROR, in the shape an unsupported version is answered in;
+// nil when that shape holds no error code for it (Metadata for all topics,
+// an empty list) or the request gets no response (acks=0).
+func (s *Server) unknownServerError(r *request) kmsg.Response {
+	if pr, ok := r.body.(*kmsg.ProduceRequest); ok && pr.Acks == 0 {
+		return nil
+	}
+	code := kerr.UnknownServerError.Code
+	resp := s.apis[r.hdr.APIKey].errorResponse(r.body, code)
+	if !holdsErrorCode(reflect.ValueOf(resp), code) {
+		return nil
+	}
+	return resp
+}
+
+// holdsErrorCode reports whether any ErrorCode field in v, a kmsg response
+// or part of one, is code.
+func holdsErrorCode(v reflect.Value, code int16) bool {
+	switch v.Kind() {
+	case reflect.Pointer, reflect.Interface:
+		return !v.IsNil() && holdsErrorCode(v.Elem(), code)
+	case reflect.Slice:
+		for i := range v.Len() {
+			if holdsErrorCode(v.Index(i), code) {
+				return true
+			}
+		}
+	case reflect.Struct:
+		for i := range v.NumField() {
+			f := v.Field(i)
+			if v.Type().Field(i).Name == "ErrorCode" && f.Kind() == reflect.Int16 && f.Int() == int64(code) || holdsErrorCode(f, code) {
+				return true
+			}
+		}
+	}
+	return false
 }
 
 // handle dispatches a decoded request to its API handler.

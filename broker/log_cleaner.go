@@ -12,6 +12,7 @@ import (
 
 	"go.uber.org/zap"
 
+	"github.com/zkafka/zkafka/brokerconfig"
 	"github.com/zkafka/zkafka/storage"
 	"github.com/zkafka/zkafka/zkpaths"
 )
@@ -19,9 +20,9 @@ import (
 // startLogCleaner starts the cleaner goroutine unless log.cleaner.enable is
 // false; it stops with the server.
 func (s *Server) startLogCleaner() {
-	p := &parser{props: s.cfg.Properties}
-	enabled, backoff := p.bool("log.cleaner.enable"), p.ms("log.cleaner.backoff.ms")
-	if p.err != nil || !enabled || backoff <= 0 {
+	p := brokerconfig.NewReader(s.cfg.Properties)
+	enabled, backoff := p.Bool("log.cleaner.enable"), p.Ms("log.cleaner.backoff.ms")
+	if p.Err() != nil || !enabled || backoff <= 0 {
 		s.log.Info("Log cleaner disabled", zap.Bool("log.cleaner.enable", enabled), zap.Duration("log.cleaner.backoff.ms", backoff))
 		return
 	}

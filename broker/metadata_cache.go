@@ -201,6 +201,20 @@ func (c *MetadataCache) Topic(name string) (id [16]byte, partitions map[int32]Pa
 	return t.id, partitions, true
 }
 
+// TopicName returns the name of the topic with this id, as Kafka's
+// getTopicName does. Ids are unique, except that topics the controller sent
+// without one share the zero id; of those, the first name in order answers.
+func (c *MetadataCache) TopicName(id [16]byte) (name string, ok bool) {
+	c.mu.RLock()
+	defer c.mu.RUnlock()
+	for n, t := range c.topics {
+		if t.id == id && (!ok || n < name) {
+			name, ok = n, true
+		}
+	}
+	return name, ok
+}
+
 // HasLeaders reports whether every partition of the topic has a leader, which
 // is when a CreateTopics response may be sent.
 func (c *MetadataCache) HasLeaders(topic string, numPartitions int32) bool {

@@ -1,6 +1,8 @@
 package broker
 
 import (
+	"context"
+	"errors"
 	"slices"
 	"sync"
 	"time"
@@ -8,6 +10,30 @@ import (
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/zkafka/zkafka/storage"
 )
+
+// PartitionLog is the log a Partition keeps its records in: a *storage.Log
+// in a broker; unit tests of leadership, ISR and high watermark use a fake.
+type PartitionLog interface {
+	LogStartOffset() int64
+	LogEndOffset() int64
+	HighWatermark() int64
+	// SetHighWatermark stores hw, clamped to the log's bounds, and returns
+	// the value kept.
+	SetHighWatermark(hw int64) int64
+	AssignLeaderEpoch(epoch int32) error
+	AppendAsLeader(records []byte, leaderEpoch int32) (storage.AppendInfo, error)
+	AppendAsCoordinator(records []byte, leaderEpoch int32) (storage.AppendInfo, error)
+	AppendAsFollower(records []byte) (storage.AppendInfo, error)
+	Truncate(to int64) error
+	TruncateFullyAndStartAt(offset int64) error
+	Read(offset int64, maxBytes int32, maxOffset int64, minOneMessage bool) ([]byte, error)
+	FetchOffsetByTimestamp(ts int64) (offset, timestamp int64, ok bool)
+	EndOffsetForEpoch(epoch int32) (int32, int64)
+	LatestEpoch() (int32, bool)
+	ProducerStates() map[int64]storage.ProducerEntry
+	LastStableOffset() int64
+	AbortedTransactions(from, upTo int64) []storage.AbortedTxn
+}
 
 // Partition is one replica of a topic-partition on this broker: its log, and
 // the leadership state the controller last sent. Its mutex guards leader,
@@ -18,7 +44,9 @@ import (
 type Partition struct {
 	Topic string
 	Index int32
-	log   *storage.Log
+	log   PartitionLog
+	// now is the clock the lag rules read (time.Now; tests control it).
+	now func() time.Time
 
 	isrMu sync.Mutex
 
@@ -41,6 +69,11 @@ type Partition struct {
 	// leaderEpochStartOffset is the LEO when this broker became leader: a
 	// follower joins the ISR only once it has reached it (KAFKA-7128).
 	leaderEpochStartOffset int64
+	// leaderSinceEpoch is the leader epoch in which this broker last took
+	// leadership from another broker (or from none). Leadership has lasted
+	// since a record was appended in epoch e exactly when it is the leader
+	// and leaderSinceEpoch <= e, whatever epochs the controller added meanwhile.
+	leaderSinceEpoch int32
 	// minInsyncReplicas is min.insync.replicas for this topic.
 	minInsyncReplicas int32
 	// remote is the leader's view of each follower, from its fetches.
@@ -66,9 +99,9 @@ type replicaState struct {
 	lastFetchTime      time.Time
 }
 
-func newPartition(topic string, index, brokerID int32, log *storage.Log, lagTimeMax time.Duration) *Partition {
+func newPartition(topic string, index, brokerID int32, log PartitionLog, lagTimeMax time.Duration) *Partition {
 	return &Partition{
-		Topic: topic, Index: index, brokerID: brokerID, log: log, lagTimeMax: lagTimeMax,
+		Topic: topic, Index: index, brokerID: brokerID, log: log, now: time.Now, lagTimeMax: lagTimeMax,
 		leader: -1, leaderEpoch: -1, minInsyncReplicas: 1, remote: map[int32]*replicaState{},
 		hwChanged: make(chan struct{}), dataChanged: make(chan struct{}),
 	}
@@ -89,6 +122,9 @@ func (p *Partition) makeLeader(s partitionState, minInsync int32, now time.Time)
 	defer p.mu.Unlock()
 	wasLeader := p.leader == p.brokerID
 	p.setStateLocked(s)
+	if !wasLeader {
+		p.leaderSinceEpoch = s.leaderEpoch
+	}
 	p.minInsyncReplicas = minInsync
 	p.leaderEpochStartOffset = p.log.LogEndOffset()
 	old := p.remote
@@ -189,6 +225,16 @@ func (p *Partition) checkLeader(currentLeaderEpoch int32) (leaderEpoch int32, er
 // min.insync.replicas (NOT_ENOUGH_REPLICAS, nothing appended). It returns the
 // leader epoch the records were written in.
 func (p *Partition) appendAsLeader(records []byte, acks int16) (storage.AppendInfo, int32, error) {
+	return p.appendRecordsAsLeader(records, acks, p.log.AppendAsLeader)
+}
+
+// appendAsCoordinator appends a coordinator's records (group and
+// transaction metadata, transaction markers), always with acks=all.
+func (p *Partition) appendAsCoordinator(records []byte) (storage.AppendInfo, int32, error) {
+	return p.appendRecordsAsLeader(records, -1, p.log.AppendAsCoordinator)
+}
+
+func (p *Partition) appendRecordsAsLeader(records []byte, acks int16, appendFn func([]byte, int32) (storage.AppendInfo, error)) (storage.AppendInfo, int32, error) {
 	// The read lock is held across the append, as Kafka holds its
 	// leaderIsrUpdateLock: a LeaderAndIsr that demotes this broker waits for
 	// the append, so nothing is acknowledged by a former leader.
@@ -202,7 +248,7 @@ func (p *Partition) appendAsLeader(records []byte, acks int16) (storage.AppendIn
 		p.mu.RUnlock()
 		return storage.AppendInfo{}, epoch, kerr.NotEnoughReplicas
 	}
-	info, err := p.log.AppendAsLeader(records, epoch)
+	info, err := appendFn(records, epoch)
 	p.mu.RUnlock()
 	if err != nil {
 		return info, epoch, err
@@ -216,11 +262,16 @@ func (p *Partition) appendAsLeader(records []byte, acks int16) (storage.AppendIn
 
 // produceStatus reports whether an acks=all produce of records ending at
 // requiredOffset (exclusive), appended in leaderEpoch, is complete, and with
-// which error (Kafka's Partition.checkEnoughReplicasReachOffset).
+// which error (Kafka's Partition.checkEnoughReplicasReachOffset): done once
+// the high watermark reaches the records. A newer leader epoch alone changes
+// nothing: the controller bumps it when it drops a dead follower from the
+// ISR, and the records are then committed by the remaining ISR. Only
+// leadership lost since the append fails the produce, as a later leader may
+// have truncated the records away.
 func (p *Partition) produceStatus(requiredOffset int64, leaderEpoch int32) (done bool, err error) {
 	p.mu.RLock()
 	defer p.mu.RUnlock()
-	if p.leader != p.brokerID || p.leaderEpoch != leaderEpoch {
+	if p.leader != p.brokerID || p.leaderSinceEpoch > leaderEpoch {
 		return true, kerr.NotLeaderForPartition
 	}
 	if p.log.HighWatermark() < requiredOffset {
@@ -230,6 +281,28 @@ func (p *Partition) produceStatus(requiredOffset int64, leaderEpoch int32) (done
 		return true, kerr.NotEnoughReplicasAfterAppend
 	}
 	return true, nil
+}
+
+// awaitHighWatermark waits until an append of records ending at
+// requiredOffset (exclusive) in leaderEpoch is complete (Kafka's
+// DelayedProduce for one partition): the high watermark passed it, or
+// leadership moved (NOT_LEADER_OR_FOLLOWER), or ctx ended
+// (REQUEST_TIMED_OUT at its deadline).
+func (p *Partition) awaitHighWatermark(ctx context.Context, requiredOffset int64, leaderEpoch int32) error {
+	for {
+		ch := p.waitChan(false)
+		if done, err := p.produceStatus(requiredOffset, leaderEpoch); done {
+			return err
+		}
+		select {
+		case <-ch:
+		case <-ctx.Done():
+			if errors.Is(ctx.Err(), context.DeadlineExceeded) {
+				return kerr.RequestTimedOut
+			}
+			return ctx.Err()
+		}
+	}
 }
 
 // maybeIncrementHighWatermarkLocked sets the high watermark to the smallest
@@ -247,7 +320,7 @@ func (p *Partition) maybeIncrementHighWatermarkLocked() bool {
 			return false
 		}
 	}
-	now := time.Now()
+	now := p.now()
 	hw := p.log.LogEndOffset()
 	for r, st := range p.remote {
 		inIsr := containsID(p.isr, r) || containsID(p.pendingIsr, r)
@@ -410,7 +483,7 @@ func (p *Partition) waitChan(follower bool) <-chan struct{} {
 }
 
 // Log returns the partition's log.
-func (p *Partition) Log() *storage.Log { return p.log }
+func (p *Partition) Log() PartitionLog { return p.log }
 
 // appendAsFollower appends batches fetched from the leader, keeping their
 // offsets and leader epochs.

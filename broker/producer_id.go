@@ -34,8 +34,9 @@ func newProducerIDManager(zkc *zkclient.Client, brokerID int32, log *zap.Logger)
 	return &producerIDManager{zk: zkc, brokerID: brokerID, log: log, next: 0, end: -1}
 }
 
-// generate returns a producer id no other broker or earlier call got.
-func (m *producerIDManager) generate() (int64, error) {
+// GenerateProducerID returns a producer id no other broker or earlier call
+// got (the transaction coordinator's ProducerIDGenerator).
+func (m *producerIDManager) GenerateProducerID() (int64, error) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	if m.next > m.end {

@@ -47,6 +47,9 @@ func (s *Server) register(ctx context.Context) error {
 	data := s.registration().Encode()
 	deadline := time.Now().Add(s.cfg.ZooKeeperSessionTimeout + 5*time.Second)
 	previous := s.previousSession()
+	// Recorded before the znode exists: a kill -9 right after the create
+	// must still leave the id that recognises the registration.
+	s.rememberSession()
 	for {
 		resps, err := s.zk.Multi(
 			&zk.CreateRequest{Path: path, Flags: zk.FlagEphemeral, Acl: zk.WorldACL(zk.PermAll)},
@@ -55,7 +58,6 @@ func (s *Server) register(ctx context.Context) error {
 		if err == nil {
 			s.brokerEpoch.Store(resps[1].Stat.Czxid)
 			s.log.Info("Registered broker", zap.String("path", path), zap.Int64("broker-epoch", resps[1].Stat.Czxid))
-			s.rememberSession()
 			return nil
 		}
 		if !errors.Is(err, zk.ErrNodeExists) {
@@ -70,7 +72,6 @@ func (s *Server) register(ctx context.Context) error {
 		}
 		if stat.EphemeralOwner == s.zk.SessionID() {
 			s.brokerEpoch.Store(stat.Czxid)
-			s.rememberSession()
 			return nil
 		}
 		if previous != 0 && stat.EphemeralOwner == previous {
@@ -152,11 +153,18 @@ func (s *Server) previousSession() int64 {
 	return id
 }
 
-// rememberSession records the current session id; failing to is only logged,
-// as it costs at most a wait for expiry at the next fast restart.
+// rememberSession records the current session id, replacing the file whole
+// (a crash mid-write must not leave it empty); failing to is only logged, as
+// it costs at most a wait for expiry at the next fast restart.
 func (s *Server) rememberSession() {
 	id := strconv.FormatInt(s.zk.SessionID(), 16)
-	if err := os.WriteFile(filepath.Join(s.cfg.LogDirs[0], sessionFile), []byte(id+"\n"), 0o644); err != nil {
+	path := filepath.Join(s.cfg.LogDirs[0], sessionFile)
+	tmp := path + ".tmp"
+	err := os.WriteFile(tmp, []byte(id+"\n"), 0o644)
+	if err == nil {
+		err = os.Rename(tmp, path)
+	}
+	if err != nil {
 		s.log.Warn("Cannot record the ZooKeeper session id", zap.Error(err))
 	}
 }

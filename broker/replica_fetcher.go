@@ -24,6 +24,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kmsg"
 	"go.uber.org/zap"
 
+	"github.com/zkafka/zkafka/kafka"
 	"github.com/zkafka/zkafka/storage"
 	"github.com/zkafka/zkafka/wire"
 )
@@ -44,23 +45,23 @@ type fetcherManager struct {
 
 	mu       sync.Mutex
 	fetchers map[fetcherKey]*replicaFetcher
-	owner    map[topicPartition]*replicaFetcher
+	owner    map[kafka.TopicPartition]*replicaFetcher
 	closed   bool
 }
 
 func newFetcherManager(rm *ReplicaManager) *fetcherManager {
-	return &fetcherManager{rm: rm, fetchers: map[fetcherKey]*replicaFetcher{}, owner: map[topicPartition]*replicaFetcher{}}
+	return &fetcherManager{rm: rm, fetchers: map[fetcherKey]*replicaFetcher{}, owner: map[kafka.TopicPartition]*replicaFetcher{}}
 }
 
-func fetcherID(tp topicPartition, n int) int {
+func fetcherID(tp kafka.TopicPartition, n int) int {
 	h := fnv.New32a()
-	h.Write([]byte(tp.topic))
-	return int((h.Sum32()*31 + uint32(tp.partition)) % uint32(n))
+	h.Write([]byte(tp.Topic))
+	return int((h.Sum32()*31 + uint32(tp.Partition)) % uint32(n))
 }
 
 // addPartition starts fetching tp from leader; truncating means it first
 // truncates by leader epoch.
-func (m *fetcherManager) addPartition(tp topicPartition, p *Partition, leader, leaderEpoch int32, truncating bool) {
+func (m *fetcherManager) addPartition(tp kafka.TopicPartition, p *Partition, leader, leaderEpoch int32, truncating bool) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	if m.closed {
@@ -78,7 +79,7 @@ func (m *fetcherManager) addPartition(tp topicPartition, p *Partition, leader, l
 
 // removePartition stops fetching tp; when it returns, no fetch response will
 // be applied to it.
-func (m *fetcherManager) removePartition(tp topicPartition) {
+func (m *fetcherManager) removePartition(tp kafka.TopicPartition) {
 	m.mu.Lock()
 	f, ok := m.owner[tp]
 	delete(m.owner, tp)
@@ -109,7 +110,7 @@ func (m *fetcherManager) shutdown() {
 	m.closed = true
 	fetchers := m.fetchers
 	m.fetchers = map[fetcherKey]*replicaFetcher{}
-	m.owner = map[topicPartition]*replicaFetcher{}
+	m.owner = map[kafka.TopicPartition]*replicaFetcher{}
 	m.mu.Unlock()
 	for _, f := range fetchers {
 		f.stop()
@@ -139,7 +140,7 @@ type replicaFetcher struct {
 	wake   chan struct{}
 
 	mu         sync.Mutex
-	partitions map[topicPartition]*fetchState
+	partitions map[kafka.TopicPartition]*fetchState
 
 	client *wire.Client // used by the loop goroutine only
 }
@@ -150,24 +151,26 @@ func newReplicaFetcher(rm *ReplicaManager, leader int32, id int) *replicaFetcher
 		rm: rm, leader: leader, id: id,
 		log: rm.log.Named("replica-fetcher").With(zap.Int32("leader", leader), zap.Int("fetcher-id", id)),
 		ctx: ctx, cancel: cancel, done: make(chan struct{}), wake: make(chan struct{}, 1),
-		partitions: map[topicPartition]*fetchState{},
+		partitions: map[kafka.TopicPartition]*fetchState{},
 	}
 	go f.loop()
 	return f
 }
 
-func (f *replicaFetcher) add(tp topicPartition, st *fetchState) {
+func (f *replicaFetcher) add(tp kafka.TopicPartition, st *fetchState) {
 	f.mu.Lock()
 	f.partitions[tp] = st
+	// Read under the lock: once added, the loop goroutine owns st.
+	fetchOffset, truncating := st.fetchOffset, st.truncating
 	f.mu.Unlock()
-	f.log.Info("Added partition", zap.Stringer("partition", tp), zap.Int64("fetch-offset", st.fetchOffset), zap.Bool("truncating", st.truncating))
+	f.log.Info("Added partition", zap.Stringer("partition", tp), zap.Int64("fetch-offset", fetchOffset), zap.Bool("truncating", truncating))
 	select {
 	case f.wake <- struct{}{}:
 	default:
 	}
 }
 
-func (f *replicaFetcher) remove(tp topicPartition) {
+func (f *replicaFetcher) remove(tp kafka.TopicPartition) {
 	f.mu.Lock()
 	delete(f.partitions, tp)
 	f.mu.Unlock()
@@ -271,14 +274,14 @@ func (f *replicaFetcher) disconnect() {
 }
 
 // buildFetch makes the Fetch request for every partition ready to fetch.
-func (f *replicaFetcher) buildFetch() (*kmsg.FetchRequest, map[topicPartition]fetchState) {
+func (f *replicaFetcher) buildFetch() (*kmsg.FetchRequest, map[kafka.TopicPartition]fetchState) {
 	req := kmsg.NewPtrFetchRequest()
 	req.ReplicaID = f.rm.brokerID
 	req.MaxWaitMillis = int32(f.rm.cfg.fetchWaitMax.Milliseconds())
 	req.MinBytes = f.rm.cfg.fetchMinBytes
 	req.MaxBytes = replicaFetchResponseMaxBytes
 	req.SessionEpoch = -1
-	sent := map[topicPartition]fetchState{}
+	sent := map[kafka.TopicPartition]fetchState{}
 	now := time.Now()
 	f.mu.Lock()
 	defer f.mu.Unlock()
@@ -287,14 +290,14 @@ func (f *replicaFetcher) buildFetch() (*kmsg.FetchRequest, map[topicPartition]fe
 		if st.truncating || st.resetting || now.Before(st.delayUntil) {
 			continue
 		}
-		i, ok := topics[tp.topic]
+		i, ok := topics[tp.Topic]
 		if !ok {
 			i = len(req.Topics)
-			topics[tp.topic] = i
-			req.Topics = append(req.Topics, kmsg.FetchRequestTopic{Topic: tp.topic})
+			topics[tp.Topic] = i
+			req.Topics = append(req.Topics, kmsg.FetchRequestTopic{Topic: tp.Topic})
 		}
 		fp := kmsg.NewFetchRequestTopicPartition()
-		fp.Partition = tp.partition
+		fp.Partition = tp.Partition
 		fp.CurrentLeaderEpoch = st.leaderEpoch
 		fp.FetchOffset = st.fetchOffset
 		fp.LastFetchedEpoch = -1
@@ -307,7 +310,7 @@ func (f *replicaFetcher) buildFetch() (*kmsg.FetchRequest, map[topicPartition]fe
 }
 
 // processFetch applies a fetch response; false means every partition failed.
-func (f *replicaFetcher) processFetch(resp *kmsg.FetchResponse, sent map[topicPartition]fetchState) bool {
+func (f *replicaFetcher) processFetch(resp *kmsg.FetchResponse, sent map[kafka.TopicPartition]fetchState) bool {
 	if resp.ErrorCode != 0 {
 		f.log.Warn("Fetch failed", zap.Error(kerr.ErrorForCode(resp.ErrorCode)))
 		return false
@@ -317,7 +320,7 @@ func (f *replicaFetcher) processFetch(resp *kmsg.FetchResponse, sent map[topicPa
 	progressed := false
 	for _, t := range resp.Topics {
 		for _, rp := range t.Partitions {
-			tp := topicPartition{t.Topic, rp.Partition}
+			tp := kafka.TopicPartition{Topic: t.Topic, Partition: rp.Partition}
 			was, ok := sent[tp]
 			st, cur := f.partitions[tp]
 			if !ok || !cur || st.leaderEpoch != was.leaderEpoch || st.fetchOffset != was.fetchOffset || st.truncating || st.resetting {
@@ -371,7 +374,7 @@ func (f *replicaFetcher) appendFetched(st *fetchState, rp kmsg.FetchResponseTopi
 func (f *replicaFetcher) truncateAndReset() bool {
 	now := time.Now()
 	f.mu.Lock()
-	var todo []topicPartition
+	var todo []kafka.TopicPartition
 	for tp, st := range f.partitions {
 		if (st.truncating || st.resetting) && !now.Before(st.delayUntil) {
 			todo = append(todo, tp)
@@ -402,7 +405,7 @@ func (f *replicaFetcher) truncateAndReset() bool {
 	return true
 }
 
-func (f *replicaFetcher) truncateOrReset(tp topicPartition) error {
+func (f *replicaFetcher) truncateOrReset(tp kafka.TopicPartition) error {
 	f.mu.Lock()
 	st, ok := f.partitions[tp]
 	var snap fetchState
@@ -423,7 +426,7 @@ func (f *replicaFetcher) truncateOrReset(tp topicPartition) error {
 // truncates there (Kafka's getOffsetTruncationState). When the leader answers
 // with an older epoch this replica does not have, it truncates to its own end
 // of the largest epoch below that, and asks again (KIP-279).
-func (f *replicaFetcher) truncateByEpoch(tp topicPartition, snap fetchState) error {
+func (f *replicaFetcher) truncateByEpoch(tp kafka.TopicPartition, snap fetchState) error {
 	l := snap.p.log
 	for range 100 {
 		epoch, ok := l.LatestEpoch()
@@ -461,7 +464,7 @@ func (f *replicaFetcher) truncateByEpoch(tp topicPartition, snap fetchState) err
 
 // truncateTo cuts the log at target if the partition is still fetched as
 // snap was; done ends the truncating state.
-func (f *replicaFetcher) truncateTo(tp topicPartition, snap fetchState, target int64, done bool) (bool, error) {
+func (f *replicaFetcher) truncateTo(tp kafka.TopicPartition, snap fetchState, target int64, done bool) (bool, error) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	st, ok := f.partitions[tp]
@@ -482,12 +485,12 @@ func (f *replicaFetcher) truncateTo(tp topicPartition, snap fetchState, target i
 	return true, nil
 }
 
-func (f *replicaFetcher) offsetForLeaderEpoch(tp topicPartition, currentLeaderEpoch, epoch int32) (int32, int64, error) {
+func (f *replicaFetcher) offsetForLeaderEpoch(tp kafka.TopicPartition, currentLeaderEpoch, epoch int32) (int32, int64, error) {
 	req := kmsg.NewPtrOffsetForLeaderEpochRequest()
 	req.ReplicaID = f.rm.brokerID
 	rp := kmsg.NewOffsetForLeaderEpochRequestTopicPartition()
-	rp.Partition, rp.CurrentLeaderEpoch, rp.LeaderEpoch = tp.partition, currentLeaderEpoch, epoch
-	req.Topics = []kmsg.OffsetForLeaderEpochRequestTopic{{Topic: tp.topic, Partitions: []kmsg.OffsetForLeaderEpochRequestTopicPartition{rp}}}
+	rp.Partition, rp.CurrentLeaderEpoch, rp.LeaderEpoch = tp.Partition, currentLeaderEpoch, epoch
+	req.Topics = []kmsg.OffsetForLeaderEpochRequestTopic{{Topic: tp.Topic, Partitions: []kmsg.OffsetForLeaderEpochRequestTopicPartition{rp}}}
 	ctx, cancel := context.WithTimeout(f.ctx, 30*time.Second)
 	defer cancel()
 	raw, err := f.client.RequestVersion(ctx, req, 3)
@@ -497,7 +500,7 @@ func (f *replicaFetcher) offsetForLeaderEpoch(tp topicPartition, currentLeaderEp
 	resp := raw.(*kmsg.OffsetForLeaderEpochResponse)
 	for _, t := range resp.Topics {
 		for _, p := range t.Partitions {
-			if t.Topic == tp.topic && p.Partition == tp.partition {
+			if t.Topic == tp.Topic && p.Partition == tp.Partition {
 				if err := kerr.ErrorForCode(p.ErrorCode); err != nil {
 					return 0, 0, err
 				}
@@ -511,7 +514,7 @@ func (f *replicaFetcher) offsetForLeaderEpoch(tp topicPartition, currentLeaderEp
 // resetOffset handles OFFSET_OUT_OF_RANGE as Kafka's follower does: when the
 // leader's log ends before this replica's, truncate to its end; when it
 // starts after this replica's end, start over at its start.
-func (f *replicaFetcher) resetOffset(tp topicPartition, snap fetchState) error {
+func (f *replicaFetcher) resetOffset(tp kafka.TopicPartition, snap fetchState) error {
 	leaderEnd, err := f.listOffset(tp, snap.leaderEpoch, storage.LatestTimestamp)
 	if err != nil {
 		return err
@@ -544,12 +547,12 @@ func (f *replicaFetcher) resetOffset(tp topicPartition, snap fetchState) error {
 	return nil
 }
 
-func (f *replicaFetcher) listOffset(tp topicPartition, currentLeaderEpoch int32, timestamp int64) (int64, error) {
+func (f *replicaFetcher) listOffset(tp kafka.TopicPartition, currentLeaderEpoch int32, timestamp int64) (int64, error) {
 	req := kmsg.NewPtrListOffsetsRequest()
 	req.ReplicaID = f.rm.brokerID
 	lp := kmsg.NewListOffsetsRequestTopicPartition()
-	lp.Partition, lp.CurrentLeaderEpoch, lp.Timestamp = tp.partition, currentLeaderEpoch, timestamp
-	req.Topics = []kmsg.ListOffsetsRequestTopic{{Topic: tp.topic, Partitions: []kmsg.ListOffsetsRequestTopicPartition{lp}}}
+	lp.Partition, lp.CurrentLeaderEpoch, lp.Timestamp = tp.Partition, currentLeaderEpoch, timestamp
+	req.Topics = []kmsg.ListOffsetsRequestTopic{{Topic: tp.Topic, Partitions: []kmsg.ListOffsetsRequestTopicPartition{lp}}}
 	ctx, cancel := context.WithTimeout(f.ctx, 30*time.Second)
 	defer cancel()
 	raw, err := f.client.Request(ctx, req)
@@ -558,7 +561,7 @@ func (f *replicaFetcher) listOffset(tp topicPartition, currentLeaderEpoch int32,
 	}
 	for _, t := range raw.(*kmsg.ListOffsetsResponse).Topics {
 		for _, p := range t.Partitions {
-			if t.Topic == tp.topic && p.Partition == tp.partition {
+			if t.Topic == tp.Topic && p.Partition == tp.Partition {
 				if err := kerr.ErrorForCode(p.ErrorCode); err != nil {
 					return 0, err
 				}

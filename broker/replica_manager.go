@@ -14,27 +14,11 @@ import (
 	"github.com/twmb/franz-go/pkg/kmsg"
 	"go.uber.org/zap"
 
+	"github.com/zkafka/zkafka/brokerconfig"
 	"github.com/zkafka/zkafka/internal/zkclient"
+	"github.com/zkafka/zkafka/kafka"
 	"github.com/zkafka/zkafka/storage"
 	"github.com/zkafka/zkafka/zkpaths"
-)
-
-// topicPartition names one partition.
-type topicPartition struct {
-	topic     string
-	partition int32
-}
-
-func (tp topicPartition) String() string { return fmt.Sprintf("%s-%d", tp.topic, tp.partition) }
-
-// Truncation modes of replica.truncation.mode.
-const (
-	// truncateByEpoch is KIP-101 (Kafka 0.11+): a new follower asks the
-	// leader where its latest leader epoch ends and truncates there.
-	truncateByEpoch = "epoch"
-	// truncateToHighWatermark is the pre-0.11 rule, kept to show its
-	// failures: a new follower cuts its log at its own high watermark.
-	truncateToHighWatermark = "hw"
 )
 
 // replicationConfig is the part of the broker configuration replication uses.
@@ -51,7 +35,7 @@ type replicationConfig struct {
 	interBrokerListenerName string
 }
 
-func replicationConfigOf(c *Config) replicationConfig {
+func replicationConfigOf(c *brokerconfig.Config) replicationConfig {
 	return replicationConfig{
 		numFetchers:             int(max(c.NumReplicaFetchers, 1)),
 		fetchMaxBytes:           c.ReplicaFetchMaxBytes,
@@ -76,6 +60,10 @@ type ReplicaManager struct {
 	cfg      replicationConfig
 	logs     *storage.Manager
 	zk       *zkclient.Client
+	// stateWriter writes the ISR changes this broker makes as leader.
+	stateWriter partitionStateWriter
+	// now is the clock of the ISR rules (time.Now; tests control it).
+	now      func() time.Time
 	metadata *MetadataCache
 	// logConfig returns the log configuration of a topic (broker defaults
 	// overridden by /config/topics/<t>).
@@ -83,14 +71,10 @@ type ReplicaManager struct {
 	log       *zap.Logger
 	fetchers  *fetcherManager
 	isrChange *isrChangePropagator
-	// producerIDs serves InitProducerId; it lives here because producer
-	// state is partition state, and this broker has no transaction
-	// coordinator to own it.
-	producerIDs *producerIDManager
 
 	mu              sync.RWMutex
 	controllerEpoch int32
-	partitions      map[topicPartition]*Partition
+	partitions      map[kafka.TopicPartition]*Partition
 	// liveLeaders are the leaders' inter-broker endpoints the last
 	// LeaderAndIsr named, for when the metadata cache does not know them yet.
 	liveLeaders map[int32]string
@@ -99,12 +83,12 @@ type ReplicaManager struct {
 func newReplicaManager(cfg replicationConfig, brokerID int32, logs *storage.Manager, zk *zkclient.Client, metadata *MetadataCache,
 	logConfig func(string) (storage.LogConfig, error), log *zap.Logger) *ReplicaManager {
 	rm := &ReplicaManager{
-		brokerID: brokerID, cfg: cfg, logs: logs, zk: zk, metadata: metadata, logConfig: logConfig, log: log,
-		partitions: map[topicPartition]*Partition{}, liveLeaders: map[int32]string{},
+		brokerID: brokerID, cfg: cfg, logs: logs, zk: zk, stateWriter: zkPartitionStateWriter{zk}, now: time.Now,
+		metadata: metadata, logConfig: logConfig, log: log,
+		partitions: map[kafka.TopicPartition]*Partition{}, liveLeaders: map[int32]string{},
 	}
 	rm.fetchers = newFetcherManager(rm)
 	rm.isrChange = newIsrChangePropagator(zk, log.Named("isr-change"))
-	rm.producerIDs = newProducerIDManager(zk, brokerID, log.Named("producer-id-manager"))
 	return rm
 }
 
@@ -141,7 +125,7 @@ func (rm *ReplicaManager) shutdown() { rm.fetchers.shutdown() }
 func (rm *ReplicaManager) Partition(topic string, partition int32) (*Partition, bool) {
 	rm.mu.RLock()
 	defer rm.mu.RUnlock()
-	p, ok := rm.partitions[topicPartition{topic, partition}]
+	p, ok := rm.partitions[kafka.TopicPartition{Topic: topic, Partition: partition}]
 	return p, ok
 }
 
@@ -167,15 +151,55 @@ func (rm *ReplicaManager) leaderPartition(topic string, partition, currentLeader
 }
 
 // checkControllerEpoch rejects a request from a controller older than the
-// newest one seen, and remembers a newer one.
+// newest one seen. A newer epoch is believed only once /controller_epoch
+// confirms it: any client can send a control request, and one adopted forged
+// epoch would make this broker refuse the real controller until it restarts.
+// Kafka 2.8 without an authorizer trusts the request (docs/DESIGN.md). The
+// ZooKeeper read happens only when the epoch rises, and outside rm.mu, which
+// request paths take to look partitions up.
 func (rm *ReplicaManager) checkControllerEpoch(epoch int32) error {
+	rm.mu.RLock()
+	current := rm.controllerEpoch
+	rm.mu.RUnlock()
+	switch {
+	case epoch < current:
+		return fmt.Errorf("controller epoch %d is older than %d: %w", epoch, current, kerr.StaleControllerEpoch)
+	case epoch == current:
+		return nil
+	}
+	stored, err := rm.storedControllerEpoch(false)
+	if err == nil && epoch > stored {
+		// This session's server may lag the ensemble's leader, which the new
+		// controller was elected through: catch up, then read again.
+		stored, err = rm.storedControllerEpoch(true)
+	}
+	if err != nil {
+		return fmt.Errorf("confirm controller epoch %d: %w (%w)", epoch, kerr.StaleControllerEpoch, err)
+	}
+	if epoch > stored {
+		return fmt.Errorf("controller epoch %d is above %s %d: %w", epoch, zkpaths.ControllerEpoch, stored, kerr.StaleControllerEpoch)
+	}
 	rm.mu.Lock()
 	defer rm.mu.Unlock()
 	if epoch < rm.controllerEpoch {
-		return kerr.StaleControllerEpoch
+		return fmt.Errorf("controller epoch %d is older than %d: %w", epoch, rm.controllerEpoch, kerr.StaleControllerEpoch)
 	}
 	rm.controllerEpoch = epoch
 	return nil
+}
+
+// storedControllerEpoch reads /controller_epoch, after a sync if asked.
+func (rm *ReplicaManager) storedControllerEpoch(sync bool) (int32, error) {
+	if sync {
+		if err := rm.zk.Sync(zkpaths.ControllerEpoch); err != nil {
+			return 0, err
+		}
+	}
+	data, _, err := rm.zk.Get(zkpaths.ControllerEpoch)
+	if err != nil {
+		return 0, err
+	}
+	return zkpaths.DecodeControllerEpoch(data)
 }
 
 // ControllerEpoch returns the newest controller epoch this broker accepted.
@@ -207,22 +231,22 @@ func leaderAndIsrPartitions(req *kmsg.LeaderAndISRRequest) []lisPartition {
 // becomeLeaderOrFollower applies a LeaderAndIsr request (the controller epoch
 // already checked) and returns each partition's error code. A partition state
 // is taken only when its leader epoch is newer than the local one.
-func (rm *ReplicaManager) becomeLeaderOrFollower(req *kmsg.LeaderAndISRRequest) map[topicPartition]int16 {
+func (rm *ReplicaManager) becomeLeaderOrFollower(req *kmsg.LeaderAndISRRequest) map[kafka.TopicPartition]int16 {
 	rm.mu.Lock()
 	for _, l := range req.LiveLeaders {
 		rm.liveLeaders[l.BrokerID] = net.JoinHostPort(l.Host, strconv.Itoa(int(l.Port)))
 	}
 	rm.mu.Unlock()
-	codes := make(map[topicPartition]int16)
+	codes := make(map[kafka.TopicPartition]int16)
 	for _, lp := range leaderAndIsrPartitions(req) {
-		tp := topicPartition{lp.topic, lp.state.Partition}
+		tp := kafka.TopicPartition{Topic: lp.topic, Partition: lp.state.Partition}
 		codes[tp] = rm.applyPartitionState(tp, lp.state, req.ControllerID)
 	}
 	rm.fetchers.shutdownIdle()
 	return codes
 }
 
-func (rm *ReplicaManager) applyPartitionState(tp topicPartition, s kmsg.LeaderAndISRRequestTopicPartition, controllerID int32) int16 {
+func (rm *ReplicaManager) applyPartitionState(tp kafka.TopicPartition, s kmsg.LeaderAndISRRequestTopicPartition, controllerID int32) int16 {
 	log := rm.log.With(zap.Stringer("partition", tp), zap.Int32("controller-id", controllerID), zap.Int32("leader-epoch", s.LeaderEpoch))
 	if !containsID(s.Replicas, rm.brokerID) {
 		log.Warn("Ignoring LeaderAndIsr for a partition this broker does not replicate", zap.Int32s("replicas", s.Replicas))
@@ -246,7 +270,7 @@ func (rm *ReplicaManager) applyPartitionState(tp topicPartition, s kmsg.LeaderAn
 	// fetch response is appended under the new state.
 	rm.fetchers.removePartition(tp)
 	if s.Leader == rm.brokerID {
-		if err := p.makeLeader(state, rm.topicMinInsync(tp.topic), time.Now()); err != nil {
+		if err := p.makeLeader(state, rm.topicMinInsync(tp.Topic), rm.now()); err != nil {
 			log.Error("Recording the new leader epoch failed", zap.Error(err))
 			return kerr.KafkaStorageError.Code
 		}
@@ -256,7 +280,7 @@ func (rm *ReplicaManager) applyPartitionState(tp topicPartition, s kmsg.LeaderAn
 	}
 	p.makeFollower(state)
 	truncating := true
-	if rm.cfg.truncationMode == truncateToHighWatermark {
+	if rm.cfg.truncationMode == brokerconfig.TruncateToHighWatermark {
 		// Before KIP-101 a new follower trusted its own high watermark and
 		// cut everything above it, then fetched from there.
 		hw := p.HighWatermark()
@@ -317,15 +341,15 @@ func (rm *ReplicaManager) brokerAddr(id int32) (string, bool) {
 	return addr, ok
 }
 
-func (rm *ReplicaManager) getOrCreatePartition(tp topicPartition) (*Partition, error) {
-	if p, ok := rm.Partition(tp.topic, tp.partition); ok {
+func (rm *ReplicaManager) getOrCreatePartition(tp kafka.TopicPartition) (*Partition, error) {
+	if p, ok := rm.Partition(tp.Topic, tp.Partition); ok {
 		return p, nil
 	}
-	cfg, err := rm.logConfig(tp.topic)
+	cfg, err := rm.logConfig(tp.Topic)
 	if err != nil {
 		return nil, err
 	}
-	l, err := rm.logs.GetOrCreate(tp.topic, tp.partition, cfg)
+	l, err := rm.logs.GetOrCreate(tp.Topic, tp.Partition, cfg)
 	if err != nil {
 		return nil, err
 	}
@@ -334,7 +358,8 @@ func (rm *ReplicaManager) getOrCreatePartition(tp topicPartition) (*Partition, e
 	if p, ok := rm.partitions[tp]; ok {
 		return p, nil
 	}
-	p := newPartition(tp.topic, tp.partition, rm.brokerID, l, rm.cfg.lagTimeMax)
+	p := newPartition(tp.Topic, tp.Partition, rm.brokerID, l, rm.cfg.lagTimeMax)
+	p.now = rm.now
 	rm.partitions[tp] = p
 	return p, nil
 }

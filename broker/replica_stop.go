@@ -4,6 +4,8 @@ import (
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
 	"go.uber.org/zap"
+
+	"github.com/zkafka/zkafka/kafka"
 )
 
 // Stopping replicas (Kafka's ReplicaManager.stopReplicas), the broker's side of StopReplica: the
@@ -12,7 +14,7 @@ import (
 
 // stopReplicaPartition is one StopReplica partition, whatever the request version.
 type stopReplicaPartition struct {
-	tp          topicPartition
+	tp          kafka.TopicPartition
 	leaderEpoch int32 // -1 (NoEpoch) before v3, -2 (EpochDuringDelete) for a topic being deleted
 	delete      bool
 }
@@ -29,14 +31,14 @@ func stopReplicaPartitions(req *kmsg.StopReplicaRequest) []stopReplicaPartition 
 		switch {
 		case req.Version >= 3:
 			for _, p := range t.PartitionStates {
-				out = append(out, stopReplicaPartition{topicPartition{t.Topic, p.Partition}, p.LeaderEpoch, p.Delete})
+				out = append(out, stopReplicaPartition{kafka.TopicPartition{Topic: t.Topic, Partition: p.Partition}, p.LeaderEpoch, p.Delete})
 			}
 		case req.Version >= 1:
 			for _, p := range t.Partitions {
-				out = append(out, stopReplicaPartition{topicPartition{t.Topic, p}, stopReplicaNoEpoch, req.DeletePartitions})
+				out = append(out, stopReplicaPartition{kafka.TopicPartition{Topic: t.Topic, Partition: p}, stopReplicaNoEpoch, req.DeletePartitions})
 			}
 		default:
-			out = append(out, stopReplicaPartition{topicPartition{t.Topic, t.Partition}, stopReplicaNoEpoch, req.DeletePartitions})
+			out = append(out, stopReplicaPartition{kafka.TopicPartition{Topic: t.Topic, Partition: t.Partition}, stopReplicaNoEpoch, req.DeletePartitions})
 		}
 	}
 	return out
@@ -47,12 +49,12 @@ func stopReplicaPartitions(req *kmsg.StopReplicaRequest) []stopReplicaPartition 
 // or newer than the local one, else it gets FENCED_LEADER_EPOCH. Stopping removes its fetcher;
 // with delete the partition leaves the replica manager and its log is closed and deleted — also
 // when this broker does not host the partition, so a leftover log goes too.
-func (rm *ReplicaManager) stopReplicas(req *kmsg.StopReplicaRequest) map[topicPartition]int16 {
-	codes := map[topicPartition]int16{}
+func (rm *ReplicaManager) stopReplicas(req *kmsg.StopReplicaRequest) map[kafka.TopicPartition]int16 {
+	codes := map[kafka.TopicPartition]int16{}
 	for _, sp := range stopReplicaPartitions(req) {
 		log := rm.log.With(zap.Stringer("partition", sp.tp), zap.Int32("controller-id", req.ControllerID),
 			zap.Int32("leader-epoch", sp.leaderEpoch), zap.Bool("delete", sp.delete))
-		p, hosted := rm.Partition(sp.tp.topic, sp.tp.partition)
+		p, hosted := rm.Partition(sp.tp.Topic, sp.tp.Partition)
 		if hosted && sp.leaderEpoch != stopReplicaNoEpoch && sp.leaderEpoch != stopReplicaEpochDuringDelete {
 			if current := p.LeaderEpoch(); sp.leaderEpoch <= current {
 				log.Info("Ignoring StopReplica with a leader epoch not newer than the current one", zap.Int32("current-leader-epoch", current))
@@ -77,7 +79,7 @@ func (rm *ReplicaManager) stopReplicas(req *kmsg.StopReplicaRequest) map[topicPa
 			p.notifyLocked()
 			p.mu.Unlock()
 		}
-		if err := rm.logs.Delete(sp.tp.topic, sp.tp.partition); err != nil {
+		if err := rm.logs.Delete(sp.tp.Topic, sp.tp.Partition); err != nil {
 			log.Error("Could not delete the log of a stopped replica", zap.Error(err))
 			codes[sp.tp] = kerr.KafkaStorageError.Code
 			continue

@@ -72,11 +72,6 @@ func TestIdempotentProduceAcrossLeaderChange(t *testing.T) {
 	if err != nil || init.ProducerID < block.BlockStart || init.ProducerID > block.BlockEnd {
 		t.Fatalf("producer id %d outside the claimed block %+v (%v)", init.ProducerID, block, err)
 	}
-	txn := kmsg.NewPtrInitProducerIDRequest()
-	txn.TransactionalID = kmsgStr("txn")
-	if resp := raw(t, c.Addr(leader), txn, 4).(*kmsg.InitProducerIDResponse); resp.ErrorCode != kerr.TransactionalIDAuthorizationFailed.Code {
-		t.Errorf("transactional InitProducerId: %v", kerr.ErrorForCode(resp.ErrorCode))
-	}
 
 	pid := init.ProducerID
 	first := idempotentBatch(pid, 0, 0, "a", "b")

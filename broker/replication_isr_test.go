@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/twmb/franz-go/pkg/kerr"
+	"github.com/twmb/franz-go/pkg/kgo"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"github.com/zkafka/zkafka/internal/testcluster"
@@ -153,5 +154,48 @@ func TestIsrShrinkAndExpandInZooKeeper(t *testing.T) {
 	case <-notified:
 	case <-time.After(15 * time.Second):
 		t.Error("no /isr_change_notification child was created")
+	}
+}
+
+// TestAcksAllSurvivesTheControllerShrinkingTheIsr pauses a follower past its
+// ZooKeeper session timeout while an acks=all produce waits for it. The
+// controller drops it from the ISR with a new leader epoch (as Kafka 2.8
+// does); the leader keeps leading, its remaining ISR has the record, so the
+// produce succeeds, and a client that retries on errors (no idempotence)
+// leaves the record in the log once.
+func TestAcksAllSurvivesTheControllerShrinkingTheIsr(t *testing.T) {
+	// replica.lag.time.max.ms stays at 30 s: the controller, not the leader,
+	// removes the paused follower.
+	props := map[string]string{"replica.fetch.wait.max.ms": "100", "replica.fetch.backoff.ms": "100"}
+	c := testcluster.Start(t, testcluster.Options{Brokers: 2, Properties: props})
+	follower, _ := joinProcess(t, c, 3, props)
+	createAssigned(t, c.Addr(1), "acks-all", [][]int32{{1, 2, 3}}, map[string]string{"min.insync.replicas": "2"})
+	c.WaitFor("ISR [1 2 3] under leader 1", func() bool {
+		s, ok := c.PartitionState("acks-all", 0)
+		return ok && s.Leader == 1 && slices.Equal(slices.Sorted(slices.Values(s.ISR)), []int32{1, 2, 3})
+	})
+	if err, _ := produceAcks(t, c.Addr(1), "acks-all", -1, "before"); err != nil {
+		t.Fatalf("acks=all with the full ISR: %v", err)
+	}
+	start, _ := c.PartitionState("acks-all", 0)
+
+	follower.Pause()
+	t.Cleanup(follower.Resume)
+	producer := c.Client(kgo.DisableIdempotentWrite(), kgo.RequiredAcks(kgo.AllISRAcks()),
+		kgo.ProduceRequestTimeout(60*time.Second), kgo.RecordPartitioner(kgo.ManualPartitioner()))
+	if err := producer.ProduceSync(ctxT(t, 90*time.Second), &kgo.Record{Topic: "acks-all", Partition: 0, Value: []byte("once")}).FirstErr(); err != nil {
+		t.Fatalf("acks=all across the controller's ISR shrink: %v", err)
+	}
+	shrunk, _ := c.PartitionState("acks-all", 0)
+	if shrunk.Leader != 1 || shrunk.LeaderEpoch <= start.LeaderEpoch || slices.Contains(shrunk.ISR, 3) {
+		t.Fatalf("state %+v: want leader 1, the paused follower out of the ISR and a leader epoch above %d (the controller's shrink)",
+			shrunk, start.LeaderEpoch)
+	}
+	p, ok := c.Broker(1).ReplicaManager().Partition("acks-all", 0)
+	if !ok {
+		t.Fatal("broker 1 has no acks-all-0")
+	}
+	if got := recordValues(t, p.Log()); !slices.Equal(got, []string{"before", "once"}) {
+		t.Errorf("leader's log holds %v, want [before once]", got)
 	}
 }

@@ -25,10 +25,11 @@ import (
 	"go.uber.org/zap/zaptest"
 
 	"github.com/zkafka/zkafka/broker"
+	"github.com/zkafka/zkafka/brokerconfig"
 	"github.com/zkafka/zkafka/internal/testcluster"
+	"github.com/zkafka/zkafka/internal/wait"
 	"github.com/zkafka/zkafka/internal/zkclient"
 	"github.com/zkafka/zkafka/internal/zktest"
-	"github.com/zkafka/zkafka/storage"
 	"github.com/zkafka/zkafka/zkpaths"
 )
 
@@ -76,7 +77,7 @@ func newFakeController(t *testing.T, mode string) *fakeController {
 // start starts (or restarts, on its old log dir) broker 1 or 2.
 func (fc *fakeController) start(id int32) {
 	fc.t.Helper()
-	cfg, err := broker.NewConfig(map[string]string{
+	cfg, err := brokerconfig.New(map[string]string{
 		"broker.id":         strconv.Itoa(int(id)),
 		"listeners":         "PLAINTEXT://127.0.0.1:0",
 		"log.dirs":          fc.dirs[id],
@@ -181,7 +182,7 @@ func (fc *fakeController) logValues(id int32, topic string) []string {
 	return recordValues(fc.t, fc.partition(id, topic).Log())
 }
 
-func recordValues(t *testing.T, l *storage.Log) []string {
+func recordValues(t *testing.T, l broker.PartitionLog) []string {
 	t.Helper()
 	data, err := l.Read(l.LogStartOffset(), 1<<20, l.LogEndOffset(), true)
 	if err != nil {
@@ -293,7 +294,7 @@ func TestKIP101Scenario2(t *testing.T) {
 
 			leader := fc.partition(2, topic).Log()
 			follower := fc.partition(1, topic).Log()
-			testcluster.WaitFor(t, 20*time.Second, "the follower to reach the leader's log end", func() bool {
+			wait.For(t, 20*time.Second, "the follower to reach the leader's log end", func() bool {
 				return follower.LogEndOffset() == leader.LogEndOffset()
 			})
 			a, b := fc.logValues(1, topic), fc.logValues(2, topic)
@@ -339,11 +340,11 @@ func TestFollowerFetchBeyondLeaderLog(t *testing.T) {
 
 	fc.leaderAndIsr(1, topic, 2, 3, []int32{2}, replicas) // A keeps m1 m2 (its HW is 2) and fetches at 2
 	a := fc.partition(1, topic).Log()
-	testcluster.WaitFor(t, 20*time.Second, "the follower to truncate to the leader's log end", func() bool {
+	wait.For(t, 20*time.Second, "the follower to truncate to the leader's log end", func() bool {
 		return a.LogEndOffset() == 1
 	})
 	fc.produce(2, topic, 1, "x2")
-	testcluster.WaitFor(t, 20*time.Second, "the follower to fetch from the leader", func() bool {
+	wait.For(t, 20*time.Second, "the follower to fetch from the leader", func() bool {
 		return slices.Equal(fc.logValues(1, topic), []string{"m1", "x2"})
 	})
 	if got := fc.logValues(2, topic); !slices.Equal(got, []string{"m1", "x2"}) {

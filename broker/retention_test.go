@@ -8,6 +8,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"github.com/zkafka/zkafka/internal/testcluster"
+	"github.com/zkafka/zkafka/internal/wait"
 )
 
 // TestRetentionBySizeAdvancesLogStart wires the pieces together: a topic's
@@ -45,7 +46,7 @@ func TestRetentionBySizeAdvancesLogStart(t *testing.T) {
 	// Each batch is about 270 bytes. What stays is at most retention.bytes
 	// plus one segment plus the active one: about 12 batches, so the log
 	// start offset ends at 28 or more.
-	testcluster.WaitFor(t, 10*time.Second, "retention to delete old segments", func() bool {
+	wait.For(t, 10*time.Second, "retention to delete old segments", func() bool {
 		return earliest() >= 28
 	})
 	if code := raw(t, addr, fetchReq("retained", 0, 0, 1), 11).(*kmsg.FetchResponse).Topics[0].Partitions[0].ErrorCode; code != kerr.OffsetOutOfRange.Code {

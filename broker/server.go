@@ -7,6 +7,7 @@ import (
 	"net"
 	"os"
 	"strconv"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -14,10 +15,12 @@ import (
 	"github.com/go-zookeeper/zk"
 	"go.uber.org/zap"
 
+	"github.com/zkafka/zkafka/brokerconfig"
 	"github.com/zkafka/zkafka/controller"
 	"github.com/zkafka/zkafka/coordinator"
 	"github.com/zkafka/zkafka/internal/zkclient"
 	"github.com/zkafka/zkafka/storage"
+	"github.com/zkafka/zkafka/transaction"
 	"github.com/zkafka/zkafka/zkpaths"
 )
 
@@ -25,15 +28,15 @@ import (
 // logs and replicas, its listeners, and the controller component that acts
 // only while this broker holds /controller.
 type Server struct {
-	cfg  *Config
+	cfg  *brokerconfig.Config
 	log  *zap.Logger
 	zk   *zkclient.Client
 	logs *storage.Manager
 
 	brokerID    int32
 	clusterID   string
-	brokerEpoch atomic.Int64 // czxid of /brokers/ids/<id>
-	advertised  []Listener   // advertised listeners with bound ports filled in
+	brokerEpoch atomic.Int64            // czxid of /brokers/ids/<id>
+	advertised  []brokerconfig.Listener // advertised listeners with bound ports filled in
 
 	metadata   *MetadataCache
 	configs    *configManager // dynamic configs: /config/brokers layers, /config/changes
@@ -44,21 +47,31 @@ type Server struct {
 	// groupCoordinator serves the groups of the __consumer_offsets
 	// partitions this broker leads.
 	groupCoordinator *coordinator.Coordinator
+	// txnCoordinator serves the transactional ids of the
+	// __transaction_state partitions this broker leads, with producer ids
+	// from producerIDs and markers sent through markerSender.
+	txnCoordinator *transaction.Coordinator
+	producerIDs    *producerIDManager
+	markerSender   *markerSender
 
-	listeners []*listener
-	ctx       context.Context // cancelled at shutdown; parent of every request
-	cancel    context.CancelFunc
-	wg        sync.WaitGroup
-	stopOnce  sync.Once
-	stopErr   error
+	listeners  []*listener
+	quotas     *connectionQuotas // max.connections and max.connections.per.ip over all listeners
+	memoryPool *memoryPool       // queued.max.request.bytes; nil when unbounded
+	// fatal receives what must stop the broker at once, without a controlled shutdown (Fatal).
+	fatal    chan error
+	ctx      context.Context // cancelled at shutdown; parent of every request
+	cancel   context.CancelFunc
+	wg       sync.WaitGroup
+	stopOnce sync.Once
+	stopErr  error
 }
 
 // NewServer checks the configuration; Start brings the broker up.
-func NewServer(cfg *Config, logger *zap.Logger) *Server {
+func NewServer(cfg *brokerconfig.Config, logger *zap.Logger) *Server {
 	if logger == nil {
 		logger = zap.NewNop()
 	}
-	return &Server{cfg: cfg, log: logger, brokerID: cfg.BrokerID, metadata: NewMetadataCache()}
+	return &Server{cfg: cfg, log: logger, brokerID: cfg.BrokerID, metadata: NewMetadataCache(), fatal: make(chan error, 1)}
 }
 
 // Start runs Kafka's startup sequence: connect to ZooKeeper and create the
@@ -106,6 +119,7 @@ func (s *Server) Start(ctx context.Context) (err error) {
 		defer s.wg.Done()
 		s.logs.Run(s.ctx, s.cfg.LogRetentionCheckInterval, s.cfg.LogFlushOffsetCheckpointInterval)
 	}()
+	s.wg.Go(s.watchLogDirs)
 	if err := s.bindListeners(); err != nil {
 		return err
 	}
@@ -115,8 +129,11 @@ func (s *Server) Start(ctx context.Context) (err error) {
 		defer s.wg.Done()
 		s.replicas.run(s.ctx)
 	}()
-	s.apis = apiTable()
+	s.apis = advertisedAPIs(s.cfg.BatchedCoordinatorAPIs)
 	if err := s.startGroupCoordinator(); err != nil {
+		return err
+	}
+	if err := s.startTransactionCoordinator(); err != nil {
 		return err
 	}
 	s.startLogCleaner()
@@ -155,7 +172,35 @@ func (s *Server) Start(ctx context.Context) (err error) {
 	return nil
 }
 
-func listenerStringers(ls []Listener) []fmt.Stringer {
+// Fatal delivers the error that must stop the broker at once, as Kafka's Exit.halt(1) does: no
+// controlled shutdown, no goodbye to ZooKeeper (the session expires), the logs recovered at the next
+// start. The process running the broker exits on it.
+func (s *Server) Fatal() <-chan error { return s.fatal }
+
+// watchLogDirs takes log directories offline as they fail (storage.Manager.OfflineDirs). Once every
+// one has failed the broker cannot serve anything, and like Kafka's LogManager it halts: a full disk
+// stops the broker instead of leaving it leader of partitions it cannot write. With directories
+// left Kafka also moves the failed one's partitions offline and tells the controller through
+// /log_dir_event_notification; zkafka does not: their logs refuse writes with KAFKA_STORAGE_ERROR.
+func (s *Server) watchLogDirs() {
+	offline := 0 // OfflineDirs delivers each directory once
+	for {
+		select {
+		case <-s.ctx.Done():
+			return
+		case dir := <-s.logs.OfflineDirs():
+			offline++
+			s.log.Warn("Stopping serving logs in dir", zap.String("dir", dir))
+			if dirs := s.logs.Dirs(); offline == len(dirs) {
+				s.log.Error("Shutdown broker because all log dirs have failed", zap.Strings("log-dirs", dirs))
+				s.fatal <- fmt.Errorf("all log dirs in %s have failed", strings.Join(dirs, ", "))
+				return
+			}
+		}
+	}
+}
+
+func listenerStringers(ls []brokerconfig.Listener) []fmt.Stringer {
 	out := make([]fmt.Stringer, len(ls))
 	for i, l := range ls {
 		out[i] = l
@@ -241,7 +286,7 @@ func (s *Server) resolveBrokerID() error {
 		s.brokerID = stored
 		return nil
 	case !s.cfg.BrokerIDGenerationEnable:
-		return fmt.Errorf("broker.id is not set and broker.id.generation.enable is false: %w", ErrConfig)
+		return fmt.Errorf("broker.id is not set and broker.id.generation.enable is false: %w", brokerconfig.ErrConfig)
 	}
 	stat, err := s.zk.Set(zkpaths.BrokerSeqID, nil, -1)
 	if err != nil {
@@ -271,7 +316,7 @@ func (s *Server) topicLogConfig(topic string) (storage.LogConfig, error) {
 	if err != nil {
 		return c, fmt.Errorf("config of topic %s: %w", topic, err)
 	}
-	if err := applyTopicConfig(&c, ec.Config); err != nil {
+	if err := brokerconfig.ApplyTopicConfig(&c, ec.Config); err != nil {
 		return c, fmt.Errorf("config of topic %s: %w", topic, err)
 	}
 	return c, nil
@@ -280,6 +325,11 @@ func (s *Server) topicLogConfig(topic string) (storage.LogConfig, error) {
 // bindListeners opens every listener; an advertised port of 0 (tests bind
 // port 0) takes the bound port of the listener of the same name.
 func (s *Server) bindListeners() error {
+	quotas, err := newConnectionQuotas(s.cfg)
+	if err != nil {
+		return err
+	}
+	s.quotas, s.memoryPool = quotas, newMemoryPool(s.cfg.QueuedMaxRequestBytes)
 	bound := map[string]int32{}
 	for _, cfgL := range s.cfg.Listeners {
 		ln, err := net.Listen("tcp", net.JoinHostPort(cfgL.Host, strconv.Itoa(int(cfgL.Port))))
@@ -345,6 +395,10 @@ func (s *Server) Shutdown() error {
 		s.wg.Wait()
 		if s.groupCoordinator != nil {
 			s.groupCoordinator.Shutdown()
+		}
+		if s.txnCoordinator != nil {
+			s.txnCoordinator.Shutdown()
+			s.markerSender.close()
 		}
 		if s.replicas != nil {
 			s.replicas.shutdown()

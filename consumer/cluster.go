@@ -7,10 +7,13 @@ import (
 	"net"
 	"strconv"
 	"sync"
+	"sync/atomic"
+	"time"
 
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
+	"github.com/zkafka/zkafka/kafka"
 	"github.com/zkafka/zkafka/wire"
 )
 
@@ -21,29 +24,38 @@ type cluster struct {
 	stats     *counters
 	bootstrap func(context.Context) ([]string, error) // addresses to ask first
 
+	// cutUntil (unix nanoseconds) is when CutNetwork's cut ends.
+	cutUntil atomic.Int64
+
 	mu         sync.Mutex
 	conns      map[int32]*wire.Client
 	addrs      map[int32]string
-	leaders    map[topicPartition]int32
+	leaders    map[kafka.TopicPartition]int32
 	partitions map[string]int32 // topic → partition count
-}
-
-type topicPartition struct {
-	topic     string
-	partition int32
 }
 
 func newCluster(clientID string, stats *counters, bootstrap func(context.Context) ([]string, error)) *cluster {
 	return &cluster{
 		clientID: clientID, stats: stats, bootstrap: bootstrap,
 		conns: map[int32]*wire.Client{}, addrs: map[int32]string{},
-		leaders: map[topicPartition]int32{}, partitions: map[string]int32{},
+		leaders: map[kafka.TopicPartition]int32{}, partitions: map[string]int32{},
 	}
 }
 
 // request sends req on cl, counting it.
 func (k *cluster) request(ctx context.Context, cl *wire.Client, req kmsg.Request) (kmsg.Response, error) {
+	if time.Now().UnixNano() < k.cutUntil.Load() {
+		return nil, ErrNetworkCut
+	}
 	k.stats.kafkaRequests.Add(1)
+	switch req.(type) {
+	case *kmsg.JoinGroupRequest:
+		k.stats.joinGroups.Add(1)
+	case *kmsg.SyncGroupRequest:
+		k.stats.syncGroups.Add(1)
+	case *kmsg.HeartbeatRequest:
+		k.stats.heartbeats.Add(1)
+	}
 	return cl.Request(ctx, req)
 }
 
@@ -151,7 +163,7 @@ func (k *cluster) refresh(ctx context.Context, topics []string) error {
 		}
 		k.partitions[*t.Topic] = int32(len(t.Partitions))
 		for _, p := range t.Partitions {
-			tp := topicPartition{*t.Topic, p.Partition}
+			tp := kafka.TopicPartition{Topic: *t.Topic, Partition: p.Partition}
 			if p.ErrorCode == 0 && p.Leader >= 0 {
 				k.leaders[tp] = p.Leader
 			} else {
@@ -163,7 +175,7 @@ func (k *cluster) refresh(ctx context.Context, topics []string) error {
 }
 
 // leader returns the known leader of tp.
-func (k *cluster) leader(tp topicPartition) (int32, bool) {
+func (k *cluster) leader(tp kafka.TopicPartition) (int32, bool) {
 	k.mu.Lock()
 	defer k.mu.Unlock()
 	id, ok := k.leaders[tp]
@@ -171,7 +183,7 @@ func (k *cluster) leader(tp topicPartition) (int32, bool) {
 }
 
 // forgetLeader marks tp's leader unknown so the next fetch refreshes it.
-func (k *cluster) forgetLeader(tp topicPartition) {
+func (k *cluster) forgetLeader(tp kafka.TopicPartition) {
 	k.mu.Lock()
 	defer k.mu.Unlock()
 	delete(k.leaders, tp)
@@ -201,14 +213,14 @@ func (k *cluster) close() {
 }
 
 // listOffset asks tp's leader for its earliest (-2) or latest (-1) offset.
-func (k *cluster) listOffset(ctx context.Context, tp topicPartition, timestamp int64) (int64, error) {
+func (k *cluster) listOffset(ctx context.Context, tp kafka.TopicPartition, timestamp int64, readCommitted bool) (int64, error) {
 	id, ok := k.leader(tp)
 	if !ok {
-		if err := k.refresh(ctx, []string{tp.topic}); err != nil {
+		if err := k.refresh(ctx, []string{tp.Topic}); err != nil {
 			return 0, err
 		}
 		if id, ok = k.leader(tp); !ok {
-			return 0, fmt.Errorf("list offsets %s-%d: %w", tp.topic, tp.partition, kerr.LeaderNotAvailable)
+			return 0, fmt.Errorf("list offsets %s-%d: %w", tp.Topic, tp.Partition, kerr.LeaderNotAvailable)
 		}
 	}
 	cl, err := k.broker(ctx, id)
@@ -217,10 +229,13 @@ func (k *cluster) listOffset(ctx context.Context, tp topicPartition, timestamp i
 	}
 	req := kmsg.NewPtrListOffsetsRequest()
 	req.ReplicaID = -1
+	if readCommitted {
+		req.IsolationLevel = 1 // the latest offset is the last stable offset
+	}
 	rt := kmsg.NewListOffsetsRequestTopic()
-	rt.Topic = tp.topic
+	rt.Topic = tp.Topic
 	rp := kmsg.NewListOffsetsRequestTopicPartition()
-	rp.Partition = tp.partition
+	rp.Partition = tp.Partition
 	rp.Timestamp = timestamp
 	rp.CurrentLeaderEpoch = -1
 	rt.Partitions = append(rt.Partitions, rp)
@@ -228,19 +243,19 @@ func (k *cluster) listOffset(ctx context.Context, tp topicPartition, timestamp i
 	resp, err := k.request(ctx, cl, req)
 	if err != nil {
 		k.drop(id, cl)
-		return 0, fmt.Errorf("list offsets %s-%d: %w", tp.topic, tp.partition, err)
+		return 0, fmt.Errorf("list offsets %s-%d: %w", tp.Topic, tp.Partition, err)
 	}
-	for _, t := range resp.(*kmsg.ListOffsetsResponse).Topics {
-		for _, p := range t.Partitions {
-			if err := kerr.ErrorForCode(p.ErrorCode); err != nil {
-				k.forgetLeader(tp)
-				return 0, fmt.Errorf("list offsets %s-%d: %w", tp.topic, tp.partition, err)
-			}
-			if len(p.OldStyleOffsets) > 0 { // v0
-				return p.OldStyleOffsets[0], nil
-			}
-			return p.Offset, nil
-		}
+	topics := resp.(*kmsg.ListOffsetsResponse).Topics
+	if len(topics) == 0 || len(topics[0].Partitions) == 0 {
+		return 0, fmt.Errorf("list offsets %s-%d: partition missing from the response", tp.Topic, tp.Partition)
 	}
-	return 0, fmt.Errorf("list offsets %s-%d: partition missing from the response", tp.topic, tp.partition)
+	p := topics[0].Partitions[0]
+	if err := kerr.ErrorForCode(p.ErrorCode); err != nil {
+		k.forgetLeader(tp)
+		return 0, fmt.Errorf("list offsets %s-%d: %w", tp.Topic, tp.Partition, err)
+	}
+	if len(p.OldStyleOffsets) > 0 { // v0
+		return p.OldStyleOffsets[0], nil
+	}
+	return p.Offset, nil
 }

@@ -33,6 +33,17 @@ type Config struct {
 	// AutoOffsetReset is auto.offset.reset: "smallest"/"largest" (0.8) or
 	// "earliest"/"latest"; default largest/latest.
 	AutoOffsetReset string
+	// MaxPollRecords is max.poll.records, default 500: the most records
+	// one Poll returns, which bounds the time an application spends
+	// processing between Polls.
+	MaxPollRecords int
+	// IsolationLevel is isolation.level: "read_uncommitted" (the default)
+	// reads up to the high watermark, aborted transactions included;
+	// "read_committed" reads up to the last stable offset and skips the
+	// records of aborted transactions, and waits for a group's
+	// transactional offset commits to be decided before starting from them
+	// (require_stable, KIP-447).
+	IsolationLevel string
 
 	// Legacy mode.
 	RebalanceMaxRetries     int           // rebalance.max.retries, default 4
@@ -79,6 +90,16 @@ const (
 	resetLatest   = "latest"
 )
 
+// Isolation levels.
+const (
+	readUncommitted = "read_uncommitted"
+	readCommitted   = "read_committed"
+)
+
+// readCommitted reports whether the consumer reads only committed
+// transactions.
+func (c *Config) readCommitted() bool { return c.IsolationLevel == readCommitted }
+
 // legacy reports whether c selects the ZooKeeper mode.
 func (c *Config) legacy() bool { return c.ZooKeeperConnect != "" }
 
@@ -120,6 +141,16 @@ func (c *Config) validate() error {
 		c.AutoOffsetReset = resetEarliest
 	default:
 		return fmt.Errorf("%w: auto.offset.reset %q", ErrInvalidConfig, c.AutoOffsetReset)
+	}
+	if c.MaxPollRecords <= 0 {
+		c.MaxPollRecords = 500
+	}
+	switch c.IsolationLevel {
+	case "":
+		c.IsolationLevel = readUncommitted
+	case readUncommitted, readCommitted:
+	default:
+		return fmt.Errorf("%w: isolation.level %q", ErrInvalidConfig, c.IsolationLevel)
 	}
 	if c.RebalanceMaxRetries <= 0 {
 		c.RebalanceMaxRetries = 4

@@ -7,9 +7,12 @@ import (
 	"maps"
 	"slices"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"go.uber.org/zap"
+
+	"github.com/zkafka/zkafka/kafka"
 )
 
 // Consumer is a member of a consumer group in either mode. Poll, Commit and
@@ -24,11 +27,17 @@ type Consumer struct {
 	group   group
 
 	mu        sync.Mutex
-	assigned  map[topicPartition]int64 // position: next offset to deliver, -1 = reset
-	committed map[topicPartition]int64 // last offsets stored, to skip unchanged commits
-	paused    bool                     // a rebalance is running: fetch nothing
-	changed   chan struct{}            // closed when assigned or paused changes
+	assigned  map[kafka.TopicPartition]int64 // position: next offset to deliver, -1 = reset
+	committed map[kafka.TopicPartition]int64 // last offsets stored, to skip unchanged commits
+	paused    bool                           // a rebalance is running: fetch nothing
+	changed   chan struct{}                  // closed when assigned or paused changes
 	closed    bool
+
+	// lastPoll (unix nanoseconds) is when Poll was last entered or left and
+	// inPoll how many Polls run: together they tell max.poll.interval.ms
+	// whether the application still polls.
+	lastPoll atomic.Int64
+	inPoll   atomic.Int32
 
 	ctx    context.Context // cancelled by Close: stops every goroutine
 	cancel context.CancelFunc
@@ -42,11 +51,17 @@ type group interface {
 	// run keeps the membership until ctx is done.
 	run(ctx context.Context)
 	// commit stores offsets (next offsets to consume).
-	commit(ctx context.Context, offsets map[topicPartition]int64) error
+	commit(ctx context.Context, offsets map[kafka.TopicPartition]int64) error
 	// leave ends the membership.
 	leave(ctx context.Context) error
 	// memberID is the consumer id (legacy) or member id (coordinator).
 	memberID() string
+	// abandon drops the membership's connections with no goodbye, as a
+	// killed process would.
+	abandon()
+	// poll runs on the application's goroutine at each round of Poll,
+	// before fetching: the coordinator mode rejoins from there.
+	poll(ctx context.Context)
 }
 
 // New starts a consumer: it registers with ZooKeeper or joins through the
@@ -59,10 +74,11 @@ func New(ctx context.Context, cfg Config) (*Consumer, error) {
 	c := &Consumer{
 		cfg:       cfg,
 		log:       cfg.Logger.Named("consumer").With(zap.String("group", cfg.GroupID)),
-		assigned:  map[topicPartition]int64{},
-		committed: map[topicPartition]int64{},
+		assigned:  map[kafka.TopicPartition]int64{},
+		committed: map[kafka.TopicPartition]int64{},
 		changed:   make(chan struct{}),
 	}
+	c.lastPoll.Store(time.Now().UnixNano())
 	c.events.onEvent = cfg.OnEvent
 	c.ctx, c.cancel = context.WithCancel(context.Background())
 	if cfg.legacy() {
@@ -125,6 +141,13 @@ func (c *Consumer) notifyLocked() {
 	c.changed = make(chan struct{})
 }
 
+// wake makes a Poll waiting for a change look again.
+func (c *Consumer) wake() {
+	c.mu.Lock()
+	c.notifyLocked()
+	c.mu.Unlock()
+}
+
 // pauseFetching stops Poll from fetching until resumeFetching.
 func (c *Consumer) pauseFetching() {
 	c.mu.Lock()
@@ -149,17 +172,17 @@ func (c *Consumer) resumeFetching() {
 }
 
 // owned returns the partitions assigned now.
-func (c *Consumer) owned() []topicPartition {
+func (c *Consumer) owned() []kafka.TopicPartition {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	return slices.Collect(maps.Keys(c.assigned))
 }
 
 // positions returns the positions of the assigned partitions that have one.
-func (c *Consumer) positions() map[topicPartition]int64 {
+func (c *Consumer) positions() map[kafka.TopicPartition]int64 {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	out := map[topicPartition]int64{}
+	out := map[kafka.TopicPartition]int64{}
 	for tp, pos := range c.assigned {
 		if pos >= 0 {
 			out[tp] = pos
@@ -170,7 +193,7 @@ func (c *Consumer) positions() map[topicPartition]int64 {
 
 // remove drops partitions from the assignment, calling OnRevoked (lost
 // false) or OnLost first, and emits the event.
-func (c *Consumer) remove(tps []topicPartition, lost bool) {
+func (c *Consumer) remove(tps []kafka.TopicPartition, lost bool) {
 	if len(tps) == 0 {
 		return
 	}
@@ -194,7 +217,7 @@ func (c *Consumer) remove(tps []topicPartition, lost bool) {
 
 // add assigns partitions at their committed offsets (-1: none, reset per
 // auto.offset.reset) and calls OnAssigned.
-func (c *Consumer) add(offsets map[topicPartition]int64, generation int32) {
+func (c *Consumer) add(offsets map[kafka.TopicPartition]int64, generation int32) {
 	if len(offsets) == 0 {
 		return
 	}
@@ -323,11 +346,71 @@ func (c *Consumer) Close(ctx context.Context) error {
 	return errors.Join(errs...)
 }
 
+// Kill stops the consumer as SIGKILL would stop its process: no commit, no
+// LeaveGroup, no callbacks; connections are dropped and, in legacy mode, the
+// ZooKeeper session is abandoned rather than closed. The group notices only
+// when the session times out (session.timeout.ms or
+// zookeeper.session.timeout.ms), which is what a crash costs.
+func (c *Consumer) Kill() {
+	c.mu.Lock()
+	if c.closed {
+		c.mu.Unlock()
+		return
+	}
+	c.closed = true
+	c.notifyLocked()
+	c.mu.Unlock()
+	c.cancel()
+	c.wg.Wait()
+	c.group.abandon()
+	c.cluster.close()
+}
+
+// ExpireSession makes ZooKeeper expire a legacy consumer's session, as a
+// long pause or a network partition longer than zookeeper.session.timeout.ms
+// would: its ids and owner znodes disappear, it drops its partitions as
+// lost, registers again under the same id and rebalances. It is for labs
+// and tests; a coordinator-mode consumer returns ErrNotLegacy.
+func (c *Consumer) ExpireSession(ctx context.Context) error {
+	g, ok := c.group.(*zkGroup)
+	if !ok {
+		return ErrNotLegacy
+	}
+	return g.zk.ForceExpire(ctx)
+}
+
+// CutNetwork makes every request the consumer sends to Kafka fail with
+// ErrNetworkCut for d, as a network partition between it and the cluster
+// would: a coordinator-mode member stops heartbeating, and the coordinator
+// removes it if d outlasts session.timeout.ms. A legacy member keeps its
+// ZooKeeper session (ExpireSession is its counterpart). It is for labs and
+// tests.
+func (c *Consumer) CutNetwork(d time.Duration) {
+	c.cluster.cutUntil.Store(time.Now().Add(d).UnixNano())
+}
+
+// pollStarted and pollDone keep the time of the application's last Poll.
+func (c *Consumer) pollStarted() {
+	c.inPoll.Add(1)
+	c.lastPoll.Store(time.Now().UnixNano())
+}
+
+func (c *Consumer) pollDone() {
+	c.lastPoll.Store(time.Now().UnixNano())
+	c.inPoll.Add(-1)
+}
+
+// pollExpired reports whether the application has not called Poll for
+// longer than max.poll.interval.ms.
+func (c *Consumer) pollExpired() bool {
+	return c.inPoll.Load() == 0 && time.Since(time.Unix(0, c.lastPoll.Load())) > c.cfg.RebalanceTimeout
+}
+
 // byTopic groups partitions by topic, each list sorted.
-func byTopic(tps []topicPartition) map[string][]int32 {
+func byTopic(tps []kafka.TopicPartition) map[string][]int32 {
 	out := map[string][]int32{}
 	for _, tp := range tps {
-		out[tp.topic] = append(out[tp.topic], tp.partition)
+		out[tp.Topic] = append(out[tp.Topic], tp.Partition)
 	}
 	for _, ps := range out {
 		slices.Sort(ps)

@@ -17,13 +17,20 @@ import (
 	"github.com/twmb/franz-go/pkg/kmsg"
 	"go.uber.org/zap"
 
+	"github.com/zkafka/zkafka/kafka"
 	"github.com/zkafka/zkafka/wire"
 )
 
 // coordinatorGroup is the coordinator mode: the classic group protocol on
-// kmsg. The run goroutine owns membership: it joins, syncs and heartbeats on
-// its own timer. The leader balances with franz-go's kgo balancers, which
-// read and write the ConsumerProtocol bytes Java clients use.
+// kmsg. The run goroutine heartbeats on its own timer and runs JoinGroup and
+// SyncGroup, but a rejoin starts only from the application's Poll, as in
+// Java's consumer since KIP-62: the heartbeat only learns that the group
+// rebalances, and the next Poll revokes (eager) and hands the join to the
+// run goroutine. A rebalance therefore waits for every member to finish the
+// batch in hand: eager members, having revoked everything, wait for the
+// slowest, while cooperative members keep processing what they own. The
+// leader balances with franz-go's kgo balancers, which read and write the
+// ConsumerProtocol bytes Java clients use.
 type coordinatorGroup struct {
 	c         *Consumer
 	log       *zap.Logger
@@ -39,6 +46,14 @@ type coordinatorGroup struct {
 	// balanced holds the partition counts the leader last assigned; nil
 	// when we are not the leader.
 	balanced map[string]int32
+	// rejoin asks the application's next Poll to prepare a rejoin; lost
+	// makes it drop the partitions as lost first (the coordinator removed
+	// us, or we left on max.poll.interval.ms), forgetting the member id
+	// too if forget is set.
+	rejoin, lost, forget bool
+
+	// joinNow is signalled by Poll once it prepared the rejoin.
+	joinNow chan struct{}
 }
 
 // retryBackoff is retry.backoff.ms: the wait before retrying a failed
@@ -46,7 +61,7 @@ type coordinatorGroup struct {
 const retryBackoff = 100 * time.Millisecond
 
 func newCoordinatorGroup(c *Consumer) *coordinatorGroup {
-	g := &coordinatorGroup{c: c, log: c.log.Named("coordinator"), generation: -1}
+	g := &coordinatorGroup{c: c, log: c.log.Named("coordinator"), generation: -1, joinNow: make(chan struct{}, 1)}
 	for _, s := range c.cfg.PartitionAssignmentStrategy {
 		switch s {
 		case "range":
@@ -214,7 +229,8 @@ func (g *coordinatorGroup) start(ctx context.Context) error {
 	}
 }
 
-// run heartbeats and rejoins until ctx is done.
+// run heartbeats, and rejoins when the application's Poll asks it to, until
+// ctx is done.
 func (g *coordinatorGroup) run(ctx context.Context) {
 	t := time.NewTicker(g.c.cfg.HeartbeatInterval)
 	defer t.Stop()
@@ -226,6 +242,11 @@ func (g *coordinatorGroup) run(ctx context.Context) {
 		case <-ctx.Done():
 			return
 		case <-t.C:
+			if g.c.pollExpired() {
+				g.pollTimeout(ctx)
+				err = errPollTimeout
+				break
+			}
 			err = g.heartbeat(ctx)
 		case <-md.C:
 			if !g.partitionsChanged(ctx) {
@@ -239,8 +260,9 @@ func (g *coordinatorGroup) run(ctx context.Context) {
 		switch {
 		case errors.Is(err, errPartitionsChanged):
 			g.log.Info("partition counts changed, rejoining to rebalance")
+		case errors.Is(err, errPollTimeout):
 		case errors.Is(err, kerr.RebalanceInProgress):
-			g.log.Info("rebalance in progress, rejoining")
+			g.log.Info("rebalance in progress, rejoining at the next poll")
 		case errors.Is(err, kerr.FencedInstanceID):
 			// Another consumer runs with our group.instance.id. Rejoining
 			// would fence it in turn; like Java's consumer, stop.
@@ -250,9 +272,8 @@ func (g *coordinatorGroup) run(ctx context.Context) {
 			g.reset(true)
 			return
 		case errors.Is(err, kerr.UnknownMemberID), errors.Is(err, kerr.IllegalGeneration):
-			g.log.Warn("fenced by the coordinator, rejoining", zap.Error(err))
-			g.c.remove(g.c.owned(), true)
-			g.reset(errors.Is(err, kerr.UnknownMemberID))
+			g.log.Warn("fenced by the coordinator, rejoining at the next poll", zap.Error(err))
+			g.fenced(errors.Is(err, kerr.UnknownMemberID))
 		default:
 			// A moved coordinator keeps the generation: find it and go on
 			// heartbeating; it says whether we must rejoin.
@@ -261,6 +282,9 @@ func (g *coordinatorGroup) run(ctx context.Context) {
 				g.log.Info("find coordinator failed", zap.Error(err))
 			}
 			continue
+		}
+		if !g.awaitPoll(ctx, t.C) {
+			return
 		}
 		for ctx.Err() == nil {
 			err := g.join(ctx)
@@ -279,6 +303,101 @@ func (g *coordinatorGroup) run(ctx context.Context) {
 			}
 		}
 	}
+}
+
+// fenced records that the coordinator no longer knows our generation (and
+// our member id if forget): the next Poll drops the partitions as lost.
+func (g *coordinatorGroup) fenced(forget bool) {
+	g.mu.Lock()
+	g.lost, g.forget = true, g.forget || forget
+	g.mu.Unlock()
+}
+
+// awaitPoll asks the application's next Poll to prepare a rejoin and waits
+// until it has, heartbeating meanwhile (the answer is REBALANCE_IN_PROGRESS;
+// the heartbeat keeps the session alive). A member that stops polling for
+// max.poll.interval.ms leaves, and one the coordinator removes is told so
+// at that Poll. It returns false if ctx ended first.
+func (g *coordinatorGroup) awaitPoll(ctx context.Context, tick <-chan time.Time) bool {
+	g.mu.Lock()
+	g.rejoin = true
+	g.mu.Unlock()
+	g.c.wake()
+	for {
+		select {
+		case <-ctx.Done():
+			return false
+		case <-g.joinNow:
+			return true
+		case <-tick:
+			g.mu.Lock()
+			left := g.lost && g.forget
+			g.mu.Unlock()
+			switch {
+			case left:
+			case g.c.pollExpired():
+				g.pollTimeout(ctx)
+			default:
+				err := g.heartbeat(ctx)
+				if errors.Is(err, kerr.UnknownMemberID) || errors.Is(err, kerr.IllegalGeneration) {
+					g.log.Warn("fenced by the coordinator while waiting for the next poll", zap.Error(err))
+					g.fenced(errors.Is(err, kerr.UnknownMemberID))
+				}
+			}
+		}
+	}
+}
+
+// poll runs on the application's goroutine at each round of Poll: if the
+// group asked for a rejoin, it drops lost partitions, revokes everything
+// when eager (committing first with auto-commit on, then OnRevoked), and
+// hands the JoinGroup to the run goroutine. Poll then goes on fetching
+// what is still owned.
+func (g *coordinatorGroup) poll(ctx context.Context) {
+	g.mu.Lock()
+	rejoin, lost, forget := g.rejoin, g.lost, g.forget
+	g.rejoin, g.lost, g.forget = false, false, false
+	g.mu.Unlock()
+	if !rejoin {
+		return
+	}
+	if lost {
+		g.c.remove(g.c.owned(), true)
+		g.reset(forget)
+	}
+	if !g.c.cfg.cooperative() {
+		g.c.pauseFetching()
+		if owned := g.c.owned(); len(owned) > 0 {
+			if !g.c.cfg.DisableAutoCommit {
+				if err := g.c.commitPositions(ctx); err != nil {
+					g.log.Warn("commit before revoking failed", zap.Error(err))
+				}
+			}
+			g.c.remove(owned, false)
+		}
+	}
+	signal(g.joinNow)
+}
+
+// errPollTimeout makes a member that left on max.poll.interval.ms rejoin.
+var errPollTimeout = errors.New("poll timeout expired")
+
+// pollTimeout is what Java's heartbeat thread does when the application has
+// not polled within max.poll.interval.ms: stop heartbeating and leave (a
+// static member only stops, and is removed at the session timeout), so the
+// group rebalances the member's partitions to the others. The member id and
+// generation are kept until the next Poll: a commit before it reaches the
+// coordinator and is refused with UNKNOWN_MEMBER_ID ("The coordinator is not
+// aware of this member"), the failure a slow consumer sees. That Poll drops
+// the partitions as lost and rejoins.
+func (g *coordinatorGroup) pollTimeout(ctx context.Context) {
+	g.log.Warn("consumer poll timeout has expired: the time between polls exceeded max.poll.interval.ms, leaving the group",
+		zap.Duration("max.poll.interval.ms", g.c.cfg.RebalanceTimeout))
+	g.c.pauseFetching()
+	if err := g.sendLeave(ctx); err != nil {
+		g.log.Info("leave group after poll timeout failed", zap.Error(err))
+	}
+	g.fenced(true)
 }
 
 // errPartitionsChanged makes the leader rejoin: a subscribed topic's
@@ -330,23 +449,13 @@ func (g *coordinatorGroup) heartbeat(ctx context.Context) error {
 }
 
 // join runs JoinGroup and SyncGroup until a generation is reached, and
-// applies the assignment: eager revokes everything before joining;
-// cooperative revokes only what moved and then joins again.
+// applies the assignment (an eager member revoked everything in poll,
+// before); cooperative revokes only what moved and then joins again at
+// once, as Java's joinGroupIfNeeded loops within one poll.
 func (g *coordinatorGroup) join(ctx context.Context) error {
 	cfg := &g.c.cfg
 	g.c.stats.rebalances.Add(1)
 	g.c.emit(Event{Type: EventRebalanceStarted})
-	if !cfg.cooperative() {
-		g.c.pauseFetching()
-		if owned := g.c.owned(); len(owned) > 0 {
-			if !cfg.DisableAutoCommit {
-				if err := g.c.commitPositions(ctx); err != nil {
-					g.log.Warn("commit before revoking failed", zap.Error(err))
-				}
-			}
-			g.c.remove(owned, false)
-		}
-	}
 	defer g.c.resumeFetching()
 	for {
 		assigned, err := g.joinSync(ctx)
@@ -355,13 +464,13 @@ func (g *coordinatorGroup) join(ctx context.Context) error {
 			return err
 		}
 		owned := g.c.owned()
-		var revoked []topicPartition
+		var revoked []kafka.TopicPartition
 		for _, tp := range owned {
 			if _, keep := assigned[tp]; !keep {
 				revoked = append(revoked, tp)
 			}
 		}
-		added := map[topicPartition]int64{}
+		added := map[kafka.TopicPartition]int64{}
 		for tp := range assigned {
 			if !slices.Contains(owned, tp) {
 				added[tp] = -1
@@ -393,7 +502,7 @@ func (g *coordinatorGroup) join(ctx context.Context) error {
 }
 
 // joinSync does one JoinGroup/SyncGroup round and returns the assignment.
-func (g *coordinatorGroup) joinSync(ctx context.Context) (map[topicPartition]bool, error) {
+func (g *coordinatorGroup) joinSync(ctx context.Context) (map[kafka.TopicPartition]bool, error) {
 	cfg := &g.c.cfg
 	conn := g.groupConn()
 	if conn == nil {
@@ -482,7 +591,7 @@ func (g *coordinatorGroup) joinSync(ctx context.Context) (map[topicPartition]boo
 		default:
 			return nil, fmt.Errorf("sync group: %w", err)
 		}
-		assignment := map[topicPartition]bool{}
+		assignment := map[kafka.TopicPartition]bool{}
 		if len(sr.MemberAssignment) > 0 {
 			parsed, err := balancer.ParseSyncAssignment(sr.MemberAssignment)
 			if err != nil {
@@ -490,7 +599,7 @@ func (g *coordinatorGroup) joinSync(ctx context.Context) (map[topicPartition]boo
 			}
 			for t, ps := range parsed {
 				for _, p := range ps {
-					assignment[topicPartition{t, p}] = true
+					assignment[kafka.TopicPartition{Topic: t, Partition: p}] = true
 				}
 			}
 		}
@@ -549,43 +658,67 @@ func (g *coordinatorGroup) balance(ctx context.Context, b kgo.GroupBalancer, jr 
 }
 
 // fetchOffsets fills offsets with the group's committed offsets (-1 where
-// there is none).
-func (g *coordinatorGroup) fetchOffsets(ctx context.Context, offsets map[topicPartition]int64) error {
+// there is none). A read_committed consumer asks for stable offsets only
+// (KIP-447) and, while a transaction's commit of a partition awaits its
+// marker (UNSTABLE_OFFSET_COMMIT), asks again after unstableOffsetBackoff,
+// as Kafka's consumer retries.
+func (g *coordinatorGroup) fetchOffsets(ctx context.Context, offsets map[kafka.TopicPartition]int64) error {
 	if len(offsets) == 0 {
 		return nil
 	}
 	req := kmsg.NewPtrOffsetFetchRequest()
 	req.Group = g.c.cfg.GroupID
+	req.RequireStable = g.c.cfg.readCommitted()
 	for t, ps := range byTopic(slices.Collect(maps.Keys(offsets))) {
 		rt := kmsg.NewOffsetFetchRequestTopic()
 		rt.Topic, rt.Partitions = t, ps
 		req.Topics = append(req.Topics, rt)
 	}
-	resp, err := g.offsetRequest(ctx, req)
-	if err != nil {
-		return fmt.Errorf("offset fetch: %w", err)
-	}
-	or := resp.(*kmsg.OffsetFetchResponse)
-	if err := kerr.ErrorForCode(or.ErrorCode); err != nil {
-		return fmt.Errorf("offset fetch: %w", err)
-	}
-	for _, t := range or.Topics {
-		for _, p := range t.Partitions {
-			if err := kerr.ErrorForCode(p.ErrorCode); err != nil {
-				return fmt.Errorf("offset fetch %s-%d: %w", t.Topic, p.Partition, err)
-			}
-			tp := topicPartition{t.Topic, p.Partition}
-			if _, ok := offsets[tp]; ok {
-				offsets[tp] = p.Offset
+	for {
+		resp, err := g.offsetRequest(ctx, req)
+		if err != nil {
+			return fmt.Errorf("offset fetch: %w", err)
+		}
+		or := resp.(*kmsg.OffsetFetchResponse)
+		if err := kerr.ErrorForCode(or.ErrorCode); err != nil {
+			return fmt.Errorf("offset fetch: %w", err)
+		}
+		unstable := false
+		for _, t := range or.Topics {
+			for _, p := range t.Partitions {
+				err := kerr.ErrorForCode(p.ErrorCode)
+				switch {
+				case errors.Is(err, kerr.UnstableOffsetCommit):
+					unstable = true
+					continue
+				case err != nil:
+					return fmt.Errorf("offset fetch %s-%d: %w", t.Topic, p.Partition, err)
+				}
+				tp := kafka.TopicPartition{Topic: t.Topic, Partition: p.Partition}
+				if _, ok := offsets[tp]; ok {
+					offsets[tp] = p.Offset
+				}
 			}
 		}
+		if !unstable {
+			return nil
+		}
+		select {
+		case <-ctx.Done():
+			return fmt.Errorf("offset fetch: %w", ctx.Err())
+		case <-time.After(unstableOffsetBackoff):
+		}
 	}
-	return nil
 }
+
+// unstableOffsetBackoff is how long a read_committed consumer waits before
+// asking again for offsets a transaction is committing (Kafka's
+// retry.backoff.ms).
+const unstableOffsetBackoff = 100 * time.Millisecond
 
 // commit sends OffsetCommit with our generation and member id: a member the
 // coordinator fenced gets UNKNOWN_MEMBER_ID or ILLEGAL_GENERATION back.
-func (g *coordinatorGroup) commit(ctx context.Context, offsets map[topicPartition]int64) error {
+func (g *coordinatorGroup) commit(ctx context.Context, offsets map[kafka.TopicPartition]int64) error {
 	g.mu.Lock()
 	req := kmsg.NewPtrOffsetCommitRequest()
 	req.Group, req.Generation, req.MemberID, req.InstanceID = g.c.cfg.GroupID, g.generation, g.member, g.instanceID()
@@ -596,7 +729,7 @@ func (g *coordinatorGroup) commit(ctx context.Context, offsets map[topicPartitio
 		rt.Topic = t
 		for _, p := range ps {
 			rp := kmsg.NewOffsetCommitRequestTopicPartition()
-			rp.Partition, rp.Offset, rp.LeaderEpoch = p, offsets[topicPartition{t, p}], -1
+			rp.Partition, rp.Offset, rp.LeaderEpoch = p, offsets[kafka.TopicPartition{Topic: t, Partition: p}], -1
 			rt.Partitions = append(rt.Partitions, rp)
 		}
 		req.Topics = append(req.Topics, rt)
@@ -619,6 +752,15 @@ func (g *coordinatorGroup) commit(ctx context.Context, offsets map[topicPartitio
 // for it until the session timeout, so a restart causes no rebalance.
 func (g *coordinatorGroup) leave(ctx context.Context) error {
 	defer g.closeConns()
+	return g.sendLeave(ctx)
+}
+
+// abandon drops the connections: the coordinator waits for the session
+// timeout.
+func (g *coordinatorGroup) abandon() { g.closeConns() }
+
+// sendLeave sends LeaveGroup unless the member is static.
+func (g *coordinatorGroup) sendLeave(ctx context.Context) error {
 	conn := g.groupConn()
 	member := g.memberID()
 	if conn == nil || member == "" || g.instanceID() != nil {

@@ -14,6 +14,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kgo"
 
 	"github.com/zkafka/zkafka/internal/testcluster"
+	"github.com/zkafka/zkafka/internal/wait"
 )
 
 func groupConfig(c *testcluster.Cluster, group, topic string) Config {
@@ -48,19 +49,11 @@ func (r *recorder) of(typ EventType) []Event {
 	return out
 }
 
-func count(a map[string][]int32) int {
-	n := 0
-	for _, ps := range a {
-		n += len(ps)
-	}
-	return n
-}
-
 // balanced waits until the consumers split the topic's partitions evenly
 // and disjointly and none is mid-rebalance.
 func balanced(t *testing.T, topic string, partitions int, consumers ...*Consumer) {
 	t.Helper()
-	testcluster.WaitFor(t, 20*time.Second, "a balanced group", func() bool {
+	wait.For(t, 20*time.Second, "a balanced group", func() bool {
 		seen := map[int32]bool{}
 		for _, c := range consumers {
 			ps := c.Assignment()[topic]
@@ -81,14 +74,17 @@ func balanced(t *testing.T, topic string, partitions int, consumers ...*Consumer
 	})
 }
 
-// pollInBackground keeps a consumer polling until the test ends.
+// pollInBackground keeps a consumer polling until the test ends or the
+// consumer is closed: a member joins and rejoins only from Poll.
 func pollInBackground(t *testing.T, c *Consumer) {
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan struct{})
 	go func() {
 		defer close(done)
 		for ctx.Err() == nil {
-			c.Poll(ctx)
+			if _, err := c.Poll(ctx); errors.Is(err, ErrClosed) {
+				return
+			}
 		}
 	}()
 	t.Cleanup(func() { cancel(); <-done })
@@ -204,7 +200,9 @@ func TestCoordinatorStaticMemberRestart(t *testing.T) {
 	cfgA, cfgB := cfg, cfg
 	cfgA.GroupInstanceID, cfgB.GroupInstanceID = "a", "b"
 	a := newConsumer(t, cfgA)
+	pollInBackground(t, a)
 	b := newConsumer(t, cfgB)
+	pollInBackground(t, b)
 	balanced(t, topic, partitions, a, b)
 	had := b.Assignment()[topic]
 	rebalances := a.Stats().Rebalances
@@ -213,13 +211,14 @@ func TestCoordinatorStaticMemberRestart(t *testing.T) {
 		t.Fatal(err)
 	}
 	b2 := newConsumer(t, cfgB)
+	pollInBackground(t, b2)
 	balanced(t, topic, partitions, a, b2)
 	if got := b2.Assignment()[topic]; !slices.Equal(got, had) {
 		t.Errorf("restarted static member got %v, had %v", got, had)
 	}
 	// Let a heartbeat a few more times: a rebalance would show up there.
-	reqs := a.Stats().KafkaRequests
-	testcluster.WaitFor(t, 10*time.Second, "more heartbeats", func() bool { return a.Stats().KafkaRequests >= reqs+5 })
+	beats := a.Stats().HeartbeatRequests
+	wait.For(t, 10*time.Second, "more heartbeats", func() bool { return a.Stats().HeartbeatRequests >= beats+5 })
 	if got := a.Stats().Rebalances; got != rebalances {
 		t.Errorf("the other member rebalanced %d times during the restart", got-rebalances)
 	}
@@ -232,6 +231,7 @@ func TestCoordinatorWithKgoMember(t *testing.T) {
 	const topic, group, partitions = "mixed", "mixed-group", 6
 	createTopic(t, c, topic, partitions)
 	ours := newConsumer(t, groupConfig(c, group, topic))
+	pollInBackground(t, ours)
 	var mu sync.Mutex
 	theirs := map[int32]bool{}
 	cl := c.Client(kgo.ConsumerGroup(group), kgo.ConsumeTopics(topic), kgo.Balancers(kgo.RangeBalancer()),
@@ -254,7 +254,7 @@ func TestCoordinatorWithKgoMember(t *testing.T) {
 		for !cl.PollFetches(context.Background()).IsClientClosed() {
 		}
 	}()
-	testcluster.WaitFor(t, 20*time.Second, "the split", func() bool {
+	wait.For(t, 20*time.Second, "the split", func() bool {
 		mu.Lock()
 		defer mu.Unlock()
 		mine := ours.Assignment()[topic]
@@ -300,7 +300,7 @@ func TestCoordinatorFencedCommit(t *testing.T) {
 	pollN(t, cons, 3)
 	// A commit counts as a heartbeat: wait for the eviction without one.
 	adm := kadm.NewClient(c.Client())
-	testcluster.WaitFor(t, 10*time.Second, "the member's eviction", func() bool {
+	wait.For(t, 10*time.Second, "the member's eviction", func() bool {
 		groups, err := adm.DescribeGroups(context.Background(), group)
 		return err == nil && groups[group].State == "Empty"
 	})
@@ -370,8 +370,10 @@ func TestCoordinatorLeaderSeesNewPartitions(t *testing.T) {
 	cfg := groupConfig(c, group, topic)
 	cfg.MetadataMaxAge = 100 * time.Millisecond
 	leader := newConsumer(t, cfg)
+	pollInBackground(t, leader)
 	cfg.MetadataMaxAge = 0
 	other := newConsumer(t, cfg)
+	pollInBackground(t, other)
 	balanced(t, topic, 2, leader, other)
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
@@ -396,7 +398,7 @@ func TestCoordinatorFencedInstance(t *testing.T) {
 	first := newConsumer(t, cfg1)
 	balanced(t, topic, 2, first)
 	second := newConsumer(t, cfg)
-	testcluster.WaitFor(t, 10*time.Second, "the first twin to be fenced", func() bool {
+	wait.For(t, 10*time.Second, "the first twin to be fenced", func() bool {
 		for _, ev := range rec.of(EventRebalanceFailed) {
 			if errors.Is(ev.Err, kerr.FencedInstanceID) {
 				return true
@@ -425,4 +427,42 @@ func kill(c *Consumer) {
 		g.closeConns()
 	}
 	c.cluster.close()
+}
+
+// TestCoordinatorNetworkCut: a member cut off for less than the session
+// timeout comes back with no rebalance; cut off for longer, it is removed,
+// loses its partitions and joins again.
+func TestCoordinatorNetworkCut(t *testing.T) {
+	c := startCluster(t)
+	const topic, group, partitions = "blip", "blip-group", 4
+	createTopic(t, c, topic, partitions)
+	cfg := groupConfig(c, group, topic)
+	cfg.SessionTimeout = 2 * time.Second
+	a := newConsumer(t, cfg)
+	pollInBackground(t, a)
+	var rec recorder
+	cfgB := cfg
+	cfgB.OnEvent = rec.add
+	b := newConsumer(t, cfgB)
+	pollInBackground(t, b)
+	balanced(t, topic, partitions, a, b)
+	rebalances := a.Stats().Rebalances
+
+	beats := b.Stats().HeartbeatRequests
+	b.CutNetwork(cfg.SessionTimeout / 2)
+	wait.For(t, 10*time.Second, "heartbeats after the short cut", func() bool {
+		return b.Stats().HeartbeatRequests >= beats+5
+	})
+	if got := a.Stats().Rebalances; got != rebalances || len(rec.of(EventPartitionsLost)) != 0 {
+		t.Errorf("a cut shorter than the session timeout: %d rebalances, %d losses; want none", got-rebalances, len(rec.of(EventPartitionsLost)))
+	}
+
+	b.CutNetwork(cfg.SessionTimeout + time.Second)
+	wait.For(t, 20*time.Second, "the cut member to lose its partitions", func() bool {
+		return len(rec.of(EventPartitionsLost)) == 1
+	})
+	balanced(t, topic, partitions, a, b)
+	if a.Stats().Rebalances == rebalances {
+		t.Error("a cut longer than the session timeout caused no rebalance")
+	}
 }

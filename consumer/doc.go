@@ -34,8 +34,15 @@
 // FindCoordinator, then JoinGroup/SyncGroup (KIP-394 member ids, KIP-345
 // static membership with group.instance.id), heartbeats on their own timer
 // in the run goroutine, OffsetCommit/OffsetFetch on a second connection to
-// the coordinator, LeaveGroup on close (not for static members, whose restart
-// within the session timeout must not rebalance). The leader assigns with
+// the coordinator. New joins; after that, as in Java's consumer since
+// KIP-62, a member rejoins only from Poll: the heartbeat learns that the
+// group rebalances, the application's next Poll revokes (eager) and hands
+// the JoinGroup to the run goroutine, so a rebalance waits for each member
+// to finish the batch in hand (at most max.poll.records, within
+// max.poll.interval.ms) — which is what makes eager stop the world while
+// cooperative members go on processing what they keep. LeaveGroup on close
+// (not for static members, whose restart within the session timeout must
+// not rebalance). The leader assigns with
 // franz-go's kgo balancers (RangeBalancer, RoundRobinBalancer,
 // StickyBalancer, CooperativeStickyBalancer), which encode the
 // ConsumerProtocol subscription and assignment bytes Java clients use, so our
@@ -51,17 +58,26 @@
 //
 // # Fetching
 //
-// Poll drives fetching: it sends one Fetch per partition leader (found by
-// Metadata; in legacy mode the brokers come from /brokers/ids) for the owned
-// partitions at their positions, and decodes the record batches with kmsg
-// (uncompressed, gzip, snappy raw or xerial-framed, lz4, zstd; message sets
-// of magic 0 and 1 are refused). A position moves only under the consumer's
-// lock and only if the partition is still owned and fetching is not paused,
-// so records of a partition revoked during a fetch are dropped, never
-// delivered, and a commit never covers records not handed to the caller.
+// Poll drives fetching (and, in coordinator mode, rejoining): it sends one
+// Fetch per partition leader (found by Metadata; in legacy mode the brokers
+// come from /brokers/ids) for the owned partitions at their positions,
+// decodes the record batches with wire's reader (uncompressed, gzip, snappy
+// raw or xerial-framed, lz4, zstd; message sets of magic 0 and 1 are
+// refused) and returns at most max.poll.records, fetching the rest again
+// next time. A position moves only under the consumer's lock and only if
+// the partition is still owned and fetching is not paused, so records of a
+// partition revoked during a fetch are dropped, never delivered, and a
+// commit never covers records not handed to the caller.
 // NOT_LEADER_OR_FOLLOWER and UNKNOWN_TOPIC_OR_PARTITION forget the leader
 // (the next Poll refreshes Metadata); OFFSET_OUT_OF_RANGE resets the position
-// per auto.offset.reset with ListOffsets.
+// per auto.offset.reset with ListOffsets. Control batches (transaction
+// markers) are never delivered; a partition handed out whole moves past its
+// last batch. With isolation.level=read_committed the Fetch, ListOffsets and
+// OffsetFetch say so: the broker answers up to the last stable offset with
+// the aborted transactions in that range, whose producers' batches are
+// skipped from each transaction's first offset to its ABORT marker (Kafka's
+// consumer's rule), and a group's offsets still being committed by a
+// transaction (UNSTABLE_OFFSET_COMMIT) are asked for again until decided.
 //
 // # Events and counters
 //

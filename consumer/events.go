@@ -52,21 +52,32 @@ type Event struct {
 // Stats are a consumer's counters.
 type Stats struct {
 	ZKWatchNotifications int64 // ZooKeeper watch events received
-	ZKRequests           int64 // ZooKeeper requests sent
+	ZKRequests           int64 // ZooKeeper requests sent: ZKReads + ZKWrites
+	ZKReads              int64 // reads, watch-arming ones included
+	ZKWrites             int64 // creates, deletes and sets
 	KafkaRequests        int64 // Kafka requests sent
+	JoinGroupRequests    int64
+	SyncGroupRequests    int64
+	HeartbeatRequests    int64
 	Rebalances           int64 // rebalance attempts
 	RecordsDelivered     int64
 }
 
 type counters struct {
-	zkWatches, zkRequests, kafkaRequests, rebalances, records atomic.Int64
+	zkWatches, zkReads, zkWrites, kafkaRequests, rebalances, records atomic.Int64
+	joinGroups, syncGroups, heartbeats                               atomic.Int64
 }
 
 func (c *counters) snapshot() Stats {
 	return Stats{
 		ZKWatchNotifications: c.zkWatches.Load(),
-		ZKRequests:           c.zkRequests.Load(),
+		ZKRequests:           c.zkReads.Load() + c.zkWrites.Load(),
+		ZKReads:              c.zkReads.Load(),
+		ZKWrites:             c.zkWrites.Load(),
 		KafkaRequests:        c.kafkaRequests.Load(),
+		JoinGroupRequests:    c.joinGroups.Load(),
+		SyncGroupRequests:    c.syncGroups.Load(),
+		HeartbeatRequests:    c.heartbeats.Load(),
 		Rebalances:           c.rebalances.Load(),
 		RecordsDelivered:     c.records.Load(),
 	}

@@ -12,6 +12,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kgo"
 
 	"github.com/zkafka/zkafka/internal/testcluster"
+	"github.com/zkafka/zkafka/internal/wait"
 	"github.com/zkafka/zkafka/zkpaths"
 )
 
@@ -108,7 +109,7 @@ func TestFollowsLeaderMove(t *testing.T) {
 	pollN(t, cons, 5)
 
 	c.StopBroker(leader)
-	testcluster.WaitFor(t, 20*time.Second, "a new leader", func() bool {
+	wait.For(t, 20*time.Second, "a new leader", func() bool {
 		s, ok := c.PartitionState(topic, 0)
 		return ok && s.Leader >= 0 && s.Leader != leader
 	})
@@ -132,7 +133,7 @@ func TestLegacyRoundRobin(t *testing.T) {
 		cfg.Streams = 2
 		consumers = append(consumers, newConsumer(t, cfg))
 	}
-	testcluster.WaitFor(t, 20*time.Second, "convergence", func() bool {
+	wait.For(t, 20*time.Second, "convergence", func() bool {
 		return converged(t, c.ZooKeeper(), group, topic, partitions, consumers)
 	})
 	// Six threads share seven partitions: one thread has two.

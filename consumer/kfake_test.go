@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/twmb/franz-go/pkg/kfake"
+	"github.com/twmb/franz-go/pkg/kgo"
 	"go.uber.org/goleak"
 )
 
@@ -27,8 +28,10 @@ func TestCooperativeOnKfake(t *testing.T) {
 	cfg1 := cfg
 	cfg1.OnEvent = rec.add
 	first := newConsumer(t, cfg1)
+	pollInBackground(t, first)
 	balanced(t, topic, partitions, first)
 	second := newConsumer(t, cfg)
+	pollInBackground(t, second)
 	balanced(t, topic, partitions, first, second)
 	if n := len(rec.of(EventFetchingPaused)); n != 0 {
 		t.Errorf("cooperative member paused %d times", n)
@@ -66,4 +69,50 @@ func TestCloseStopsEveryGoroutine(t *testing.T) {
 		t.Fatal(err)
 	}
 	goleak.VerifyNone(t, ignore)
+}
+
+// TestMaxPollRecords: a Poll returns at most max.poll.records, and what a
+// Poll left behind comes with the next ones, in order and once.
+func TestMaxPollRecords(t *testing.T) {
+	const topic = "backlog"
+	fake, err := kfake.NewCluster(kfake.NumBrokers(1), kfake.SeedTopics(2, topic))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(fake.Close)
+	cl, err := kgo.NewClient(kgo.SeedBrokers(fake.ListenAddrs()...), kgo.RecordPartitioner(kgo.ManualPartitioner()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cl.Close()
+	const perPartition = 25
+	for i := range 2 * perPartition {
+		r := &kgo.Record{Topic: topic, Partition: int32(i % 2), Value: []byte("x")}
+		if err := cl.ProduceSync(context.Background(), r).FirstErr(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	c := newConsumer(t, Config{
+		GroupID: "backlog-group", Topics: []string{topic}, BootstrapServers: fake.ListenAddrs(),
+		AutoOffsetReset: "earliest", MaxPollRecords: 10,
+	})
+	next := map[int32]int64{}
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	for n := 0; n < 2*perPartition; {
+		recs, err := c.Poll(ctx)
+		if err != nil {
+			t.Fatalf("poll after %d records: %v", n, err)
+		}
+		if len(recs) > 10 {
+			t.Fatalf("a poll returned %d records, max.poll.records is 10", len(recs))
+		}
+		for _, r := range recs {
+			if r.Offset != next[r.Partition] {
+				t.Fatalf("partition %d: offset %d, want %d", r.Partition, r.Offset, next[r.Partition])
+			}
+			next[r.Partition]++
+		}
+		n += len(recs)
+	}
 }

@@ -15,6 +15,7 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/zkafka/zkafka/internal/zkclient"
+	"github.com/zkafka/zkafka/kafka"
 	"github.com/zkafka/zkafka/zkpaths"
 )
 
@@ -32,11 +33,8 @@ type zkGroup struct {
 	renewed chan struct{} // a new session: re-register and rebalance
 
 	mu    sync.Mutex
-	owned map[topicPartition]string // owner znodes held → thread id
+	owned map[kafka.TopicPartition]string // owner znodes held → thread id
 }
-
-// errOwnerConflict means another consumer still owns a partition we claimed.
-var errOwnerConflict = errors.New("partition ownership conflict")
 
 func newZKGroup(c *Consumer) *zkGroup {
 	host, err := os.Hostname()
@@ -47,7 +45,7 @@ func newZKGroup(c *Consumer) *zkGroup {
 	return &zkGroup{
 		c: c, id: id, log: c.log.With(zap.String("consumer-id", id)),
 		trigger: make(chan struct{}, 1), expired: make(chan struct{}, 1), renewed: make(chan struct{}, 1),
-		owned: map[topicPartition]string{},
+		owned: map[kafka.TopicPartition]string{},
 	}
 }
 
@@ -60,8 +58,9 @@ func signal(ch chan struct{}) {
 	}
 }
 
-// zkOp counts one ZooKeeper request.
-func (g *zkGroup) zkOp() { g.c.stats.zkRequests.Add(1) }
+// zkRead and zkWrite count one ZooKeeper request.
+func (g *zkGroup) zkRead()  { g.c.stats.zkReads.Add(1) }
+func (g *zkGroup) zkWrite() { g.c.stats.zkWrites.Add(1) }
 
 func (g *zkGroup) start(ctx context.Context) error {
 	cfg := &g.c.cfg
@@ -90,13 +89,13 @@ func (g *zkGroup) register(ctx context.Context) error {
 	for _, t := range cfg.Topics {
 		reg.Subscription[t] = int32(cfg.Streams)
 	}
-	g.zkOp()
+	g.zkWrite()
 	if err := g.zk.CreateIfMissing(zkpaths.ConsumerIDsPath(cfg.GroupID), nil); err != nil {
 		return fmt.Errorf("create %s: %w", zkpaths.ConsumerIDsPath(cfg.GroupID), err)
 	}
 	path := zkpaths.ConsumerIDPath(cfg.GroupID, g.id)
 	for {
-		g.zkOp()
+		g.zkWrite()
 		_, err := g.zk.Create(path, reg.Encode(), zk.FlagEphemeral, zk.WorldACL(zk.PermAll))
 		if err == nil {
 			break
@@ -117,9 +116,13 @@ func (g *zkGroup) register(ctx context.Context) error {
 }
 
 // brokerAddrs reads the brokers' addresses from /brokers/ids, as the 0.8
-// consumer found its brokers.
+// consumer found its brokers: every advertised endpoint, in the order the
+// broker lists them. A client reaches only some of a broker's listeners (on a
+// Docker host, EXTERNAL://localhost:9092 but not INTERNAL://kafka1:19092), the
+// bootstrap dials them in turn, and Metadata then answers with the addresses
+// of the listener that answered.
 func (g *zkGroup) brokerAddrs(context.Context) ([]string, error) {
-	g.zkOp()
+	g.zkRead()
 	ids, _, err := g.zk.Children(zkpaths.BrokerIDs)
 	if err != nil {
 		return nil, fmt.Errorf("read %s: %w", zkpaths.BrokerIDs, err)
@@ -130,7 +133,7 @@ func (g *zkGroup) brokerAddrs(context.Context) ([]string, error) {
 		if err != nil {
 			continue
 		}
-		g.zkOp()
+		g.zkRead()
 		data, _, err := g.zk.Get(zkpaths.BrokerPath(int32(id)))
 		if err != nil {
 			continue // the broker went away
@@ -139,11 +142,12 @@ func (g *zkGroup) brokerAddrs(context.Context) ([]string, error) {
 		if err != nil {
 			return nil, err
 		}
-		host, port := reg.Host, reg.Port
-		if len(reg.Endpoints) > 0 {
-			host, port = reg.Endpoints[0].Host, reg.Endpoints[0].Port
+		if len(reg.Endpoints) == 0 {
+			addrs = append(addrs, net.JoinHostPort(reg.Host, strconv.Itoa(int(reg.Port))))
 		}
-		addrs = append(addrs, net.JoinHostPort(host, strconv.Itoa(int(port))))
+		for _, e := range reg.Endpoints {
+			addrs = append(addrs, net.JoinHostPort(e.Host, strconv.Itoa(int(e.Port))))
+		}
 	}
 	return addrs, nil
 }
@@ -202,7 +206,7 @@ func (g *zkGroup) run(ctx context.Context) {
 // watchLoop keeps one watch armed, turning each notification into a trigger.
 func (g *zkGroup) watchLoop(ctx context.Context, arm func() (<-chan zk.Event, error)) {
 	for {
-		g.zkOp()
+		g.zkRead()
 		ch, err := arm()
 		if err != nil {
 			// No session (expired, or ZooKeeper unreachable): try again.
@@ -229,7 +233,7 @@ func (g *zkGroup) watchLoop(ctx context.Context, arm func() (<-chan zk.Event, er
 func (g *zkGroup) sessionExpired() {
 	g.c.pauseFetching()
 	g.mu.Lock()
-	g.owned = map[topicPartition]string{}
+	g.owned = map[kafka.TopicPartition]string{}
 	g.mu.Unlock()
 	g.c.remove(g.c.owned(), true)
 }
@@ -285,7 +289,7 @@ func (g *zkGroup) rebalance(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	var share map[topicPartition]string
+	var share map[kafka.TopicPartition]string
 	if cfg.PartitionAssignmentStrategy[0] == "roundrobin" {
 		if share, err = legacyRoundRobin(actx); err != nil {
 			return err
@@ -293,15 +297,15 @@ func (g *zkGroup) rebalance(ctx context.Context) error {
 	} else {
 		share = legacyRange(actx)
 	}
-	offsets := map[topicPartition]int64{}
+	offsets := map[kafka.TopicPartition]int64{}
 	for tp := range share {
-		g.zkOp()
-		data, _, err := g.zk.Get(zkpaths.ConsumerOffsetPath(cfg.GroupID, tp.topic, tp.partition))
+		g.zkRead()
+		data, _, err := g.zk.Get(zkpaths.ConsumerOffsetPath(cfg.GroupID, tp.Topic, tp.Partition))
 		switch {
 		case errors.Is(err, zk.ErrNoNode):
 			offsets[tp] = -1
 		case err != nil:
-			return fmt.Errorf("read offset of %s-%d: %w", tp.topic, tp.partition, err)
+			return fmt.Errorf("read offset of %s-%d: %w", tp.Topic, tp.Partition, err)
 		default:
 			if offsets[tp], err = zkpaths.DecodeConsumerOffset(data); err != nil {
 				return err
@@ -320,14 +324,14 @@ func (g *zkGroup) release(lost bool) {
 	g.c.remove(g.c.owned(), lost)
 	g.mu.Lock()
 	owned := g.owned
-	g.owned = map[topicPartition]string{}
+	g.owned = map[kafka.TopicPartition]string{}
 	g.mu.Unlock()
 	for tp := range owned {
-		g.zkOp()
-		err := g.zk.Delete(zkpaths.ConsumerOwnerPath(g.c.cfg.GroupID, tp.topic, tp.partition), -1)
+		g.zkWrite()
+		err := g.zk.Delete(zkpaths.ConsumerOwnerPath(g.c.cfg.GroupID, tp.Topic, tp.Partition), -1)
 		if err != nil && !errors.Is(err, zk.ErrNoNode) {
-			g.log.Warn("release of partition ownership failed", zap.String("topic", tp.topic),
-				zap.Int32("partition", tp.partition), zap.Error(err))
+			g.log.Warn("release of partition ownership failed", zap.String("topic", tp.Topic),
+				zap.Int32("partition", tp.Partition), zap.Error(err))
 		}
 	}
 }
@@ -336,13 +340,13 @@ func (g *zkGroup) release(lost bool) {
 func (g *zkGroup) assignmentContext() (legacyContext, error) {
 	cfg := &g.c.cfg
 	actx := legacyContext{myThreads: map[string][]string{}, threads: map[string][]string{}, partitions: map[string][]int32{}}
-	g.zkOp()
+	g.zkRead()
 	ids, _, err := g.zk.Children(zkpaths.ConsumerIDsPath(cfg.GroupID))
 	if err != nil {
 		return actx, fmt.Errorf("read group members: %w", err)
 	}
 	for _, id := range ids {
-		g.zkOp()
+		g.zkRead()
 		data, _, err := g.zk.Get(zkpaths.ConsumerIDPath(cfg.GroupID, id))
 		if err != nil {
 			return actx, fmt.Errorf("read registration of %s: %w", id, err) // it left meanwhile
@@ -368,7 +372,7 @@ func (g *zkGroup) assignmentContext() (legacyContext, error) {
 		slices.Sort(actx.threads[topic])
 	}
 	for topic := range actx.myThreads {
-		g.zkOp()
+		g.zkRead()
 		data, _, err := g.zk.Get(zkpaths.TopicPath(topic))
 		if errors.Is(err, zk.ErrNoNode) {
 			continue
@@ -390,25 +394,25 @@ func (g *zkGroup) assignmentContext() (legacyContext, error) {
 
 // claim creates our owner znodes. If any is held by someone else, it deletes
 // those it created and fails the attempt.
-func (g *zkGroup) claim(share map[topicPartition]string) error {
+func (g *zkGroup) claim(share map[kafka.TopicPartition]string) error {
 	group := g.c.cfg.GroupID
-	var claimed []topicPartition
+	var claimed []kafka.TopicPartition
 	var conflict error
 	for tp, thread := range share {
-		g.zkOp()
-		if err := g.zk.CreateIfMissing(zkpaths.ConsumerOwnersTopicPath(group, tp.topic), nil); err != nil {
+		g.zkWrite()
+		if err := g.zk.CreateIfMissing(zkpaths.ConsumerOwnersTopicPath(group, tp.Topic), nil); err != nil {
 			conflict = err
 			break
 		}
-		path := zkpaths.ConsumerOwnerPath(group, tp.topic, tp.partition)
-		g.zkOp()
+		path := zkpaths.ConsumerOwnerPath(group, tp.Topic, tp.Partition)
+		g.zkWrite()
 		_, err := g.zk.Create(path, []byte(thread), zk.FlagEphemeral, zk.WorldACL(zk.PermAll))
 		if errors.Is(err, zk.ErrNodeExists) {
-			g.zkOp()
+			g.zkRead()
 			if data, _, gerr := g.zk.Get(path); gerr == nil && string(data) == thread {
 				err = nil // our own claim, retried after a lost connection
 			} else {
-				err = fmt.Errorf("%w: %s-%d is owned by %s", errOwnerConflict, tp.topic, tp.partition, data)
+				err = fmt.Errorf("%w: %s-%d is owned by %s", ErrOwnerConflict, tp.Topic, tp.Partition, data)
 			}
 		}
 		if err != nil {
@@ -426,8 +430,8 @@ func (g *zkGroup) claim(share map[topicPartition]string) error {
 		return nil
 	}
 	for _, tp := range claimed {
-		g.zkOp()
-		if err := g.zk.Delete(zkpaths.ConsumerOwnerPath(group, tp.topic, tp.partition), -1); err != nil && !errors.Is(err, zk.ErrNoNode) {
+		g.zkWrite()
+		if err := g.zk.Delete(zkpaths.ConsumerOwnerPath(group, tp.Topic, tp.Partition), -1); err != nil && !errors.Is(err, zk.ErrNoNode) {
 			g.log.Warn("release of a claim failed", zap.Error(err))
 		}
 	}
@@ -435,24 +439,32 @@ func (g *zkGroup) claim(share map[topicPartition]string) error {
 }
 
 // commit writes offsets to /consumers/<g>/offsets/<t>/<p>.
-func (g *zkGroup) commit(_ context.Context, offsets map[topicPartition]int64) error {
+func (g *zkGroup) commit(_ context.Context, offsets map[kafka.TopicPartition]int64) error {
 	group := g.c.cfg.GroupID
 	var errs []error
 	for tp, off := range offsets {
-		path := zkpaths.ConsumerOffsetPath(group, tp.topic, tp.partition)
+		path := zkpaths.ConsumerOffsetPath(group, tp.Topic, tp.Partition)
 		data := zkpaths.EncodeConsumerOffset(off)
-		g.zkOp()
+		g.zkWrite()
 		_, err := g.zk.Set(path, data, -1)
 		if errors.Is(err, zk.ErrNoNode) {
-			g.zkOp()
+			g.zkWrite()
 			err = g.zk.CreateIfMissing(path, data)
 		}
 		if err != nil {
-			errs = append(errs, fmt.Errorf("commit %s-%d: %w", tp.topic, tp.partition, err))
+			errs = append(errs, fmt.Errorf("commit %s-%d: %w", tp.Topic, tp.Partition, err))
 		}
 	}
 	return errors.Join(errs...)
 }
+
+// abandon drops the ZooKeeper connection and keeps the session: the ids and
+// owner znodes stay until ZooKeeper expires it.
+func (g *zkGroup) abandon() { _ = g.zk.Abandon() }
+
+// poll does nothing: the legacy consumer rebalances on its own goroutine,
+// as 0.8's ZookeeperConsumerConnector did, whatever the application does.
+func (g *zkGroup) poll(context.Context) {}
 
 // leave closes the session: the ids and owner znodes go with it.
 func (g *zkGroup) leave(context.Context) error {

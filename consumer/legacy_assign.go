@@ -6,6 +6,8 @@ import (
 	"slices"
 	"sort"
 	"strconv"
+
+	"github.com/zkafka/zkafka/kafka"
 )
 
 // legacyContext is what a 0.8.2 assignor sees: for each topic the consumer
@@ -20,8 +22,8 @@ type legacyContext struct {
 // legacyRange is 0.8.2's RangeAssignor: per topic, thread i of C (sorted)
 // gets P/C partitions, the first P%C threads one more. It returns the
 // partitions of this consumer's threads, with the owning thread id.
-func legacyRange(ctx legacyContext) map[topicPartition]string {
-	out := map[topicPartition]string{}
+func legacyRange(ctx legacyContext) map[kafka.TopicPartition]string {
+	out := map[kafka.TopicPartition]string{}
 	for topic, mine := range ctx.myThreads {
 		threads, parts := ctx.threads[topic], ctx.partitions[topic]
 		if len(threads) == 0 {
@@ -39,7 +41,7 @@ func legacyRange(ctx legacyContext) map[topicPartition]string {
 				n++
 			}
 			for _, p := range parts[start : start+n] {
-				out[topicPartition{topic, p}] = thread
+				out[kafka.TopicPartition{Topic: topic, Partition: p}] = thread
 			}
 		}
 	}
@@ -51,7 +53,7 @@ func legacyRange(ctx legacyContext) map[topicPartition]string {
 // fails, as Kafka's require does). Partitions of all topics, ordered by the
 // Java hashCode of "[topic,partition]", go one by one to the sorted threads
 // in a circle.
-func legacyRoundRobin(ctx legacyContext) (map[topicPartition]string, error) {
+func legacyRoundRobin(ctx legacyContext) (map[kafka.TopicPartition]string, error) {
 	var threads []string
 	for topic, ts := range ctx.threads {
 		if threads == nil {
@@ -60,10 +62,10 @@ func legacyRoundRobin(ctx legacyContext) (map[topicPartition]string, error) {
 			return nil, fmt.Errorf("roundrobin needs every consumer to subscribe the same topics with the same stream counts; topic %q differs", topic)
 		}
 	}
-	var all []topicPartition
+	var all []kafka.TopicPartition
 	for _, topic := range slices.Sorted(maps.Keys(ctx.myThreads)) {
 		for _, p := range ctx.partitions[topic] {
-			all = append(all, topicPartition{topic, p})
+			all = append(all, kafka.TopicPartition{Topic: topic, Partition: p})
 		}
 	}
 	sort.SliceStable(all, func(i, j int) bool { return javaHash(all[i]) < javaHash(all[j]) })
@@ -73,7 +75,7 @@ func legacyRoundRobin(ctx legacyContext) (map[topicPartition]string, error) {
 			mine[t] = true
 		}
 	}
-	out := map[topicPartition]string{}
+	out := map[kafka.TopicPartition]string{}
 	for i, tp := range all {
 		if len(threads) == 0 {
 			break
@@ -87,9 +89,9 @@ func legacyRoundRobin(ctx legacyContext) (map[topicPartition]string, error) {
 
 // javaHash is Java's String.hashCode of TopicAndPartition's "[t,p]" string.
 // Topic names are ASCII, so bytes are the UTF-16 code units.
-func javaHash(tp topicPartition) int32 {
+func javaHash(tp kafka.TopicPartition) int32 {
 	var h int32
-	for _, b := range []byte("[" + tp.topic + "," + strconv.Itoa(int(tp.partition)) + "]") {
+	for _, b := range []byte("[" + tp.Topic + "," + strconv.Itoa(int(tp.Partition)) + "]") {
 		h = 31*h + int32(b)
 	}
 	return h

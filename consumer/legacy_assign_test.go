@@ -5,6 +5,8 @@ import (
 	"slices"
 	"strconv"
 	"testing"
+
+	"github.com/zkafka/zkafka/kafka"
 )
 
 func threadsOf(consumers map[string]int) []string {
@@ -33,7 +35,7 @@ func TestLegacyRangeVectors(t *testing.T) {
 			var ps []int32
 			for tp, th := range got {
 				if th == thread {
-					ps = append(ps, tp.partition)
+					ps = append(ps, tp.Partition)
 				}
 			}
 			slices.Sort(ps)
@@ -58,8 +60,8 @@ func TestLegacyRangeVectors(t *testing.T) {
 		partitions: map[string][]int32{"t": ps},
 	})
 	for thread, p := range map[string]int32{"g_a-10": 2, "g_a-11": 3, "g_a-2": 4, "g_a-9": 11, "g_a-0": 0, "g_a-1": 1} {
-		if got[topicPartition{"t", p}] != thread {
-			t.Errorf("p%d owned by %s, want %s", p, got[topicPartition{"t", p}], thread)
+		if got[kafka.TopicPartition{Topic: "t", Partition: p}] != thread {
+			t.Errorf("p%d owned by %s, want %s", p, got[kafka.TopicPartition{Topic: "t", Partition: p}], thread)
 		}
 	}
 }
@@ -67,7 +69,7 @@ func TestLegacyRangeVectors(t *testing.T) {
 func itoa(i int) string { return strconv.Itoa(i) }
 
 func TestLegacyRoundRobinVectors(t *testing.T) {
-	assign := func(me string, topics map[string][]int32) map[topicPartition]string {
+	assign := func(me string, topics map[string][]int32) map[kafka.TopicPartition]string {
 		threads := map[string][]string{}
 		for topic := range topics {
 			threads[topic] = []string{"g_a-0", "g_b-0"}
@@ -82,10 +84,10 @@ func TestLegacyRoundRobinVectors(t *testing.T) {
 		}
 		return got
 	}
-	names := func(m map[topicPartition]string) []string {
+	names := func(m map[kafka.TopicPartition]string) []string {
 		var out []string
 		for tp := range maps.Keys(m) {
-			out = append(out, tp.topic+"-"+itoa(int(tp.partition)))
+			out = append(out, tp.Topic+"-"+itoa(int(tp.Partition)))
 		}
 		slices.Sort(out)
 		return out

@@ -42,6 +42,12 @@ func ConfigFromProperties(props map[string]string) (Config, error) {
 			err = ms(key, v, &cfg.AutoCommitInterval)
 		case "auto.offset.reset":
 			cfg.AutoOffsetReset = v
+		case "isolation.level":
+			cfg.IsolationLevel = v
+		case "max.poll.records":
+			if cfg.MaxPollRecords, err = strconv.Atoi(v); err != nil {
+				err = fmt.Errorf("%w: %s=%q is not an integer", ErrInvalidConfig, key, v)
+			}
 		case "rebalance.max.retries":
 			if cfg.RebalanceMaxRetries, err = strconv.Atoi(v); err != nil {
 				err = fmt.Errorf("%w: %s=%q is not an integer", ErrInvalidConfig, key, v)

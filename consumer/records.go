@@ -1,19 +1,13 @@
 package consumer
 
 import (
-	"bytes"
-	"compress/gzip"
-	"encoding/binary"
+	"cmp"
 	"errors"
 	"fmt"
-	"io"
+	"slices"
 	"time"
 
-	"github.com/klauspost/compress/s2"
-	"github.com/klauspost/compress/zstd"
-	"github.com/pierrec/lz4/v4"
-	"github.com/twmb/franz-go/pkg/kbin"
-	"github.com/twmb/franz-go/pkg/kmsg"
+	"github.com/zkafka/zkafka/wire"
 )
 
 // Record is one consumed record.
@@ -28,163 +22,71 @@ type Record struct {
 }
 
 // Header is a record header.
-type Header struct {
-	Key   string
-	Value []byte
-}
+type Header = wire.Header
 
 // errCorruptBatch means fetched bytes are not a record batch we can read.
 var errCorruptBatch = errors.New("corrupt record batch")
 
-// batchHeaderSize is a v2 batch's size up to and including its record count.
-const batchHeaderSize = 61
+// abortedTxn is an aborted transaction a read_committed Fetch names: its
+// producer and first offset.
+type abortedTxn struct {
+	producerID, firstOffset int64
+}
 
 // decodeBatches returns the records of the complete magic-2 batches in raw
-// (a Fetch response's partition data) with offsets at or above from. A
-// trailing partial batch, which brokers send when a batch does not fit in
-// the fetch size, is ignored. Control batches (transaction markers) are
-// skipped.
-func decodeBatches(topic string, partition int32, raw []byte, from int64) ([]Record, error) {
+// (a Fetch response's partition data) with offsets at or above from, and
+// the offset after the last complete batch (from when there is none): the
+// position to fetch next once every record is delivered, past trailing
+// control batches and skipped transactions. A trailing partial batch, which
+// brokers send when a batch does not fit in the fetch size, is ignored.
+// Control batches (transaction markers) are skipped. With aborted (a
+// read_committed fetch, nil otherwise) the batches of aborted transactions
+// are skipped as Kafka's consumer does: a producer's transaction counts as
+// aborted from its first offset until its ABORT marker.
+func decodeBatches(topic string, partition int32, raw []byte, from int64, aborted []abortedTxn) ([]Record, int64, error) {
 	var out []Record
-	for len(raw) >= 17 {
-		size := 12 + int(int32(binary.BigEndian.Uint32(raw[8:])))
-		if size > len(raw) {
-			break
+	next := from
+	slices.SortFunc(aborted, func(a, b abortedTxn) int { return cmp.Compare(a.firstOffset, b.firstOffset) })
+	abortedProducers := map[int64]bool{}
+	for b, err := range wire.Batches(raw) {
+		var be *wire.BatchError
+		switch {
+		case errors.Is(err, wire.ErrTruncatedBatch):
+			return out, next, nil
+		case errors.As(err, &be) && be.Err == wire.ErrUnsupportedMagic:
+			return out, next, fmt.Errorf("%w: message format v%d is not supported (only record batches, magic 2)", errCorruptBatch, be.Magic)
+		case err != nil:
+			return out, next, fmt.Errorf("%w: %v", errCorruptBatch, err)
 		}
-		if size < batchHeaderSize {
-			return out, fmt.Errorf("%w: batch length %d", errCorruptBatch, size)
-		}
-		if magic := raw[16]; magic != 2 {
-			return out, fmt.Errorf("%w: message format v%d is not supported (only record batches, magic 2)", errCorruptBatch, magic)
-		}
-		var b kmsg.RecordBatch
-		if err := b.ReadFrom(raw[:size]); err != nil {
-			return out, fmt.Errorf("%w: %v", errCorruptBatch, err)
-		}
-		raw = raw[size:]
-		if b.Attributes&0x20 != 0 { // control batch
-			continue
-		}
-		records, err := decompress(b.Attributes&0x07, b.Records)
-		if err != nil {
-			return out, err
-		}
-		if out, err = appendRecords(out, topic, partition, &b, records, from); err != nil {
-			return out, err
-		}
-	}
-	return out, nil
-}
-
-// appendRecords decodes the NumRecords records of one batch.
-func appendRecords(out []Record, topic string, partition int32, b *kmsg.RecordBatch, in []byte, from int64) ([]Record, error) {
-	logAppendTime := b.Attributes&0x08 != 0
-	for range b.NumRecords {
-		length, used := kbin.Varint(in)
-		end := used + int(length)
-		if used <= 0 || length < 0 || end > len(in) {
-			return out, fmt.Errorf("%w: record length", errCorruptBatch)
-		}
-		r := kbin.Reader{Src: in[used:end]}
-		in = in[end:]
-		r.Int8() // record attributes: unused
-		tsDelta := r.Varlong()
-		offsetDelta := r.Varint()
-		key := r.VarintBytes()
-		value := r.VarintBytes()
-		var headers []Header
-		if n := r.VarintArrayLen(); n > 0 {
-			headers = make([]Header, n)
-			for i := range headers {
-				headers[i] = Header{Key: r.VarintString(), Value: r.VarintBytes()}
+		next = max(next, b.LastOffset()+1)
+		if aborted != nil && b.ProducerID >= 0 {
+			for len(aborted) > 0 && aborted[0].firstOffset <= b.LastOffset() {
+				abortedProducers[aborted[0].producerID] = true
+				aborted = aborted[1:]
 			}
 		}
-		if !r.Ok() {
-			return out, fmt.Errorf("%w: record", errCorruptBatch)
+		if b.Attributes.Control() {
+			if m, ok, err := b.EndTxnMarker(); err == nil && ok && !m.Commit {
+				delete(abortedProducers, b.ProducerID)
+			}
+			continue
 		}
-		offset := b.FirstOffset + int64(offsetDelta)
-		if offset < from {
-			continue // a batch starts before the position asked for
+		if b.Attributes.Transactional() && abortedProducers[b.ProducerID] {
+			continue
 		}
-		ts := b.FirstTimestamp + tsDelta
-		if logAppendTime {
-			ts = b.MaxTimestamp
+		for r, err := range b.Records() {
+			if err != nil {
+				return out, next, fmt.Errorf("%w: %v", errCorruptBatch, err)
+			}
+			offset := b.RecordOffset(r)
+			if offset < from {
+				continue // a batch starts before the position asked for
+			}
+			out = append(out, Record{
+				Topic: topic, Partition: partition, Offset: offset, LeaderEpoch: b.PartitionLeaderEpoch,
+				Timestamp: time.UnixMilli(b.RecordTimestamp(r)), Key: r.Key, Value: r.Value, Headers: r.Headers,
+			})
 		}
-		out = append(out, Record{
-			Topic: topic, Partition: partition, Offset: offset, LeaderEpoch: b.PartitionLeaderEpoch,
-			Timestamp: time.UnixMilli(ts), Key: key, Value: value, Headers: headers,
-		})
 	}
-	return out, nil
-}
-
-// Compression codecs of a batch's attributes.
-const (
-	codecNone = iota
-	codecGzip
-	codecSnappy
-	codecLZ4
-	codecZstd
-)
-
-var zstdDecoder, _ = zstd.NewReader(nil, zstd.WithDecoderConcurrency(1)) // nil options never fail
-
-// xerialMagic starts snappy data framed by the Java client's snappy-java.
-var xerialMagic = []byte{130, 'S', 'N', 'A', 'P', 'P', 'Y', 0}
-
-// decompress returns a batch's uncompressed records.
-func decompress(codec int16, data []byte) ([]byte, error) {
-	var (
-		out []byte
-		err error
-	)
-	switch codec {
-	case codecNone:
-		return data, nil
-	case codecGzip:
-		var zr *gzip.Reader
-		if zr, err = gzip.NewReader(bytes.NewReader(data)); err == nil {
-			out, err = io.ReadAll(zr)
-		}
-	case codecSnappy:
-		out, err = unsnappy(data)
-	case codecLZ4:
-		out, err = io.ReadAll(lz4.NewReader(bytes.NewReader(data)))
-	case codecZstd:
-		out, err = zstdDecoder.DecodeAll(data, nil)
-	default:
-		err = fmt.Errorf("unknown codec %d", codec)
-	}
-	if err != nil {
-		return nil, fmt.Errorf("%w: decompress: %v", errCorruptBatch, err)
-	}
-	return out, nil
-}
-
-// unsnappy reads raw snappy or the xerial framing Java producers write: a
-// 16-byte header, then blocks each prefixed by a big-endian length.
-func unsnappy(data []byte) ([]byte, error) {
-	if !bytes.HasPrefix(data, xerialMagic) {
-		return s2.Decode(nil, data)
-	}
-	if len(data) < 16 {
-		return nil, errors.New("short xerial header")
-	}
-	var out []byte
-	for in := data[16:]; len(in) > 0; {
-		if len(in) < 4 {
-			return nil, errors.New("short xerial block length")
-		}
-		n := int(binary.BigEndian.Uint32(in))
-		if n > len(in)-4 {
-			return nil, errors.New("xerial block past the end")
-		}
-		block, err := s2.Decode(nil, in[4:4+n])
-		if err != nil {
-			return nil, err
-		}
-		out = append(out, block...)
-		in = in[4+n:]
-	}
-	return out, nil
+	return out, next, nil
 }

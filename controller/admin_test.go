@@ -3,6 +3,7 @@ package controller
 import (
 	"context"
 	"errors"
+	"fmt"
 	"slices"
 	"testing"
 	"time"
@@ -11,6 +12,8 @@ import (
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
+	"github.com/zkafka/zkafka/internal/wait"
+	"github.com/zkafka/zkafka/kafka"
 	"github.com/zkafka/zkafka/zkpaths"
 )
 
@@ -75,7 +78,7 @@ func (c *cluster) startControllerWith(id int32, cfg Config, active bool) *Contro
 	ctl.Start(context.Background())
 	c.t.Cleanup(ctl.Stop)
 	if active {
-		waitFor(c.t, "controller active", ctl.IsActive)
+		wait.For(c.t, waitTimeout, "controller active", ctl.IsActive)
 	}
 	return ctl
 }
@@ -94,7 +97,7 @@ func TestTopicDeletion(t *testing.T) {
 	if _, err := c.admin.Create(zkpaths.DeleteTopicPath("gone"), nil, 0, zk.WorldACL(zk.PermAll)); err != nil {
 		t.Fatal(err)
 	}
-	waitFor(t, "the topic's znodes to go", func() bool {
+	wait.For(t, waitTimeout, "the topic's znodes to go", func() bool {
 		return !c.exists(zkpaths.TopicPath("gone")) && !c.exists(zkpaths.TopicConfigPath("gone")) && !c.exists(zkpaths.DeleteTopicPath("gone"))
 	})
 	// Every replica got StopReplica with delete and the deletion epoch; every broker was told
@@ -125,14 +128,14 @@ func TestTopicDeletion(t *testing.T) {
 	if _, err := c.admin.Create(zkpaths.DeleteTopicPath("waits"), nil, 0, zk.WorldACL(zk.PermAll)); err != nil {
 		t.Fatal(err)
 	}
-	waitFor(t, "the live replica to be deleted", func() bool {
+	wait.For(t, waitTimeout, "the live replica to be deleted", func() bool {
 		return slices.ContainsFunc(c.sent.stopReplicas(1, "waits"), func(ps kmsg.StopReplicaRequestTopicPartitionState) bool { return ps.Delete })
 	})
 	if !c.exists(zkpaths.TopicPath("waits")) || !c.exists(zkpaths.DeleteTopicPath("waits")) {
 		t.Fatal("the deletion completed while a replica's broker was down")
 	}
 	c.registerBroker(2)
-	waitFor(t, "the deletion to complete once broker 2 is back", func() bool {
+	wait.For(t, waitTimeout, "the deletion to complete once broker 2 is back", func() bool {
 		return !c.exists(zkpaths.TopicPath("waits")) && !c.exists(zkpaths.DeleteTopicPath("waits"))
 	})
 	if !slices.ContainsFunc(c.sent.stopReplicas(2, "waits"), func(ps kmsg.StopReplicaRequestTopicPartitionState) bool { return ps.Delete }) {
@@ -149,7 +152,7 @@ func TestTopicDeletionDisabled(t *testing.T) {
 	if _, err := c.admin.Create(zkpaths.DeleteTopicPath("kept"), nil, 0, zk.WorldACL(zk.PermAll)); err != nil {
 		t.Fatal(err)
 	}
-	waitFor(t, "the request to be removed", func() bool { return !c.exists(zkpaths.DeleteTopicPath("kept")) })
+	wait.For(t, waitTimeout, "the request to be removed", func() bool { return !c.exists(zkpaths.DeleteTopicPath("kept")) })
 	if !c.exists(zkpaths.TopicPath("kept")) {
 		t.Error("the topic was deleted with delete.topic.enable off")
 	}
@@ -181,13 +184,13 @@ func TestControlledShutdown(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if !slices.Equal(remaining, []TopicPartition{{"cs", 3}}) {
+	if !slices.Equal(remaining, []kafka.TopicPartition{{Topic: "cs", Partition: 3}}) {
 		t.Errorf("remaining partitions %v, want cs-3 only (cs-2 has one replica)", remaining)
 	}
 	c.waitState("cs", 0, zkpaths.LeaderAndIsr{Leader: 2, LeaderEpoch: 1, ISR: []int32{2, 3}, ControllerEpoch: 1})
 	c.waitState("cs", 1, zkpaths.LeaderAndIsr{Leader: 2, LeaderEpoch: 1, ISR: []int32{2, 3}, ControllerEpoch: 1})
 	c.waitState("cs", 2, zkpaths.LeaderAndIsr{Leader: 1, LeaderEpoch: 0, ISR: []int32{1}, ControllerEpoch: 1})
-	waitFor(t, "StopReplica without delete for the partition broker 1 follows", func() bool {
+	wait.For(t, waitTimeout, "StopReplica without delete for the partition broker 1 follows", func() bool {
 		return slices.ContainsFunc(c.sent.stopReplicas(1, "cs"), func(ps kmsg.StopReplicaRequestTopicPartitionState) bool {
 			return ps.Partition == 1 && !ps.Delete
 		})
@@ -213,17 +216,17 @@ func TestIsrChangeNotification(t *testing.T) {
 	if _, err := c.admin.Set(zkpaths.PartitionStatePath("n", 0), zkpaths.LeaderAndIsr{Leader: 1, ISR: []int32{1}, ControllerEpoch: 1}.Encode(), version); err != nil {
 		t.Fatal(err)
 	}
-	note := zkpaths.IsrChangeNotificationData{Partitions: []zkpaths.TopicPartition{{Topic: "n", Partition: 0}}}
+	note := zkpaths.IsrChangeNotificationData{Partitions: []kafka.TopicPartition{{Topic: "n", Partition: 0}}}
 	if _, err := c.admin.Create(zkpaths.IsrChangePrefix, note.Encode(), zk.FlagSequence, zk.WorldACL(zk.PermAll)); err != nil {
 		t.Fatal(err)
 	}
 	for _, broker := range []int32{1, 2} {
-		waitFor(t, "UpdateMetadata with the shrunk ISR", func() bool {
+		wait.For(t, waitTimeout, "UpdateMetadata with the shrunk ISR", func() bool {
 			_, _, ps := c.sent.updateMetadata(broker, "n", 0)
 			return ps != nil && slices.Equal(ps.ISR, []int32{1}) && ps.ZKVersion == version+1
 		})
 	}
-	waitFor(t, "the notification to be deleted", func() bool {
+	wait.For(t, waitTimeout, "the notification to be deleted", func() bool {
 		children, _, err := c.admin.Children(zkpaths.IsrChangeNotification)
 		return err == nil && len(children) == 0
 	})
@@ -302,23 +305,23 @@ func TestReassignmentPhases(t *testing.T) {
 	}
 	// Phase U and A: RS = TRS ++ ORS, adding [3], removing [1]; the epoch is bumped and the new
 	// replica starts.
-	waitFor(t, "the reassignment recorded in the topic znode", func() bool {
+	wait.For(t, waitTimeout, "the reassignment recorded in the topic znode", func() bool {
 		a := c.assignment("r")
 		return slices.Equal(a.Partitions[0], []int32{3, 2, 1}) && slices.Equal(a.AddingReplicas[0], []int32{3}) &&
 			slices.Equal(a.RemovingReplicas[0], []int32{1})
 	})
-	waitFor(t, "the leader epoch bumped for the new replica set", func() bool {
+	wait.For(t, waitTimeout, "the leader epoch bumped for the new replica set", func() bool {
 		l, _, ok := c.state("r", 0)
 		return ok && l.Leader == 1 && l.LeaderEpoch >= 1 && slices.Equal(l.ISR, []int32{1, 2})
 	})
-	waitFor(t, "LeaderAndIsr with isNew to the new replica", func() bool {
+	wait.For(t, waitTimeout, "LeaderAndIsr with isNew to the new replica", func() bool {
 		_, _, ps := c.sent.leaderAndISR(3, "r", 0)
 		return ps != nil && ps.IsNew && slices.Equal(ps.AddingReplicas, []int32{3}) && slices.Equal(ps.Replicas, []int32{3, 2, 1})
 	})
 	ctx, cancel := context.WithTimeout(context.Background(), waitTimeout)
 	defer cancel()
 	listed, err := ctl.ListPartitionReassignments(ctx, nil)
-	if err != nil || !slices.Equal(listed[TopicPartition{"r", 0}].AddingReplicas, []int32{3}) {
+	if err != nil || !slices.Equal(listed[kafka.TopicPartition{Topic: "r", Partition: 0}].AddingReplicas, []int32{3}) {
 		t.Errorf("ListPartitionReassignments: %v %v", listed, err)
 	}
 
@@ -329,42 +332,42 @@ func TestReassignmentPhases(t *testing.T) {
 	if _, err := c.admin.Set(zkpaths.PartitionStatePath("r", 0), l.Encode(), version); err != nil {
 		t.Fatal(err)
 	}
-	waitFor(t, "the reassignment to complete", func() bool {
+	wait.For(t, waitTimeout, "the reassignment to complete", func() bool {
 		a := c.assignment("r")
 		l, _, _ := c.state("r", 0)
 		return slices.Equal(a.Partitions[0], []int32{3, 2}) && len(a.AddingReplicas) == 0 && len(a.RemovingReplicas) == 0 &&
 			l.Leader == 3 && slices.Equal(l.ISR, []int32{2, 3}) && !c.exists(zkpaths.ReassignPartitions)
 	})
-	waitFor(t, "StopReplica with delete to the removed replica", func() bool {
+	wait.For(t, waitTimeout, "StopReplica with delete to the removed replica", func() bool {
 		return slices.ContainsFunc(c.sent.stopReplicas(1, "r"), func(ps kmsg.StopReplicaRequestTopicPartitionState) bool { return ps.Delete })
 	})
 
 	// Through the API: cancelling without a reassignment, an unknown broker, then a move and a
 	// cancellation that restores the original replicas.
-	results, err := ctl.AlterPartitionReassignments(ctx, map[TopicPartition][]int32{{"r", 0}: nil, {"r", 9}: {1}})
-	if err != nil || !errors.Is(results[TopicPartition{"r", 0}], kerr.NoReassignmentInProgress) ||
-		!errors.Is(results[TopicPartition{"r", 9}], kerr.UnknownTopicOrPartition) {
+	results, err := ctl.AlterPartitionReassignments(ctx, map[kafka.TopicPartition][]int32{{Topic: "r", Partition: 0}: nil, {Topic: "r", Partition: 9}: {1}})
+	if err != nil || !errors.Is(results[kafka.TopicPartition{Topic: "r", Partition: 0}], kerr.NoReassignmentInProgress) ||
+		!errors.Is(results[kafka.TopicPartition{Topic: "r", Partition: 9}], kerr.UnknownTopicOrPartition) {
 		t.Errorf("cancel without reassignment / unknown partition: %v %v", results, err)
 	}
-	results, err = ctl.AlterPartitionReassignments(ctx, map[TopicPartition][]int32{{"r", 0}: {7}})
-	if err != nil || !errors.Is(results[TopicPartition{"r", 0}], kerr.InvalidReplicaAssignment) {
+	results, err = ctl.AlterPartitionReassignments(ctx, map[kafka.TopicPartition][]int32{{Topic: "r", Partition: 0}: {7}})
+	if err != nil || !errors.Is(results[kafka.TopicPartition{Topic: "r", Partition: 0}], kerr.InvalidReplicaAssignment) {
 		t.Errorf("reassign to a dead broker: %v %v", results, err)
 	}
-	results, err = ctl.AlterPartitionReassignments(ctx, map[TopicPartition][]int32{{"r", 0}: {1, 2}})
-	if err != nil || results[TopicPartition{"r", 0}] != nil {
+	results, err = ctl.AlterPartitionReassignments(ctx, map[kafka.TopicPartition][]int32{{Topic: "r", Partition: 0}: {1, 2}})
+	if err != nil || results[kafka.TopicPartition{Topic: "r", Partition: 0}] != nil {
 		t.Fatalf("reassign [3,2] -> [1,2]: %v %v", results, err)
 	}
-	waitFor(t, "the API reassignment recorded", func() bool {
+	wait.For(t, waitTimeout, "the API reassignment recorded", func() bool {
 		a := c.assignment("r")
 		return slices.Equal(a.Partitions[0], []int32{1, 2, 3}) && slices.Equal(a.AddingReplicas[0], []int32{1})
 	})
-	results, err = ctl.AlterPartitionReassignments(ctx, map[TopicPartition][]int32{{"r", 0}: nil})
-	if err != nil || results[TopicPartition{"r", 0}] != nil {
+	results, err = ctl.AlterPartitionReassignments(ctx, map[kafka.TopicPartition][]int32{{Topic: "r", Partition: 0}: nil})
+	if err != nil || results[kafka.TopicPartition{Topic: "r", Partition: 0}] != nil {
 		t.Fatalf("cancel: %v %v", results, err)
 	}
 	// As in Kafka, the original replicas are the current ones minus those being added, in the
 	// order of the recorded set ([1,2,3] minus [1]).
-	waitFor(t, "the cancellation to restore the original replicas", func() bool {
+	wait.For(t, waitTimeout, "the cancellation to restore the original replicas", func() bool {
 		a := c.assignment("r")
 		return slices.Equal(a.Partitions[0], []int32{2, 3}) && len(a.AddingReplicas) == 0 && len(a.RemovingReplicas) == 0
 	})
@@ -384,14 +387,14 @@ func TestPreferredElectionAndAutoRebalance(t *testing.T) {
 	c.registerBroker(1)
 	ctx, cancel := context.WithTimeout(context.Background(), waitTimeout)
 	defer cancel()
-	results, err := ctl.ElectLeaders(ctx, PreferredElection, []TopicPartition{{"p", 0}, {"p", 1}, {"q", 0}})
+	results, err := ctl.ElectLeaders(ctx, PreferredElection, []kafka.TopicPartition{{Topic: "p", Partition: 0}, {Topic: "p", Partition: 1}, {Topic: "q", Partition: 0}})
 	if err != nil {
 		t.Fatal(err)
 	}
 	// Broker 1 is not back in p-0's ISR: not eligible.
-	if !errors.Is(results[TopicPartition{"p", 0}], kerr.PreferredLeaderNotAvailable) ||
-		!errors.Is(results[TopicPartition{"p", 1}], kerr.ElectionNotNeeded) ||
-		!errors.Is(results[TopicPartition{"q", 0}], kerr.UnknownTopicOrPartition) {
+	if !errors.Is(results[kafka.TopicPartition{Topic: "p", Partition: 0}], kerr.PreferredLeaderNotAvailable) ||
+		!errors.Is(results[kafka.TopicPartition{Topic: "p", Partition: 1}], kerr.ElectionNotNeeded) ||
+		!errors.Is(results[kafka.TopicPartition{Topic: "q", Partition: 0}], kerr.UnknownTopicOrPartition) {
 		t.Errorf("results %v", results)
 	}
 	// The leader lets broker 1 back into the ISR; now the election moves p-0 home.
@@ -399,13 +402,13 @@ func TestPreferredElectionAndAutoRebalance(t *testing.T) {
 	if _, err := c.admin.Set(zkpaths.PartitionStatePath("p", 0), zkpaths.LeaderAndIsr{Leader: 2, LeaderEpoch: 1, ISR: []int32{2, 1}, ControllerEpoch: 1}.Encode(), version); err != nil {
 		t.Fatal(err)
 	}
-	results, err = ctl.ElectLeaders(ctx, PreferredElection, []TopicPartition{{"p", 0}})
-	if err != nil || results[TopicPartition{"p", 0}] != nil {
+	results, err = ctl.ElectLeaders(ctx, PreferredElection, []kafka.TopicPartition{{Topic: "p", Partition: 0}})
+	if err != nil || results[kafka.TopicPartition{Topic: "p", Partition: 0}] != nil {
 		t.Fatalf("preferred election: %v %v", results, err)
 	}
 	c.waitState("p", 0, zkpaths.LeaderAndIsr{Leader: 1, LeaderEpoch: 2, ISR: []int32{2, 1}, ControllerEpoch: 1})
-	results, err = ctl.ElectLeaders(ctx, UncleanElection, []TopicPartition{{"p", 0}})
-	if err != nil || !errors.Is(results[TopicPartition{"p", 0}], kerr.ElectionNotNeeded) {
+	results, err = ctl.ElectLeaders(ctx, UncleanElection, []kafka.TopicPartition{{Topic: "p", Partition: 0}})
+	if err != nil || !errors.Is(results[kafka.TopicPartition{Topic: "p", Partition: 0}], kerr.ElectionNotNeeded) {
 		t.Errorf("unclean election of a led partition: %v %v", results, err)
 	}
 }
@@ -456,22 +459,85 @@ func TestFailoverResumesAdminWork(t *testing.T) {
 	c.writeState("mov", 0, old(1, 1, 2))
 	c.createTopic("pre", map[int32][]int32{0: {3, 1}})
 	c.writeState("pre", 0, old(1, 1, 3))
-	pre := zkpaths.PreferredReplicaElectionData{Partitions: []zkpaths.TopicPartition{{Topic: "pre", Partition: 0}}}
+	pre := zkpaths.PreferredReplicaElectionData{Partitions: []kafka.TopicPartition{{Topic: "pre", Partition: 0}}}
 	if _, err := c.admin.Create(zkpaths.PreferredReplicaElection, pre.Encode(), 0, zk.WorldACL(zk.PermAll)); err != nil {
 		t.Fatal(err)
 	}
 
 	c.startControllerWith(3, Config{DeleteTopicEnable: true}, true)
-	waitFor(t, "the deletion to complete", func() bool {
+	wait.For(t, waitTimeout, "the deletion to complete", func() bool {
 		return !c.exists(zkpaths.TopicPath("del")) && !c.exists(zkpaths.DeleteTopicPath("del"))
 	})
-	waitFor(t, "the reassignment to complete", func() bool {
+	wait.For(t, waitTimeout, "the reassignment to complete", func() bool {
 		a := c.assignment("mov")
 		l, _, _ := c.state("mov", 0)
 		return slices.Equal(a.Partitions[0], []int32{2}) && len(a.AddingReplicas) == 0 && l.Leader == 2 && slices.Equal(l.ISR, []int32{2})
 	})
-	waitFor(t, "the preferred election", func() bool {
+	wait.For(t, waitTimeout, "the preferred election", func() bool {
 		l, _, _ := c.state("pre", 0)
 		return l.Leader == 3 && !c.exists(zkpaths.PreferredReplicaElection)
 	})
+}
+
+// TestConsecutiveZkTriggeredRequests: after the controller removes /admin/preferred_replica_election
+// or /admin/reassign_partitions it keeps watching, so the next request of either kind in the same
+// term is carried out too (Kafka 2.8 re-registers the watch on deletion).
+func TestConsecutiveZkTriggeredRequests(t *testing.T) {
+	c := newCluster(t)
+	for id := int32(1); id <= 3; id++ {
+		c.registerBroker(id)
+	}
+	// What a previous controller left: p-0..2 prefer 1, 2 leads them with 1 in the ISR.
+	if _, err := c.admin.Create(zkpaths.ControllerEpoch, zkpaths.EncodeControllerEpoch(1), 0, nil); err != nil {
+		t.Fatal(err)
+	}
+	c.createTopic("p", map[int32][]int32{0: {1, 2}, 1: {1, 2}, 2: {1, 2}})
+	for p := int32(0); p < 3; p++ {
+		c.writeState("p", p, zkpaths.LeaderAndIsr{Leader: 2, LeaderEpoch: 3, ISR: []int32{2, 1}, ControllerEpoch: 1})
+	}
+	c.createTopic("r", map[int32][]int32{0: {1, 2}})
+	c.writeState("r", 0, zkpaths.LeaderAndIsr{Leader: 1, LeaderEpoch: 0, ISR: []int32{1, 2}, ControllerEpoch: 1})
+	ctl := c.startControllerWith(3, Config{}, true)
+
+	for p := int32(0); p < 3; p++ {
+		req := zkpaths.PreferredReplicaElectionData{Partitions: []kafka.TopicPartition{{Topic: "p", Partition: p}}}
+		if _, err := c.admin.Create(zkpaths.PreferredReplicaElection, req.Encode(), 0, zk.WorldACL(zk.PermAll)); err != nil {
+			t.Fatalf("preferred election request %d: %v", p+1, err)
+		}
+		wait.For(t, waitTimeout, fmt.Sprintf("preferred election %d to move p-%d home and remove its znode", p+1, p), func() bool {
+			l, _, _ := c.state("p", p)
+			return l.Leader == 1 && !c.exists(zkpaths.PreferredReplicaElection)
+		})
+	}
+
+	// Three moves of r-0, each adding a replica that the test then lets into the ISR, as the
+	// leader would once it caught up.
+	for i, target := range [][]int32{{3, 2}, {3, 1}, {2, 1}} {
+		req := zkpaths.ReassignPartitionsData{Partitions: []zkpaths.PartitionReplicas{{Topic: "r", Partition: 0, Replicas: target}}}
+		if _, err := c.admin.Create(zkpaths.ReassignPartitions, req.Encode(), 0, zk.WorldACL(zk.PermAll)); err != nil {
+			t.Fatalf("reassignment %d: %v", i+1, err)
+		}
+		wait.For(t, waitTimeout, fmt.Sprintf("reassignment %d recorded in the topic znode", i+1), func() bool {
+			return len(c.assignment("r").AddingReplicas[0]) > 0
+		})
+		wait.For(t, waitTimeout, fmt.Sprintf("the adding replicas of reassignment %d let into the ISR", i+1), func() bool {
+			l, version, _ := c.state("r", 0)
+			for _, r := range target {
+				if !slices.Contains(l.ISR, r) {
+					l.ISR = append(l.ISR, r)
+				}
+			}
+			_, err := c.admin.Set(zkpaths.PartitionStatePath("r", 0), l.Encode(), version)
+			return err == nil
+		})
+		wait.For(t, waitTimeout, fmt.Sprintf("reassignment %d to complete and remove its znode", i+1), func() bool {
+			a := c.assignment("r")
+			l, _, _ := c.state("r", 0)
+			return slices.Equal(a.Partitions[0], target) && len(a.AddingReplicas) == 0 && len(a.RemovingReplicas) == 0 &&
+				slices.Contains(target, l.Leader) && !c.exists(zkpaths.ReassignPartitions)
+		})
+	}
+	if !ctl.IsActive() || ctl.Epoch() != 2 {
+		t.Errorf("controller active %v with epoch %d: the requests were not all served in one term", ctl.IsActive(), ctl.Epoch())
+	}
 }

@@ -3,9 +3,10 @@ package controller
 import (
 	"context"
 	"errors"
-	"maps"
 
 	"github.com/twmb/franz-go/pkg/kerr"
+
+	"github.com/zkafka/zkafka/kafka"
 )
 
 // The controller's API for the broker's request handlers. Each call becomes an event on the
@@ -26,6 +27,18 @@ func call[T any](ctx context.Context, c *Controller, label string, fn func() (T,
 	if c.stopped.Load() || !c.active.Load() {
 		return zero, kerr.NotController
 	}
+	reply := submit(c, label, fn)
+	select {
+	case r := <-reply:
+		return r.v, r.err
+	case <-ctx.Done():
+		return zero, ctx.Err()
+	}
+}
+
+// submit queues fn as an API call; the answer arrives on the returned channel, NOT_CONTROLLER
+// if this broker is not (or stops being) the active controller before the event runs.
+func submit[T any](c *Controller, label string, fn func() (T, error)) <-chan callResult[T] {
 	reply := make(chan callResult[T], 1)
 	c.enqueue(callEvent{
 		label: label,
@@ -44,20 +57,15 @@ func call[T any](ctx context.Context, c *Controller, label string, fn func() (T,
 		},
 		abandon: func() { reply <- callResult[T]{err: kerr.NotController} },
 	})
-	select {
-	case r := <-reply:
-		return r.v, r.err
-	case <-ctx.Done():
-		return zero, ctx.Err()
-	}
+	return reply
 }
 
 // ControlledShutdown moves every leadership off the broker and takes it out of every ISR, and
 // returns the partitions it still leads (Kafka's ControlledShutdown handling). Errors:
 // kerr.NotController, kerr.BrokerNotAvailable (not registered), kerr.StaleBrokerEpoch (an epoch
 // older than its registration; -1 skips the check).
-func (c *Controller) ControlledShutdown(ctx context.Context, brokerID int32, brokerEpoch int64) ([]TopicPartition, error) {
-	return call(ctx, c, "ControlledShutdown", func() ([]TopicPartition, error) {
+func (c *Controller) ControlledShutdown(ctx context.Context, brokerID int32, brokerEpoch int64) ([]kafka.TopicPartition, error) {
+	return call(ctx, c, "ControlledShutdown", func() ([]kafka.TopicPartition, error) {
 		return c.doControlledShutdown(brokerID, brokerEpoch)
 	})
 }
@@ -66,50 +74,29 @@ func (c *Controller) ControlledShutdown(ctx context.Context, brokerID int32, bro
 // nil) and returns each partition's outcome: nil, or an error wrapping
 // kerr.UnknownTopicOrPartition, kerr.InvalidTopicException (topic being deleted),
 // kerr.ElectionNotNeeded, kerr.PreferredLeaderNotAvailable or kerr.EligibleLeadersNotAvailable.
-func (c *Controller) ElectLeaders(ctx context.Context, typ ElectionType, partitions []TopicPartition) (map[TopicPartition]error, error) {
-	return call(ctx, c, "ReplicaLeaderElection", func() (map[TopicPartition]error, error) {
-		var tps []topicPartition
+func (c *Controller) ElectLeaders(ctx context.Context, typ ElectionType, partitions []kafka.TopicPartition) (map[kafka.TopicPartition]error, error) {
+	return call(ctx, c, "ReplicaLeaderElection", func() (map[kafka.TopicPartition]error, error) {
 		if partitions == nil {
-			tps = c.cc.partitionsWithLeadership()
+			partitions = c.cc.partitionsWithLeadership()
 		}
-		for _, tp := range partitions {
-			tps = append(tps, tp.internal())
-		}
-		results, err := c.electLeadersFor(tps, typ)
-		return exportErrors(results), err
+		return c.electLeadersFor(partitions, typ)
 	})
 }
 
 // AlterPartitionReassignments starts, supersedes or (with a nil target) cancels reassignments,
 // and returns each partition's outcome: nil, or an error wrapping kerr.UnknownTopicOrPartition,
 // kerr.InvalidReplicaAssignment or kerr.NoReassignmentInProgress.
-func (c *Controller) AlterPartitionReassignments(ctx context.Context, targets map[TopicPartition][]int32) (map[TopicPartition]error, error) {
-	return call(ctx, c, "ApiPartitionReassignment", func() (map[TopicPartition]error, error) {
-		requests := make(map[topicPartition][]int32, len(targets))
-		for tp, target := range targets {
-			requests[tp.internal()] = target
-		}
-		results, err := c.alterReassignments(requests)
-		return exportErrors(results), err
+func (c *Controller) AlterPartitionReassignments(ctx context.Context, targets map[kafka.TopicPartition][]int32) (map[kafka.TopicPartition]error, error) {
+	return call(ctx, c, "ApiPartitionReassignment", func() (map[kafka.TopicPartition]error, error) {
+		return c.alterReassignments(targets)
 	})
 }
 
 // ListPartitionReassignments returns the ongoing reassignments among partitions (all of them for
 // nil).
-func (c *Controller) ListPartitionReassignments(ctx context.Context, partitions []TopicPartition) (map[TopicPartition]PartitionReassignment, error) {
-	return call(ctx, c, "ListPartitionReassignments", func() (map[TopicPartition]PartitionReassignment, error) {
-		var tps []topicPartition
-		if partitions != nil {
-			tps = []topicPartition{}
-			for _, tp := range partitions {
-				tps = append(tps, tp.internal())
-			}
-		}
-		out := map[TopicPartition]PartitionReassignment{}
-		for tp, r := range c.listReassignments(tps) {
-			out[tp.exported()] = r
-		}
-		return out, nil
+func (c *Controller) ListPartitionReassignments(ctx context.Context, partitions []kafka.TopicPartition) (map[kafka.TopicPartition]PartitionReassignment, error) {
+	return call(ctx, c, "ListPartitionReassignments", func() (map[kafka.TopicPartition]PartitionReassignment, error) {
+		return c.listReassignments(partitions), nil
 	})
 }
 
@@ -124,12 +111,4 @@ func (c *Controller) TopicConfigChanged(topic string) {
 // returns at once.
 func (c *Controller) BrokerConfigChanged(uncleanLeaderElection bool) {
 	c.enqueue(uncleanLeaderElectionEnabledEvent{brokerDefault: &uncleanLeaderElection})
-}
-
-func exportErrors(m map[topicPartition]error) map[TopicPartition]error {
-	out := make(map[TopicPartition]error, len(m))
-	for tp, err := range maps.All(m) {
-		out[tp.exported()] = err
-	}
-	return out
 }

@@ -7,6 +7,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kmsg"
 	"go.uber.org/zap"
 
+	"github.com/zkafka/zkafka/kafka"
 	"github.com/zkafka/zkafka/zkpaths"
 )
 
@@ -37,29 +38,29 @@ type leaderAndISREntry struct {
 // partition's leadership before it learns the partition's metadata.
 type requestBatch struct {
 	c                        *Controller
-	leaderAndISR             map[int32]map[topicPartition]leaderAndISREntry
+	leaderAndISR             map[int32]map[kafka.TopicPartition]leaderAndISREntry
 	updateMetadataBrokers    map[int32]bool
 	updateMetadataAllLive    bool // every live broker, as of send
-	updateMetadataPartitions map[topicPartition]bool
-	stopReplica              map[int32]map[topicPartition]bool // the delete flag
+	updateMetadataPartitions map[kafka.TopicPartition]bool
+	stopReplica              map[int32]map[kafka.TopicPartition]bool // the delete flag
 }
 
 func (c *Controller) newBatch() *requestBatch {
 	return &requestBatch{
 		c:                        c,
-		leaderAndISR:             map[int32]map[topicPartition]leaderAndISREntry{},
+		leaderAndISR:             map[int32]map[kafka.TopicPartition]leaderAndISREntry{},
 		updateMetadataBrokers:    map[int32]bool{},
-		updateMetadataPartitions: map[topicPartition]bool{},
-		stopReplica:              map[int32]map[topicPartition]bool{},
+		updateMetadataPartitions: map[kafka.TopicPartition]bool{},
+		stopReplica:              map[int32]map[kafka.TopicPartition]bool{},
 	}
 }
 
 // addStopReplica queues StopReplica of the partition for broker; a partition queued twice is
 // deleted if either asked for it.
-func (b *requestBatch) addStopReplica(broker int32, tp topicPartition, deletePartition bool) {
+func (b *requestBatch) addStopReplica(broker int32, tp kafka.TopicPartition, deletePartition bool) {
 	m := b.stopReplica[broker]
 	if m == nil {
-		m = map[topicPartition]bool{}
+		m = map[kafka.TopicPartition]bool{}
 		b.stopReplica[broker] = m
 	}
 	m[tp] = m[tp] || deletePartition
@@ -68,7 +69,7 @@ func (b *requestBatch) addStopReplica(broker int32, tp topicPartition, deletePar
 // addLeaderAndISR queues the partition's current leadership for brokers and its metadata for
 // every live broker. A partition queued twice for a broker keeps the later state, and stays
 // isNew if either was.
-func (b *requestBatch) addLeaderAndISR(brokers []int32, tp topicPartition, isNew bool) {
+func (b *requestBatch) addLeaderAndISR(brokers []int32, tp kafka.TopicPartition, isNew bool) {
 	cc := b.c.cc
 	state, ok := cc.leadership[tp]
 	if !ok {
@@ -80,7 +81,7 @@ func (b *requestBatch) addLeaderAndISR(brokers []int32, tp topicPartition, isNew
 		}
 		m := b.leaderAndISR[id]
 		if m == nil {
-			m = map[topicPartition]leaderAndISREntry{}
+			m = map[kafka.TopicPartition]leaderAndISREntry{}
 			b.leaderAndISR[id] = m
 		}
 		m[tp] = leaderAndISREntry{state: state, isNew: isNew || m[tp].isNew}
@@ -91,7 +92,7 @@ func (b *requestBatch) addLeaderAndISR(brokers []int32, tp topicPartition, isNew
 
 // addUpdateMetadata queues UpdateMetadata for brokers, carrying the live brokers and the given
 // partitions (none: the broker list only).
-func (b *requestBatch) addUpdateMetadata(brokers []int32, partitions []topicPartition) {
+func (b *requestBatch) addUpdateMetadata(brokers []int32, partitions []kafka.TopicPartition) {
 	for _, id := range brokers {
 		b.updateMetadataBrokers[id] = true
 	}
@@ -122,7 +123,7 @@ func (b *requestBatch) send() {
 		}
 	}
 	if len(b.updateMetadataBrokers) > 0 {
-		partitions := slices.SortedFunc(maps.Keys(b.updateMetadataPartitions), compareTopicPartitions)
+		partitions := slices.SortedFunc(maps.Keys(b.updateMetadataPartitions), kafka.Compare)
 		brokers := slices.Sorted(maps.Keys(b.updateMetadataBrokers))
 		c.stateLog.Info("Sending UpdateMetadata request",
 			zap.String("target-broker-ids", joinIDs(brokers)), zap.Int("partitions", len(partitions)))
@@ -152,7 +153,7 @@ func (b *requestBatch) send() {
 // stopReplicaRequest builds a StopReplica v3 for target. The leader epoch of each partition is
 // -2 (EpochDuringDelete) for topics being deleted, so the broker deletes whatever epoch it has,
 // and otherwise the cached one (-1 if none), which the broker checks against its own.
-func (b *requestBatch) stopReplicaRequest(target liveBroker, entries map[topicPartition]bool) *kmsg.StopReplicaRequest {
+func (b *requestBatch) stopReplicaRequest(target liveBroker, entries map[kafka.TopicPartition]bool) *kmsg.StopReplicaRequest {
 	c, cc := b.c, b.c.cc
 	req := kmsg.NewPtrStopReplicaRequest()
 	req.Version = stopReplicaVersion
@@ -160,17 +161,17 @@ func (b *requestBatch) stopReplicaRequest(target liveBroker, entries map[topicPa
 	req.ControllerEpoch = cc.epoch
 	req.BrokerEpoch = target.epoch
 	var topic *kmsg.StopReplicaRequestTopic
-	for _, tp := range slices.SortedFunc(maps.Keys(entries), compareTopicPartitions) {
-		if topic == nil || topic.Topic != tp.topic {
+	for _, tp := range slices.SortedFunc(maps.Keys(entries), kafka.Compare) {
+		if topic == nil || topic.Topic != tp.Topic {
 			req.Topics = append(req.Topics, kmsg.NewStopReplicaRequestTopic())
 			topic = &req.Topics[len(req.Topics)-1]
-			topic.Topic = tp.topic
+			topic.Topic = tp.Topic
 		}
 		p := kmsg.NewStopReplicaRequestTopicPartitionState()
-		p.Partition = tp.partition
+		p.Partition = tp.Partition
 		p.Delete = entries[tp]
 		switch l, ok := cc.leadership[tp]; {
-		case cc.topicsToBeDeleted[tp.topic]:
+		case cc.topicsToBeDeleted[tp.Topic]:
 			p.LeaderEpoch = epochDuringDelete
 		case ok:
 			p.LeaderEpoch = l.leaderEpoch
@@ -183,7 +184,7 @@ func (b *requestBatch) stopReplicaRequest(target liveBroker, entries map[topicPa
 }
 
 // leaderAndISRRequest builds a LeaderAndIsr v5 for target and counts the partitions it leads.
-func (b *requestBatch) leaderAndISRRequest(target liveBroker, entries map[topicPartition]leaderAndISREntry) (*kmsg.LeaderAndISRRequest, int) {
+func (b *requestBatch) leaderAndISRRequest(target liveBroker, entries map[kafka.TopicPartition]leaderAndISREntry) (*kmsg.LeaderAndISRRequest, int) {
 	c, cc := b.c, b.c.cc
 	req := kmsg.NewPtrLeaderAndISRRequest()
 	req.Version = leaderAndISRVersion
@@ -194,27 +195,27 @@ func (b *requestBatch) leaderAndISRRequest(target liveBroker, entries map[topicP
 	leaders := map[int32]bool{}
 	becomeLeader := 0
 	var topic *kmsg.LeaderAndISRRequestTopicState
-	for _, tp := range slices.SortedFunc(maps.Keys(entries), compareTopicPartitions) {
+	for _, tp := range slices.SortedFunc(maps.Keys(entries), kafka.Compare) {
 		e := entries[tp]
-		if topic == nil || topic.Topic != tp.topic {
+		if topic == nil || topic.Topic != tp.Topic {
 			req.TopicStates = append(req.TopicStates, kmsg.NewLeaderAndISRRequestTopicState())
 			topic = &req.TopicStates[len(req.TopicStates)-1]
-			topic.Topic = tp.topic
-			if t, ok := cc.topics[tp.topic]; ok {
+			topic.Topic = tp.Topic
+			if t, ok := cc.topics[tp.Topic]; ok {
 				topic.TopicID = t.id
 			}
 		}
 		p := kmsg.NewLeaderAndISRRequestTopicPartition()
-		p.Partition = tp.partition
+		p.Partition = tp.Partition
 		p.ControllerEpoch = e.state.controllerEpoch
 		p.Leader = e.state.leader
 		p.LeaderEpoch = e.state.leaderEpoch
 		p.ISR = slices.Clone(e.state.isr)
 		p.ZKVersion = e.state.zkVersion
 		p.Replicas = slices.Clone(cc.replicas(tp))
-		if t, ok := cc.topics[tp.topic]; ok {
-			p.AddingReplicas = slices.Clone(t.assignment.AddingReplicas[tp.partition])
-			p.RemovingReplicas = slices.Clone(t.assignment.RemovingReplicas[tp.partition])
+		if t, ok := cc.topics[tp.Topic]; ok {
+			p.AddingReplicas = slices.Clone(t.assignment.AddingReplicas[tp.Partition])
+			p.RemovingReplicas = slices.Clone(t.assignment.RemovingReplicas[tp.Partition])
 		}
 		p.IsNew = e.isNew
 		topic.PartitionStates = append(topic.PartitionStates, p)
@@ -241,7 +242,7 @@ func (b *requestBatch) leaderAndISRRequest(target liveBroker, entries map[topicP
 
 // updateMetadataRequest builds an UpdateMetadata v7 for target with every live broker and the
 // partitions that have leadership; offline replicas are the assigned ones that are not live.
-func (b *requestBatch) updateMetadataRequest(target liveBroker, partitions []topicPartition) *kmsg.UpdateMetadataRequest {
+func (b *requestBatch) updateMetadataRequest(target liveBroker, partitions []kafka.TopicPartition) *kmsg.UpdateMetadataRequest {
 	c, cc := b.c, b.c.cc
 	req := kmsg.NewPtrUpdateMetadataRequest()
 	req.Version = updateMetadataVersion
@@ -254,19 +255,19 @@ func (b *requestBatch) updateMetadataRequest(target liveBroker, partitions []top
 		if !ok {
 			continue
 		}
-		if topic == nil || topic.Topic != tp.topic {
+		if topic == nil || topic.Topic != tp.Topic {
 			req.TopicStates = append(req.TopicStates, kmsg.NewUpdateMetadataRequestTopicState())
 			topic = &req.TopicStates[len(req.TopicStates)-1]
-			topic.Topic = tp.topic
-			if t, ok := cc.topics[tp.topic]; ok {
+			topic.Topic = tp.Topic
+			if t, ok := cc.topics[tp.Topic]; ok {
 				topic.TopicID = t.id
 			}
 		}
 		p := kmsg.NewUpdateMetadataRequestTopicPartition()
-		p.Partition = tp.partition
+		p.Partition = tp.Partition
 		p.ControllerEpoch = state.controllerEpoch
 		p.Leader = state.leader
-		if cc.topicsToBeDeleted[tp.topic] {
+		if cc.topicsToBeDeleted[tp.Topic] {
 			p.Leader = leaderDuringDelete // brokers drop the partition
 		}
 		p.LeaderEpoch = state.leaderEpoch

@@ -17,6 +17,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kmsg"
 	"go.uber.org/zap"
 
+	"github.com/zkafka/zkafka/internal/wait"
 	"github.com/zkafka/zkafka/internal/zkclient"
 	"github.com/zkafka/zkafka/zkpaths"
 )
@@ -176,9 +177,9 @@ func newBenchCluster(tb testing.TB, server string, partitions int) *benchCluster
 		}
 	}
 	bc.active, bc.session = bc.startController()
-	waitFor(tb, "the first controller", bc.active.IsActive)
+	wait.For(tb, waitTimeout, "the first controller", bc.active.IsActive)
 	topics := partitions / benchPartitionsPerTopic
-	forEachParallel(topics, func(i int) {
+	parallel(zkPipelineDepth, topics, func(i int) {
 		a := zkpaths.TopicAssignment{TopicID: zkpaths.NewTopicID(), Partitions: map[int32][]int32{}}
 		for p := range int32(benchPartitionsPerTopic) {
 			first := (int32(i) + p) % 3
@@ -205,7 +206,7 @@ func (bc *benchCluster) startController() (*Controller, *zkclient.Client) {
 // returns how long the standby took to send every broker the metadata of every partition.
 func (bc *benchCluster) failover(partitions int) time.Duration {
 	standby, standbySession := bc.startController()
-	waitFor(bc.tb, "the standby to see the active controller", func() bool {
+	wait.For(bc.tb, waitTimeout, "the standby to see the active controller", func() bool {
 		return standby.ActiveControllerID() == bc.active.cfg.BrokerID
 	})
 	next := bc.active.Epoch() + 1

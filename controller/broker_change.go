@@ -5,6 +5,8 @@ import (
 	"slices"
 
 	"go.uber.org/zap"
+
+	"github.com/zkafka/zkafka/kafka"
 )
 
 // processBrokerChange handles a change of /brokers/ids' children (Kafka's BrokerChange): brokers
@@ -120,7 +122,7 @@ func (c *Controller) onBrokerStartup(brokers []int32) error {
 	}
 	b.send()
 
-	var reassigning []topicPartition
+	var reassigning []kafka.TopicPartition
 	for _, tp := range onNew {
 		if cc.isReassigning(tp) && slices.ContainsFunc(c.targetReplicas(tp), func(r int32) bool { return slices.Contains(brokers, r) }) {
 			reassigning = append(reassigning, tp)
@@ -131,8 +133,8 @@ func (c *Controller) onBrokerStartup(brokers []int32) error {
 	}
 	var deleting []string
 	for _, tp := range onNew {
-		if cc.topicsToBeDeleted[tp.topic] && !slices.Contains(deleting, tp.topic) {
-			deleting = append(deleting, tp.topic)
+		if cc.topicsToBeDeleted[tp.Topic] && !slices.Contains(deleting, tp.Topic) {
+			deleting = append(deleting, tp.Topic)
 		}
 	}
 	return c.resumeDeletionForTopics(deleting)
@@ -148,9 +150,9 @@ func (c *Controller) onBrokerFailure(brokers []int32) error {
 	for _, id := range brokers {
 		delete(cc.shuttingDown, id)
 	}
-	var leaderless []topicPartition
+	var leaderless []kafka.TopicPartition
 	for _, tp := range cc.partitionsWithLeadership() {
-		if !cc.isOnline(cc.leadership[tp].leader) && !cc.topicsToBeDeleted[tp.topic] {
+		if !cc.isOnline(cc.leadership[tp].leader) && !cc.topicsToBeDeleted[tp.Topic] {
 			leaderless = append(leaderless, tp)
 		}
 	}
@@ -158,7 +160,7 @@ func (c *Controller) onBrokerFailure(brokers []int32) error {
 	for _, pr := range cc.replicasOf(cc.partitionsOnBrokers(brokers)) {
 		switch {
 		case !slices.Contains(brokers, pr.replica):
-		case cc.topicsToBeDeleted[pr.tp.topic]:
+		case cc.topicsToBeDeleted[pr.tp.Topic]:
 			deleting = append(deleting, pr)
 		default:
 			offline = append(offline, pr)

@@ -1,13 +1,13 @@
 package controller
 
 import (
-	"cmp"
 	"fmt"
 	"maps"
 	"slices"
 	"strconv"
 	"strings"
 
+	"github.com/zkafka/zkafka/kafka"
 	"github.com/zkafka/zkafka/zkpaths"
 )
 
@@ -21,37 +21,14 @@ const (
 	initialZkVersion   int32 = 0 // zkVersion of a freshly created znode
 )
 
-// topicPartition names one partition.
-type topicPartition struct {
-	topic     string
-	partition int32
-}
-
-// TopicPartition names one partition in the controller's exported API.
-type TopicPartition struct {
-	Topic     string
-	Partition int32
-}
-
-func (tp topicPartition) exported() TopicPartition { return TopicPartition{tp.topic, tp.partition} }
-
-func (tp TopicPartition) internal() topicPartition { return topicPartition{tp.Topic, tp.Partition} }
-
 // partitionReplica is one replica of one partition: the unit of the replica state machine.
 type partitionReplica struct {
-	tp      topicPartition
+	tp      kafka.TopicPartition
 	replica int32
 }
 
 func (pr partitionReplica) String() string {
-	return "[Topic=" + pr.tp.topic + ",Partition=" + strconv.Itoa(int(pr.tp.partition)) + ",Replica=" + strconv.Itoa(int(pr.replica)) + "]"
-}
-
-// String is Kafka's "t-0".
-func (tp topicPartition) String() string { return tp.topic + "-" + strconv.Itoa(int(tp.partition)) }
-
-func compareTopicPartitions(a, b topicPartition) int {
-	return cmp.Or(strings.Compare(a.topic, b.topic), cmp.Compare(a.partition, b.partition))
+	return "[Topic=" + pr.tp.Topic + ",Partition=" + strconv.Itoa(int(pr.tp.Partition)) + ",Replica=" + strconv.Itoa(int(pr.replica)) + "]"
 }
 
 // leaderAndISR is a partition's leadership as stored in its state znode, with the znode's
@@ -110,8 +87,8 @@ type controllerContext struct {
 	liveBrokers     map[int32]liveBroker
 	shuttingDown    map[int32]bool
 	topics          map[string]*topicInfo
-	leadership      map[topicPartition]leaderISRAndEpoch
-	partitionStates map[topicPartition]partitionState
+	leadership      map[kafka.TopicPartition]leaderISRAndEpoch
+	partitionStates map[kafka.TopicPartition]partitionState
 	replicaStates   map[partitionReplica]replicaState
 
 	// Topic deletion (Kafka's TopicDeletionManager state): topics queued for deletion, those
@@ -121,9 +98,10 @@ type controllerContext struct {
 	topicsDeletionStarted  map[string]bool
 	topicsIneligibleForDel map[string]bool
 
-	// reassignFromAdminZnode marks the reassignments requested through
-	// /admin/reassign_partitions, which must be removed from it when they end.
-	reassignFromAdminZnode map[topicPartition]bool
+	// reassignZnodeCzxid is the czxid of the /admin/reassign_partitions znode whose request
+	// this controller has started. A request is started once, when its znode is created (or at
+	// failover); later changes of its data, the controller's own included, start nothing.
+	reassignZnodeCzxid int64
 }
 
 func newControllerContext(epoch, epochZkVersion int32) *controllerContext {
@@ -132,15 +110,14 @@ func newControllerContext(epoch, epochZkVersion int32) *controllerContext {
 		epochZkVersion:  epochZkVersion,
 		liveBrokers:     map[int32]liveBroker{},
 		topics:          map[string]*topicInfo{},
-		leadership:      map[topicPartition]leaderISRAndEpoch{},
-		partitionStates: map[topicPartition]partitionState{},
+		leadership:      map[kafka.TopicPartition]leaderISRAndEpoch{},
+		partitionStates: map[kafka.TopicPartition]partitionState{},
 		replicaStates:   map[partitionReplica]replicaState{},
 		shuttingDown:    map[int32]bool{},
 
 		topicsToBeDeleted:      map[string]bool{},
 		topicsDeletionStarted:  map[string]bool{},
 		topicsIneligibleForDel: map[string]bool{},
-		reassignFromAdminZnode: map[topicPartition]bool{},
 	}
 }
 
@@ -163,9 +140,9 @@ func (cc *controllerContext) onlineBrokerIDs() []int32 {
 }
 
 // isReassigning reports whether the partition has a reassignment in progress.
-func (cc *controllerContext) isReassigning(tp topicPartition) bool {
-	t, ok := cc.topics[tp.topic]
-	return ok && (len(t.assignment.AddingReplicas[tp.partition]) > 0 || len(t.assignment.RemovingReplicas[tp.partition]) > 0)
+func (cc *controllerContext) isReassigning(tp kafka.TopicPartition) bool {
+	t, ok := cc.topics[tp.Topic]
+	return ok && (len(t.assignment.AddingReplicas[tp.Partition]) > 0 || len(t.assignment.RemovingReplicas[tp.Partition]) > 0)
 }
 
 // topicReassigning reports whether any partition of the topic is being reassigned.
@@ -188,20 +165,20 @@ func (cc *controllerContext) anyReassigning() bool {
 }
 
 // partitionsOfTopic returns the topic's partitions, sorted.
-func (cc *controllerContext) partitionsOfTopic(topic string) []topicPartition {
+func (cc *controllerContext) partitionsOfTopic(topic string) []kafka.TopicPartition {
 	t, ok := cc.topics[topic]
 	if !ok {
 		return nil
 	}
-	var out []topicPartition
+	var out []kafka.TopicPartition
 	for _, p := range t.assignment.PartitionIDs() {
-		out = append(out, topicPartition{topic, p})
+		out = append(out, kafka.TopicPartition{Topic: topic, Partition: p})
 	}
 	return out
 }
 
 // replicasOf lists every (partition, replica) pair of partitions.
-func (cc *controllerContext) replicasOf(partitions []topicPartition) []partitionReplica {
+func (cc *controllerContext) replicasOf(partitions []kafka.TopicPartition) []partitionReplica {
 	var out []partitionReplica
 	for _, tp := range partitions {
 		for _, r := range cc.replicas(tp) {
@@ -217,15 +194,15 @@ func (cc *controllerContext) liveBrokerIDs() []int32 {
 }
 
 // replicas returns a partition's assigned replicas in assignment order (first = preferred leader).
-func (cc *controllerContext) replicas(tp topicPartition) []int32 {
-	if t, ok := cc.topics[tp.topic]; ok {
-		return t.assignment.Partitions[tp.partition]
+func (cc *controllerContext) replicas(tp kafka.TopicPartition) []int32 {
+	if t, ok := cc.topics[tp.Topic]; ok {
+		return t.assignment.Partitions[tp.Partition]
 	}
 	return nil
 }
 
 // liveReplicas returns the assigned replicas whose brokers are online, in assignment order.
-func (cc *controllerContext) liveReplicas(tp topicPartition) []int32 {
+func (cc *controllerContext) liveReplicas(tp kafka.TopicPartition) []int32 {
 	var live []int32
 	for _, r := range cc.replicas(tp) {
 		if cc.isOnline(r) {
@@ -236,20 +213,20 @@ func (cc *controllerContext) liveReplicas(tp topicPartition) []int32 {
 }
 
 // allPartitions returns every assigned partition, sorted.
-func (cc *controllerContext) allPartitions() []topicPartition {
-	var all []topicPartition
+func (cc *controllerContext) allPartitions() []kafka.TopicPartition {
+	var all []kafka.TopicPartition
 	for topic, t := range cc.topics {
 		for p := range t.assignment.Partitions {
-			all = append(all, topicPartition{topic, p})
+			all = append(all, kafka.TopicPartition{Topic: topic, Partition: p})
 		}
 	}
-	slices.SortFunc(all, compareTopicPartitions)
+	slices.SortFunc(all, kafka.Compare)
 	return all
 }
 
 // partitionsOnBrokers returns, sorted, the partitions with a replica on any of brokers.
-func (cc *controllerContext) partitionsOnBrokers(brokers []int32) []topicPartition {
-	var on []topicPartition
+func (cc *controllerContext) partitionsOnBrokers(brokers []int32) []kafka.TopicPartition {
+	var on []kafka.TopicPartition
 	for _, tp := range cc.allPartitions() {
 		if slices.ContainsFunc(cc.replicas(tp), func(r int32) bool { return slices.Contains(brokers, r) }) {
 			on = append(on, tp)
@@ -260,19 +237,19 @@ func (cc *controllerContext) partitionsOnBrokers(brokers []int32) []topicPartiti
 
 // partitionsWithLeadership returns, sorted, the partitions whose state znode has been read or
 // written, i.e. those UpdateMetadata can describe.
-func (cc *controllerContext) partitionsWithLeadership() []topicPartition {
-	return slices.SortedFunc(maps.Keys(cc.leadership), compareTopicPartitions)
+func (cc *controllerContext) partitionsWithLeadership() []kafka.TopicPartition {
+	return slices.SortedFunc(maps.Keys(cc.leadership), kafka.Compare)
 }
 
 // partitionsInStates returns, sorted, the partitions in any of states.
-func (cc *controllerContext) partitionsInStates(states ...partitionState) []topicPartition {
-	var in []topicPartition
+func (cc *controllerContext) partitionsInStates(states ...partitionState) []kafka.TopicPartition {
+	var in []kafka.TopicPartition
 	for tp, s := range cc.partitionStates {
 		if slices.Contains(states, s) {
 			in = append(in, tp)
 		}
 	}
-	slices.SortFunc(in, compareTopicPartitions)
+	slices.SortFunc(in, kafka.Compare)
 	return in
 }
 
@@ -284,19 +261,14 @@ func (cc *controllerContext) removeTopic(topic string) {
 	delete(cc.topicsToBeDeleted, topic)
 	delete(cc.topicsDeletionStarted, topic)
 	delete(cc.topicsIneligibleForDel, topic)
-	for tp := range cc.reassignFromAdminZnode {
-		if tp.topic == topic {
-			delete(cc.reassignFromAdminZnode, tp)
-		}
-	}
 	delete(cc.topics, topic)
 	for tp := range cc.leadership {
-		if tp.topic == topic {
+		if tp.Topic == topic {
 			delete(cc.leadership, tp)
 		}
 	}
 	for tp := range cc.partitionStates {
-		if tp.topic == topic {
+		if tp.Topic == topic {
 			delete(cc.partitionStates, tp)
 		}
 	}

@@ -6,6 +6,8 @@ import (
 
 	"github.com/twmb/franz-go/pkg/kerr"
 	"go.uber.org/zap"
+
+	"github.com/zkafka/zkafka/kafka"
 )
 
 // doControlledShutdown is the controller's side of ControlledShutdown (Kafka's
@@ -14,7 +16,7 @@ import (
 // gets a new leader from the rest of the ISR with the ISR shrunk, and it leaves the ISR of each
 // partition it follows (StopReplica without delete, leader epoch + 1). The answer lists the
 // partitions it still leads: those without another ISR member to take over.
-func (c *Controller) doControlledShutdown(id int32, brokerEpoch int64) ([]TopicPartition, error) {
+func (c *Controller) doControlledShutdown(id int32, brokerEpoch int64) ([]kafka.TopicPartition, error) {
 	cc := c.cc
 	lb, ok := cc.liveBrokers[id]
 	if !ok {
@@ -27,7 +29,7 @@ func (c *Controller) doControlledShutdown(id int32, brokerEpoch int64) ([]TopicP
 	c.log.Info("Shutting down broker", zap.Int32("broker", id),
 		zap.String("live-brokers", joinIDs(cc.onlineBrokerIDs())))
 
-	var led []topicPartition
+	var led []kafka.TopicPartition
 	var followed []partitionReplica
 	for _, tp := range c.controlledShutdownPartitions(id) {
 		if cc.leadership[tp].leader == id {
@@ -45,10 +47,10 @@ func (c *Controller) doControlledShutdown(id int32, brokerEpoch int64) ([]TopicP
 	}
 	b.send()
 
-	var remaining []TopicPartition
+	var remaining []kafka.TopicPartition
 	for _, tp := range c.controlledShutdownPartitions(id) {
 		if cc.leadership[tp].leader == id {
-			remaining = append(remaining, tp.exported())
+			remaining = append(remaining, tp)
 		}
 	}
 	c.log.Info("Controlled shutdown handled", zap.Int32("broker", id), zap.Int("moved-leaders", len(led)-len(remaining)),
@@ -58,10 +60,10 @@ func (c *Controller) doControlledShutdown(id int32, brokerEpoch int64) ([]TopicP
 
 // controlledShutdownPartitions lists the partitions a controlled shutdown acts on: those with a
 // replica on the broker, more than one replica, leadership known, and topic not being deleted.
-func (c *Controller) controlledShutdownPartitions(id int32) []topicPartition {
+func (c *Controller) controlledShutdownPartitions(id int32) []kafka.TopicPartition {
 	cc := c.cc
-	return slices.DeleteFunc(cc.partitionsOnBrokers([]int32{id}), func(tp topicPartition) bool {
+	return slices.DeleteFunc(cc.partitionsOnBrokers([]int32{id}), func(tp kafka.TopicPartition) bool {
 		_, ok := cc.leadership[tp]
-		return !ok || len(cc.replicas(tp)) <= 1 || cc.topicsToBeDeleted[tp.topic]
+		return !ok || len(cc.replicas(tp)) <= 1 || cc.topicsToBeDeleted[tp.Topic]
 	})
 }

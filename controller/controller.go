@@ -53,11 +53,14 @@ type BrokerClient interface {
 // Controller is a broker's controller component: it runs for election through /controller and,
 // while elected, manages partition leadership (see the package documentation).
 type Controller struct {
-	cfg          Config
-	zk           *zkclient.Client
-	baseLog      *zap.Logger
-	baseStateLog *zap.Logger
-	events       *fifo[queuedEvent]
+	cfg           Config
+	store         znodeStore
+	clock         timeSource
+	newChannels   func(ctx context.Context, log *zap.Logger) brokerChannels
+	pipelineDepth int // bounds the ZooKeeper requests in flight (pipeline.go)
+	baseLog       *zap.Logger
+	baseStateLog  *zap.Logger
+	events        *fifo[queuedEvent]
 
 	// Read by any goroutine.
 	active   atomic.Bool
@@ -71,14 +74,14 @@ type Controller struct {
 	loopCtx    context.Context
 	cancelLoop context.CancelFunc
 	loopDone   chan struct{}
-	watchers   sync.WaitGroup // watch goroutines
+	watchers   sync.WaitGroup // the store's watch goroutines
 
 	// Owned by the event loop.
 	log          *zap.Logger // "controller", with controller-epoch while active
 	stateLog     *zap.Logger // "state-change", likewise
 	cc           *controllerContext
 	session      int64 // the ZooKeeper session that won the election
-	channels     *channelManager
+	channels     brokerChannels
 	watches      map[watchKey]armedWatch
 	nextWatchID  uint64
 	activeCtx    context.Context // ends at resignation; active-scope watch goroutines follow it
@@ -86,7 +89,7 @@ type Controller struct {
 
 	uncleanDefault bool        // the broker's unclean.leader.election.enable, as last told
 	term           uint64      // counts terms as active controller, to ignore a past term's timers
-	rebalanceTimer *time.Timer // the next auto-rebalance check, while active
+	stopRebalance  func() bool // cancels the next auto-rebalance check, while active
 }
 
 // New returns a controller for the broker cfg.BrokerID on the session zk. It registers the
@@ -98,9 +101,6 @@ func New(cfg Config, zk *zkclient.Client) *Controller {
 	if cfg.InterBrokerListener == "" {
 		cfg.InterBrokerListener = DefaultInterBrokerListener
 	}
-	if cfg.Logger == nil {
-		cfg.Logger = zap.NewNop()
-	}
 	if cfg.Dial == nil {
 		clientID := strconv.Itoa(int(cfg.BrokerID))
 		cfg.Dial = func(ctx context.Context, addr string) (BrokerClient, error) {
@@ -111,21 +111,36 @@ func New(cfg Config, zk *zkclient.Client) *Controller {
 			return wireClient{c}, nil
 		}
 	}
+	c := newController(cfg, systemTime{}, zkPipelineDepth)
+	c.store = sessionStore{Client: zk, wg: &c.watchers}
+	c.newChannels = func(ctx context.Context, log *zap.Logger) brokerChannels {
+		return newChannelManager(ctx, cfg.Dial, cfg.InterBrokerListener, log)
+	}
+	zk.OnSessionExpired(c.onSessionExpired)
+	zk.OnNewSession(func() { c.enqueue(registerBrokerAndReelectEvent{}) })
+	return c
+}
+
+// newController returns a controller without its store and channels, which the caller sets
+// before Start: New the real ones, the scenario tests in-memory ones.
+func newController(cfg Config, clock timeSource, pipelineDepth int) *Controller {
+	if cfg.Logger == nil {
+		cfg.Logger = zap.NewNop()
+	}
 	id := zap.Int32("broker-id", cfg.BrokerID)
 	c := &Controller{
-		cfg:          cfg,
-		zk:           zk,
-		baseLog:      cfg.Logger.Named("controller").With(id),
-		baseStateLog: cfg.Logger.Named("state-change").With(id),
-		events:       newFIFO[queuedEvent](),
-		loopDone:     make(chan struct{}),
-		watches:      map[watchKey]armedWatch{},
+		cfg:           cfg,
+		clock:         clock,
+		pipelineDepth: pipelineDepth,
+		baseLog:       cfg.Logger.Named("controller").With(id),
+		baseStateLog:  cfg.Logger.Named("state-change").With(id),
+		events:        newFIFO[queuedEvent](),
+		loopDone:      make(chan struct{}),
+		watches:       map[watchKey]armedWatch{},
 	}
 	c.log, c.stateLog = c.baseLog, c.baseStateLog
 	c.uncleanDefault = cfg.UncleanLeaderElection
 	c.activeID.Store(-1)
-	zk.OnSessionExpired(c.onSessionExpired)
-	zk.OnNewSession(func() { c.enqueue(registerBrokerAndReelectEvent{}) })
 	return c
 }
 
@@ -175,7 +190,7 @@ func (c *Controller) Epoch() int32 { return c.epoch.Load() }
 func (c *Controller) ActiveControllerID() int32 { return c.activeID.Load() }
 
 func (c *Controller) enqueue(ev event) {
-	c.events.push(queuedEvent{ev: ev, enqueued: time.Now()})
+	c.events.push(queuedEvent{ev: ev, enqueued: c.clock.Now()})
 }
 
 // onSessionExpired runs on zkclient's goroutine. Queued events belong to the dead session, so
@@ -221,7 +236,7 @@ func (c *Controller) process(qe queuedEvent) {
 		}
 		ev = w.inner
 	}
-	fields := []zap.Field{zap.String("event", ev.name()), zap.Duration("queue-time", time.Since(qe.enqueued))}
+	fields := []zap.Field{zap.String("event", ev.name()), zap.Duration("queue-time", c.clock.Now().Sub(qe.enqueued))}
 	switch ev.(type) {
 	case leaderAndISRResponseEvent, updateMetadataResponseEvent, stopReplicaResponseEvent:
 		c.log.Debug("Processing event", fields...)

@@ -7,6 +7,7 @@ import (
 
 	"github.com/twmb/franz-go/pkg/kmsg"
 
+	"github.com/zkafka/zkafka/internal/wait"
 	"github.com/zkafka/zkafka/internal/zkclient"
 	"github.com/zkafka/zkafka/zkpaths"
 )
@@ -33,7 +34,7 @@ func TestElection(t *testing.T) {
 
 	// Three controllers race: exactly one wins epoch 1, and everyone agrees on it.
 	var winner *Controller
-	waitFor(t, "one active controller known to all", func() bool {
+	wait.For(t, waitTimeout, "one active controller known to all", func() bool {
 		active := activeOnes(ctls)
 		if len(active) != 1 {
 			return false
@@ -61,7 +62,7 @@ func TestElection(t *testing.T) {
 		t.Fatal(err)
 	}
 	expired := winner
-	waitFor(t, "a new controller after the session expiry", func() bool {
+	wait.For(t, waitTimeout, "a new controller after the session expiry", func() bool {
 		active := activeOnes(ctls)
 		if len(active) != 1 || active[0] == expired || active[0].Epoch() != 2 {
 			return false
@@ -80,7 +81,7 @@ func TestElection(t *testing.T) {
 	if stopped.IsActive() || stopped.ActiveControllerID() != -1 {
 		t.Fatalf("stopped controller: active %v, knows controller %d", stopped.IsActive(), stopped.ActiveControllerID())
 	}
-	waitFor(t, "a new controller after Stop", func() bool {
+	wait.For(t, waitTimeout, "a new controller after Stop", func() bool {
 		active := activeOnes(ctls)
 		if len(active) != 1 || active[0] == stopped || active[0].Epoch() != 3 {
 			return false
@@ -94,7 +95,7 @@ func TestZombieControllerIsFenced(t *testing.T) {
 	c := newCluster(t)
 	c.registerBroker(1)
 	ctl, _ := c.startController(1, false)
-	waitFor(t, "controller 1 active", func() bool { return ctl.IsActive() && ctl.Epoch() == 1 })
+	wait.For(t, waitTimeout, "controller 1 active", func() bool { return ctl.IsActive() && ctl.Epoch() == 1 })
 
 	// Another controller is elected behind this one's back: /controller_epoch moves on (an
 	// election is the only writer of it), and no watch tells controller 1.
@@ -128,7 +129,7 @@ func TestTopicCreation(t *testing.T) {
 		c.registerBroker(id)
 	}
 	ctl, _ := c.startController(1, false)
-	waitFor(t, "controller active", ctl.IsActive)
+	wait.For(t, waitTimeout, "controller active", ctl.IsActive)
 
 	// Broker 5 is not registered: t-3 comes online on its other replica.
 	assignment := map[int32][]int32{0: {1, 2}, 1: {2, 3}, 2: {3, 1}, 3: {5, 1}}
@@ -148,7 +149,7 @@ func TestTopicCreation(t *testing.T) {
 				id  [16]byte
 				ps  *kmsg.LeaderAndISRRequestTopicPartition
 			)
-			waitFor(t, "LeaderAndIsr for a new partition", func() bool {
+			wait.For(t, waitTimeout, "LeaderAndIsr for a new partition", func() bool {
 				req, id, ps = c.sent.leaderAndISR(broker, "orders", p)
 				return ps != nil
 			})
@@ -178,7 +179,7 @@ func TestTopicCreation(t *testing.T) {
 
 	// Every broker gets UpdateMetadata with all four partitions, after its LeaderAndIsr.
 	for broker := int32(1); broker <= 4; broker++ {
-		waitFor(t, "UpdateMetadata for every partition", func() bool {
+		wait.For(t, waitTimeout, "UpdateMetadata for every partition", func() bool {
 			for p := range assignment {
 				if _, _, ps := c.sent.updateMetadata(broker, "orders", p); ps == nil {
 					return false
@@ -234,7 +235,7 @@ func TestTopicCreation(t *testing.T) {
 		t.Fatal(err)
 	}
 	c.waitState("orders", 4, zkpaths.LeaderAndIsr{Leader: 4, LeaderEpoch: 0, ISR: []int32{4, 2}, ControllerEpoch: 1})
-	waitFor(t, "LeaderAndIsr for the added partition", func() bool {
+	wait.For(t, waitTimeout, "LeaderAndIsr for the added partition", func() bool {
 		_, _, ps := c.sent.leaderAndISR(4, "orders", 4)
 		return ps != nil && ps.IsNew && ps.Leader == 4
 	})
@@ -251,7 +252,7 @@ func TestBrokerFailureAndRestart(t *testing.T) {
 	broker2 := c.registerBroker(2)
 	c.registerBroker(3)
 	ctl, _ := c.startController(1, false)
-	waitFor(t, "controller active", ctl.IsActive)
+	wait.For(t, waitTimeout, "controller active", ctl.IsActive)
 
 	c.createTopic("t", map[int32][]int32{0: {2, 1, 3}, 1: {1, 2, 3}, 2: {2}})
 	c.waitState("t", 0, zkpaths.LeaderAndIsr{Leader: 2, LeaderEpoch: 0, ISR: []int32{2, 1, 3}, ControllerEpoch: 1})
@@ -270,11 +271,11 @@ func TestBrokerFailureAndRestart(t *testing.T) {
 		t.Error("the state change of t-0 was not logged as Kafka does")
 	}
 	for _, broker := range []int32{1, 3} {
-		waitFor(t, "LeaderAndIsr with t-0's new leader", func() bool {
+		wait.For(t, waitTimeout, "LeaderAndIsr with t-0's new leader", func() bool {
 			_, _, ps := c.sent.leaderAndISR(broker, "t", 0)
 			return ps != nil && ps.Leader == 1 && ps.LeaderEpoch == 1 && slices.Equal(ps.ISR, []int32{1, 3}) && !ps.IsNew
 		})
-		waitFor(t, "UpdateMetadata with t-2 offline", func() bool {
+		wait.For(t, waitTimeout, "UpdateMetadata with t-2 offline", func() bool {
 			req, _, ps := c.sent.updateMetadata(broker, "t", 2)
 			return ps != nil && ps.Leader == -1 && slices.Equal(ps.OfflineReplicas, []int32{2}) && len(req.LiveBrokers) == 2
 		})
@@ -285,7 +286,7 @@ func TestBrokerFailureAndRestart(t *testing.T) {
 	c.registerBroker(2)
 	c.waitState("t", 2, zkpaths.LeaderAndIsr{Leader: 2, LeaderEpoch: 2, ISR: []int32{2}, ControllerEpoch: 1})
 	epoch := c.brokerEpoch(2)
-	waitFor(t, "LeaderAndIsr to the restarted broker", func() bool {
+	wait.For(t, waitTimeout, "LeaderAndIsr to the restarted broker", func() bool {
 		req, _, ps := c.sent.leaderAndISR(2, "t", 2)
 		if ps == nil || ps.Leader != 2 || ps.LeaderEpoch != 2 || req.BrokerEpoch != epoch {
 			return false
@@ -293,7 +294,7 @@ func TestBrokerFailureAndRestart(t *testing.T) {
 		req, _, ps = c.sent.leaderAndISR(2, "t", 0)
 		return ps != nil && ps.Leader == 1 && ps.LeaderEpoch == 1 && req.BrokerEpoch == epoch
 	})
-	waitFor(t, "UpdateMetadata to the restarted broker", func() bool {
+	wait.For(t, waitTimeout, "UpdateMetadata to the restarted broker", func() bool {
 		req, _, ps := c.sent.updateMetadata(2, "t", 1)
 		return ps != nil && req.BrokerEpoch == epoch && len(req.LiveBrokers) == 3
 	})
@@ -339,7 +340,7 @@ func TestFailover(t *testing.T) {
 	}
 
 	ctl, _ := c.startController(2, false)
-	waitFor(t, "controller active", ctl.IsActive)
+	wait.For(t, waitTimeout, "controller active", ctl.IsActive)
 	if ctl.Epoch() != 5 {
 		t.Fatalf("epoch %d, want 5", ctl.Epoch())
 	}
@@ -366,7 +367,7 @@ func TestFailover(t *testing.T) {
 	// The first UpdateMetadata each broker gets carries the broker list alone; later every live
 	// replica gets LeaderAndIsr with its partitions' state and every broker all partitions.
 	for _, broker := range []int32{2, 3} {
-		waitFor(t, "the failover's requests", func() bool {
+		wait.For(t, waitTimeout, "the failover's requests", func() bool {
 			_, _, ps := c.sent.leaderAndISR(broker, "unclean", 0)
 			_, _, um := c.sent.updateMetadata(broker, "stuck", 0)
 			return ps != nil && ps.Leader == 3 && ps.LeaderEpoch == 7 && um != nil && um.Leader == -1
@@ -376,7 +377,7 @@ func TestFailover(t *testing.T) {
 			t.Errorf("first request to %d is not a broker-list UpdateMetadata: %+v", broker, c.sent.to(broker)[0])
 		}
 	}
-	waitFor(t, "LeaderAndIsr for the legacy topic with its new id", func() bool {
+	wait.For(t, waitTimeout, "LeaderAndIsr for the legacy topic with its new id", func() bool {
 		_, id, ps := c.sent.leaderAndISR(3, "legacy", 0)
 		return ps != nil && id == legacyID
 	})

@@ -163,11 +163,16 @@
 // original with adding and removing replicas; the new replicas start; a data watch on the
 // partition's state znode (and ISR change notifications) tell when the target is in the ISR;
 // then leadership moves into the target if needed, the removed replicas are stopped and
-// deleted, and the znode keeps the target alone. /admin/preferred_replica_election and
-// ElectLeaders run preferred (or unclean) elections; with auto.leader.rebalance.enable a check
-// 5 s after failover, then every leader.imbalance.check.interval.seconds, runs preferred
-// elections for brokers whose share of partitions led by someone else exceeds
-// leader.imbalance.per.broker.percentage.
+// deleted, and the znode keeps the target alone. A request in /admin/reassign_partitions is
+// started when the znode is created (or at failover, if it exists), once: a completed partition
+// leaves the znode (fenced) and the last one deletes it, and these rewrites, like a user's
+// change of the znode's data, start nothing; the znode's czxid tells a new request from a
+// rewritten one. AlterPartitionReassignments removes its partitions from the znode.
+//
+// /admin/preferred_replica_election and ElectLeaders run preferred (or unclean) elections; with
+// auto.leader.rebalance.enable a check 5 s after failover, then every
+// leader.imbalance.check.interval.seconds, runs preferred elections for brokers whose share of
+// partitions led by someone else exceeds leader.imbalance.per.broker.percentage.
 //
 // # ZooKeeper pipelining and batching
 //
@@ -175,6 +180,14 @@
 // on the one session (pipeline.go); state writes go out the same way, 50 to a fenced
 // transaction. Decisions start from the cached leadership: the conditional write catches a
 // stale cache (BADVERSION), after which the decision is made again from ZooKeeper.
+//
+// # Seams and tests
+//
+// The controller reaches ZooKeeper only through znodeStore, time only through timeSource, and
+// brokers only through brokerChannels (store.go); New wires in a zkclient session, the system
+// clock and the channel manager. The scenario tests in testdata/scenarios run the same loop, one event at a
+// time, against in-memory ones: scripted events in, znode writes and requests out. The tests on
+// real ZooKeeper remain the word on ZooKeeper's behaviour.
 //
 // # Requests
 //

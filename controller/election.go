@@ -3,7 +3,6 @@ package controller
 import (
 	"errors"
 	"fmt"
-	"time"
 
 	"github.com/go-zookeeper/zk"
 	"go.uber.org/zap"
@@ -35,7 +34,7 @@ func (c *Controller) refreshActiveController() (id int32, stat *zk.Stat, err err
 	if err != nil || !exists {
 		return -1, nil, err
 	}
-	data, stat, err := c.zk.Get(zkpaths.Controller)
+	data, stat, err := c.store.Get(zkpaths.Controller)
 	if errors.Is(err, zk.ErrNoNode) {
 		return -1, nil, nil
 	}
@@ -86,7 +85,7 @@ func (c *Controller) elect() {
 // readControllerEpoch reads /controller_epoch and its zkVersion, creating it as 0 if absent.
 func (c *Controller) readControllerEpoch() (epoch, zkVersion int32, err error) {
 	for {
-		data, stat, err := c.zk.Get(zkpaths.ControllerEpoch)
+		data, stat, err := c.store.Get(zkpaths.ControllerEpoch)
 		if err == nil {
 			epoch, err := zkpaths.DecodeControllerEpoch(data)
 			if err != nil {
@@ -97,7 +96,7 @@ func (c *Controller) readControllerEpoch() (epoch, zkVersion int32, err error) {
 		if !errors.Is(err, zk.ErrNoNode) {
 			return 0, 0, err
 		}
-		_, err = c.zk.Create(zkpaths.ControllerEpoch, zkpaths.EncodeControllerEpoch(zkpaths.InitialControllerEpoch), 0, nil)
+		_, err = c.store.Create(zkpaths.ControllerEpoch, zkpaths.EncodeControllerEpoch(zkpaths.InitialControllerEpoch), 0, nil)
 		if err == nil {
 			return zkpaths.InitialControllerEpoch, initialZkVersion, nil
 		}
@@ -116,9 +115,9 @@ func (c *Controller) registerController() (epoch, epochZkVersion int32, err erro
 		return 0, 0, err
 	}
 	epoch = current + 1
-	c.session = c.zk.SessionID()
-	reg := zkpaths.ControllerRegistration{BrokerID: c.cfg.BrokerID, Timestamp: time.Now().UnixMilli()}
-	res, err := c.zk.Multi(
+	c.session = c.store.SessionID()
+	reg := zkpaths.ControllerRegistration{BrokerID: c.cfg.BrokerID, Timestamp: c.clock.Now().UnixMilli()}
+	res, err := c.store.Multi(
 		&zk.CreateRequest{Path: zkpaths.Controller, Data: reg.Encode(), Flags: zk.FlagEphemeral},
 		&zk.SetDataRequest{Path: zkpaths.ControllerEpoch, Data: zkpaths.EncodeControllerEpoch(epoch), Version: version},
 	)
@@ -154,7 +153,7 @@ func (c *Controller) becomeActive(epoch, epochZkVersion int32) {
 	e := zap.Int32("controller-epoch", epoch)
 	c.log, c.stateLog = c.baseLog.With(e), c.baseStateLog.With(e)
 	c.newActiveContext()
-	c.channels = newChannelManager(c.loopCtx, c.cfg.Dial, c.cfg.InterBrokerListener, c.log)
+	c.channels = c.newChannels(c.loopCtx, c.log)
 }
 
 // resign ends the term, if any (Kafka's onControllerResignation): active-scope watches stop
@@ -165,9 +164,9 @@ func (c *Controller) resign() {
 		return
 	}
 	c.cancelActive()
-	if c.rebalanceTimer != nil {
-		c.rebalanceTimer.Stop()
-		c.rebalanceTimer = nil
+	if c.stopRebalance != nil {
+		c.stopRebalance()
+		c.stopRebalance = nil
 	}
 	scope := activeScope
 	c.forgetWatches(&scope)
@@ -203,10 +202,10 @@ func (c *Controller) controllerMoved(cause error) {
 		c.log.Error("Could not read the active controller", zap.Error(err))
 		return
 	}
-	if id != c.cfg.BrokerID || stat.EphemeralOwner != c.zk.SessionID() {
+	if id != c.cfg.BrokerID || stat.EphemeralOwner != c.store.SessionID() {
 		return
 	}
-	if err := c.zk.Delete(zkpaths.Controller, stat.Version); err != nil && !errors.Is(err, zk.ErrNoNode) {
+	if err := c.store.Delete(zkpaths.Controller, stat.Version); err != nil && !errors.Is(err, zk.ErrNoNode) {
 		c.log.Error("Could not delete a stale controller registration", zap.Error(err))
 	}
 }

@@ -4,6 +4,8 @@ import (
 	"time"
 
 	"github.com/twmb/franz-go/pkg/kmsg"
+
+	"github.com/zkafka/zkafka/kafka"
 )
 
 // event is one unit of controller work (Kafka's ControllerEvent). Events are processed one at a
@@ -72,7 +74,7 @@ type isrChangeNotificationEvent struct{}
 
 // partitionStateChangeEvent: the state znode of a partition being reassigned changed (its
 // leader grew the ISR): the reassignment may be complete.
-type partitionStateChangeEvent struct{ tp topicPartition }
+type partitionStateChangeEvent struct{ tp kafka.TopicPartition }
 
 // topicDeletionEvent: the children of /admin/delete_topics changed.
 type topicDeletionEvent struct{}
@@ -80,7 +82,8 @@ type topicDeletionEvent struct{}
 // preferredReplicaElectionEvent: /admin/preferred_replica_election was created.
 type preferredReplicaElectionEvent struct{}
 
-// zkPartitionReassignmentEvent: /admin/reassign_partitions was created.
+// zkPartitionReassignmentEvent: /admin/reassign_partitions was created, changed or deleted; the
+// handler starts the request only if the znode is one it has not started.
 type zkPartitionReassignmentEvent struct{}
 
 // autoRebalanceEvent: time for the leader-imbalance check.

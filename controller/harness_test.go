@@ -18,6 +18,7 @@ import (
 	"go.uber.org/zap/zaptest"
 	"go.uber.org/zap/zaptest/observer"
 
+	"github.com/zkafka/zkafka/internal/wait"
 	"github.com/zkafka/zkafka/internal/zkclient"
 	"github.com/zkafka/zkafka/internal/zktest"
 	"github.com/zkafka/zkafka/zkpaths"
@@ -161,7 +162,7 @@ func (c *cluster) state(topic string, partition int32) (l zkpaths.LeaderAndIsr, 
 // waitState waits until the partition's state znode holds want.
 func (c *cluster) waitState(topic string, partition int32, want zkpaths.LeaderAndIsr) {
 	c.t.Helper()
-	waitFor(c.t, fmt.Sprintf("state of %s-%d to be %+v", topic, partition, want), func() bool {
+	wait.For(c.t, waitTimeout, fmt.Sprintf("state of %s-%d to be %+v", topic, partition, want), func() bool {
 		got, _, ok := c.state(topic, partition)
 		return ok && got.Leader == want.Leader && got.LeaderEpoch == want.LeaderEpoch &&
 			slices.Equal(got.ISR, want.ISR) && got.ControllerEpoch == want.ControllerEpoch
@@ -194,18 +195,6 @@ func (c *cluster) controllerZnode() (id, epoch int32) {
 // logged reports whether some log line's message contains s.
 func (c *cluster) logged(s string) bool {
 	return c.logs.FilterMessageSnippet(s).Len() > 0
-}
-
-// waitFor polls cond until it holds, failing the test after waitTimeout.
-func waitFor(t testing.TB, what string, cond func() bool) {
-	t.Helper()
-	deadline := time.Now().Add(waitTimeout)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out waiting for %s", what)
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
 }
 
 // sentRequest is one request a controller handed to a fake broker.

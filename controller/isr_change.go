@@ -7,6 +7,7 @@ import (
 	"github.com/go-zookeeper/zk"
 	"go.uber.org/zap"
 
+	"github.com/zkafka/zkafka/kafka"
 	"github.com/zkafka/zkafka/zkpaths"
 )
 
@@ -30,10 +31,10 @@ func (c *Controller) processIsrChangeNotification() error {
 		return nil
 	}
 	slices.Sort(children)
-	seen := map[topicPartition]bool{}
-	var partitions []topicPartition
+	seen := map[kafka.TopicPartition]bool{}
+	var partitions []kafka.TopicPartition
 	for _, child := range children {
-		data, _, err := c.zk.Get(zkpaths.IsrChangePath(child))
+		data, _, err := c.store.Get(zkpaths.IsrChangePath(child))
 		if errors.Is(err, zk.ErrNoNode) {
 			continue
 		}
@@ -46,16 +47,16 @@ func (c *Controller) processIsrChangeNotification() error {
 			continue
 		}
 		for _, p := range n.Partitions {
-			tp := topicPartition{p.Topic, p.Partition}
+			tp := kafka.TopicPartition{Topic: p.Topic, Partition: p.Partition}
 			if _, ok := cc.leadership[tp]; ok && !seen[tp] {
 				seen[tp] = true
 				partitions = append(partitions, tp)
 			}
 		}
 	}
-	slices.SortFunc(partitions, compareTopicPartitions)
+	slices.SortFunc(partitions, kafka.Compare)
 	reads := c.readPartitionStates(partitions)
-	var changed, reassigning []topicPartition
+	var changed, reassigning []kafka.TopicPartition
 	for i, tp := range partitions {
 		if reads[i].err != nil || !reads[i].ok {
 			continue
@@ -83,7 +84,7 @@ func (c *Controller) processIsrChangeNotification() error {
 func (c *Controller) deleteIsrChangeNotifications(children []string) error {
 	if children == nil {
 		var err error
-		if children, _, err = c.zk.Children(zkpaths.IsrChangeNotification); err != nil {
+		if children, _, err = c.store.Children(zkpaths.IsrChangeNotification); err != nil {
 			return err
 		}
 	}

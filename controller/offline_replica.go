@@ -7,6 +7,8 @@ import (
 
 	"github.com/go-zookeeper/zk"
 	"go.uber.org/zap"
+
+	"github.com/zkafka/zkafka/kafka"
 )
 
 // removeReplicaFromISR is the ZooKeeper half of a replica going offline (OfflineReplica): for
@@ -18,13 +20,13 @@ import (
 // ISR, so it comes back when that broker does. It decides from the cached state (see
 // currentStates) and writes batched and pipelined; a write that lost a race with the leader's
 // own ISR update (BADVERSION) is redone from a fresh read.
-func (c *Controller) removeReplicaFromISR(b *requestBatch, replica int32, partitions []topicPartition) error {
+func (c *Controller) removeReplicaFromISR(b *requestBatch, replica int32, partitions []kafka.TopicPartition) error {
 	cc := c.cc
 	for remaining, fresh := partitions, false; len(remaining) > 0; fresh = true {
 		reads := c.currentStates(remaining, fresh)
 		var (
-			retry   []topicPartition
-			toWrite []topicPartition
+			retry   []kafka.TopicPartition
+			toWrite []kafka.TopicPartition
 			states  []leaderISRAndEpoch
 		)
 		for i, tp := range remaining {
@@ -35,7 +37,7 @@ func (c *Controller) removeReplicaFromISR(b *requestBatch, replica int32, partit
 					zap.Stringer("partition", tp), zap.Int32("replica", replica), zap.Error(r.err))
 				continue
 			case !r.ok:
-				b.addUpdateMetadata(cc.liveBrokerIDs(), []topicPartition{tp})
+				b.addUpdateMetadata(cc.liveBrokerIDs(), []kafka.TopicPartition{tp})
 				continue
 			case r.state.controllerEpoch > cc.epoch:
 				c.stateLog.Error("Failed to remove offline replica from ISR", zap.Stringer("partition", tp),
@@ -90,9 +92,9 @@ func (c *Controller) removeReplicaFromISR(b *requestBatch, replica int32, partit
 
 // tellOtherReplicas queues the partition's current leadership for its replicas other than
 // replica, unless the topic is being deleted (its replicas are about to be stopped anyway).
-func (c *Controller) tellOtherReplicas(b *requestBatch, tp topicPartition, replica int32) {
-	if c.cc.topicsToBeDeleted[tp.topic] {
-		b.addUpdateMetadata(c.cc.liveBrokerIDs(), []topicPartition{tp})
+func (c *Controller) tellOtherReplicas(b *requestBatch, tp kafka.TopicPartition, replica int32) {
+	if c.cc.topicsToBeDeleted[tp.Topic] {
+		b.addUpdateMetadata(c.cc.liveBrokerIDs(), []kafka.TopicPartition{tp})
 		return
 	}
 	others := slices.DeleteFunc(slices.Clone(c.cc.replicas(tp)), func(r int32) bool { return r == replica })

@@ -7,6 +7,8 @@ import (
 
 	"github.com/go-zookeeper/zk"
 	"go.uber.org/zap"
+
+	"github.com/zkafka/zkafka/kafka"
 )
 
 // partitionState is a partition's state in the controller's partition state machine (Kafka's
@@ -50,7 +52,7 @@ func validPartitionTransition(from, to partitionState) bool {
 
 // partitionState returns the partition's state; partitions the controller has not seen are
 // NonExistentPartition.
-func (c *Controller) partitionState(tp topicPartition) partitionState {
+func (c *Controller) partitionState(tp kafka.TopicPartition) partitionState {
 	if s, ok := c.cc.partitionStates[tp]; ok {
 		return s
 	}
@@ -92,16 +94,16 @@ type strategy struct {
 // handleStateChanges with the offline leader election strategy), queuing the requests the
 // changes need in b. Partitions whose current state may not lead to target are logged and
 // skipped; partitions whose change fails keep their state. Only ErrControllerMoved is returned.
-func (c *Controller) changePartitionStates(b *requestBatch, partitions []topicPartition, target partitionState) error {
+func (c *Controller) changePartitionStates(b *requestBatch, partitions []kafka.TopicPartition, target partitionState) error {
 	_, err := c.changePartitionStatesWith(b, partitions, target, strategy{kind: offlineElection})
 	return err
 }
 
 // changePartitionStatesWith is changePartitionStates with a chosen election strategy for moves
 // to OnlinePartition. It returns why each partition that did not reach target failed.
-func (c *Controller) changePartitionStatesWith(b *requestBatch, partitions []topicPartition, target partitionState, strat strategy) (map[topicPartition]error, error) {
-	failed := map[topicPartition]error{}
-	var valid []topicPartition
+func (c *Controller) changePartitionStatesWith(b *requestBatch, partitions []kafka.TopicPartition, target partitionState, strat strategy) (map[kafka.TopicPartition]error, error) {
+	failed := map[kafka.TopicPartition]error{}
+	var valid []kafka.TopicPartition
 	for _, tp := range partitions {
 		from := c.partitionState(tp)
 		if !validPartitionTransition(from, target) {
@@ -123,7 +125,7 @@ func (c *Controller) changePartitionStatesWith(b *requestBatch, partitions []top
 			c.cc.partitionStates[tp] = newPartition
 		}
 	case onlinePartition:
-		var uninitialized, toElect []topicPartition
+		var uninitialized, toElect []kafka.TopicPartition
 		for _, tp := range valid {
 			if c.partitionState(tp) == newPartition {
 				uninitialized = append(uninitialized, tp)
@@ -153,7 +155,7 @@ func (c *Controller) changePartitionStatesWith(b *requestBatch, partitions []top
 }
 
 // becameOnline records a successful move to OnlinePartition.
-func (c *Controller) becameOnline(tp topicPartition, verbose bool) {
+func (c *Controller) becameOnline(tp kafka.TopicPartition, verbose bool) {
 	if verbose {
 		c.stateLog.Info(fmt.Sprintf("Changed partition %s from %s to %s with state %s",
 			tp, c.partitionState(tp), onlinePartition, c.cc.leadership[tp].leaderAndISR), zap.Stringer("partition", tp))
@@ -163,7 +165,7 @@ func (c *Controller) becameOnline(tp topicPartition, verbose bool) {
 
 // failedStateChange logs a partition that could not change state and records why; it keeps its
 // state.
-func (c *Controller) failedStateChange(failed map[topicPartition]error, tp topicPartition, target partitionState, reason error) {
+func (c *Controller) failedStateChange(failed map[kafka.TopicPartition]error, tp kafka.TopicPartition, target partitionState, reason error) {
 	c.stateLog.Error("Failed to change partition state",
 		zap.Stringer("partition", tp), zap.Stringer("from", c.partitionState(tp)), zap.Stringer("to", target),
 		zap.Error(reason))
@@ -173,10 +175,10 @@ func (c *Controller) failedStateChange(failed map[topicPartition]error, tp topic
 // initializeLeaderAndISR brings new partitions online for the first time: the first live replica
 // leads, every live replica is in the ISR, leader epoch 0. The state znodes are created (fenced,
 // pipelined) and the ISR members get LeaderAndIsr with isNew set.
-func (c *Controller) initializeLeaderAndISR(b *requestBatch, partitions []topicPartition, failed map[topicPartition]error) error {
+func (c *Controller) initializeLeaderAndISR(b *requestBatch, partitions []kafka.TopicPartition, failed map[kafka.TopicPartition]error) error {
 	cc := c.cc
 	var (
-		toCreate []topicPartition
+		toCreate []kafka.TopicPartition
 		states   []leaderISRAndEpoch
 	)
 	for _, tp := range partitions {
@@ -214,15 +216,15 @@ func (c *Controller) initializeLeaderAndISR(b *requestBatch, partitions []topicP
 // leadership (leader epoch + 1) conditional on the znode's zkVersion (batched and pipelined), and
 // tell the strategy's recipients. A write that lost a race with the partition leader's own ISR
 // update (BADVERSION) is retried from a fresh read, as Kafka does.
-func (c *Controller) electLeaders(b *requestBatch, partitions []topicPartition, strat strategy, failed map[topicPartition]error) error {
+func (c *Controller) electLeaders(b *requestBatch, partitions []kafka.TopicPartition, strat strategy, failed map[kafka.TopicPartition]error) error {
 	cc := c.cc
 	uncleanByTopic := map[string]bool{}
 	verbose := len(partitions) <= 100
 	for remaining, fresh := partitions, false; len(remaining) > 0; fresh = true {
 		reads := c.currentStates(remaining, fresh)
 		var (
-			retry      []topicPartition
-			toWrite    []topicPartition
+			retry      []kafka.TopicPartition
+			toWrite    []kafka.TopicPartition
 			states     []leaderISRAndEpoch
 			recipients [][]int32
 		)
@@ -284,7 +286,7 @@ func (c *Controller) electLeaders(b *requestBatch, partitions []topicPartition, 
 
 // electLeader applies a strategy to one partition's current leadership and returns the outcome and
 // who must get LeaderAndIsr. uncleanByTopic caches topic configs read during one election round.
-func (c *Controller) electLeader(tp topicPartition, current leaderISRAndEpoch, strat strategy, uncleanByTopic map[string]bool) (election, []int32, error) {
+func (c *Controller) electLeader(tp kafka.TopicPartition, current leaderISRAndEpoch, strat strategy, uncleanByTopic map[string]bool) (election, []int32, error) {
 	cc := c.cc
 	replicas := cc.replicas(tp)
 	switch strat.kind {
@@ -305,13 +307,13 @@ func (c *Controller) electLeader(tp topicPartition, current leaderISRAndEpoch, s
 	default:
 		unclean := strat.allowUnclean
 		if !unclean && !hasLiveISRMember(replicas, current.isr, cc.isOnline) {
-			enabled, ok := uncleanByTopic[tp.topic]
+			enabled, ok := uncleanByTopic[tp.Topic]
 			if !ok {
 				var err error
-				if enabled, err = c.uncleanLeaderElectionEnabled(tp.topic); err != nil {
+				if enabled, err = c.uncleanLeaderElectionEnabled(tp.Topic); err != nil {
 					return election{}, nil, err
 				}
-				uncleanByTopic[tp.topic] = enabled
+				uncleanByTopic[tp.Topic] = enabled
 			}
 			unclean = enabled
 		}
@@ -329,20 +331,20 @@ func (c *Controller) electLeader(tp topicPartition, current leaderISRAndEpoch, s
 
 // targetReplicas is a partition's replica set once its reassignment (if any) completes: the
 // assigned replicas minus those being removed.
-func (c *Controller) targetReplicas(tp topicPartition) []int32 {
-	t, ok := c.cc.topics[tp.topic]
+func (c *Controller) targetReplicas(tp kafka.TopicPartition) []int32 {
+	t, ok := c.cc.topics[tp.Topic]
 	if !ok {
 		return nil
 	}
-	removing := t.assignment.RemovingReplicas[tp.partition]
-	return slices.DeleteFunc(slices.Clone(t.assignment.Partitions[tp.partition]), func(r int32) bool { return slices.Contains(removing, r) })
+	removing := t.assignment.RemovingReplicas[tp.Partition]
+	return slices.DeleteFunc(slices.Clone(t.assignment.Partitions[tp.Partition]), func(r int32) bool { return slices.Contains(removing, r) })
 }
 
 // triggerOnlinePartitionStateChange tries to bring every New or Offline partition online,
 // except those of topics being deleted.
 func (c *Controller) triggerOnlinePartitionStateChange(b *requestBatch) error {
-	parts := slices.DeleteFunc(c.cc.partitionsInStates(newPartition, offlinePartition), func(tp topicPartition) bool {
-		return c.cc.topicsToBeDeleted[tp.topic]
+	parts := slices.DeleteFunc(c.cc.partitionsInStates(newPartition, offlinePartition), func(tp kafka.TopicPartition) bool {
+		return c.cc.topicsToBeDeleted[tp.Topic]
 	})
 	return c.changePartitionStates(b, parts, onlinePartition)
 }

@@ -7,6 +7,7 @@ import (
 
 	"github.com/go-zookeeper/zk"
 
+	"github.com/zkafka/zkafka/kafka"
 	"github.com/zkafka/zkafka/zkpaths"
 )
 
@@ -22,10 +23,13 @@ import (
 // link where the server, not the round trip, is the limit well before 64.
 const zkPipelineDepth = 64
 
-// forEachParallel calls fn(i) for i in [0, n) from at most zkPipelineDepth goroutines and waits
-// for all of them.
-func forEachParallel(n int, fn func(i int)) {
-	workers := min(n, zkPipelineDepth)
+// forEachParallel calls fn(i) for i in [0, n) from at most c.pipelineDepth goroutines (one, in
+// order, against the in-memory store of the scenario tests) and waits for all of them.
+func (c *Controller) forEachParallel(n int, fn func(i int)) { parallel(c.pipelineDepth, n, fn) }
+
+// parallel calls fn(i) for i in [0, n) from at most depth goroutines and waits for all of them.
+func parallel(depth, n int, fn func(i int)) {
+	workers := min(n, depth)
 	if workers <= 1 {
 		for i := range n {
 			fn(i)
@@ -59,9 +63,9 @@ type stateRead struct {
 
 // readPartitionStates reads the state znodes of partitions, pipelined; the results are in the
 // order of partitions.
-func (c *Controller) readPartitionStates(partitions []topicPartition) []stateRead {
+func (c *Controller) readPartitionStates(partitions []kafka.TopicPartition) []stateRead {
 	out := make([]stateRead, len(partitions))
-	forEachParallel(len(partitions), func(i int) {
+	c.forEachParallel(len(partitions), func(i int) {
 		s, ok, err := c.readPartitionState(partitions[i])
 		out[i] = stateRead{state: s, ok: ok, err: err}
 	})
@@ -76,12 +80,12 @@ func (c *Controller) readPartitionStates(partitions []topicPartition) []stateRea
 // also made again from ZooKeeper, since the cache may lag the leader's own ISR changes. Kafka
 // reads every state first; trusting the conditional write halves the ZooKeeper operations of a
 // controlled shutdown or a broker failure.
-func (c *Controller) currentStates(partitions []topicPartition, fresh bool) []stateRead {
+func (c *Controller) currentStates(partitions []kafka.TopicPartition, fresh bool) []stateRead {
 	if fresh {
 		return c.readPartitionStates(partitions)
 	}
 	out := make([]stateRead, len(partitions))
-	var missing []topicPartition
+	var missing []kafka.TopicPartition
 	var at []int
 	for i, tp := range partitions {
 		if l, ok := c.cc.leadership[tp]; ok {
@@ -113,11 +117,11 @@ const statesPerMulti = 50
 // input order. A transaction fails as a whole when one of its writes does (a lost race with a
 // leader's ISR update), so its writes are then redone one by one to find which. A write that
 // ErrControllerMoved rejected fails every later one the same way, so the caller resigns once.
-func (c *Controller) updatePartitionStates(partitions []topicPartition, states []leaderISRAndEpoch) []stateWrite {
+func (c *Controller) updatePartitionStates(partitions []kafka.TopicPartition, states []leaderISRAndEpoch) []stateWrite {
 	out := make([]stateWrite, len(partitions))
 	var moved atomic.Bool
 	batches := (len(partitions) + statesPerMulti - 1) / statesPerMulti
-	forEachParallel(batches, func(bi int) {
+	c.forEachParallel(batches, func(bi int) {
 		lo, hi := bi*statesPerMulti, min((bi+1)*statesPerMulti, len(partitions))
 		if moved.Load() {
 			for i := lo; i < hi; i++ {
@@ -129,7 +133,7 @@ func (c *Controller) updatePartitionStates(partitions []topicPartition, states [
 			ops := make([]any, 0, hi-lo)
 			for i := lo; i < hi; i++ {
 				tp := partitions[i]
-				ops = append(ops, &zk.SetDataRequest{Path: zkpaths.PartitionStatePath(tp.topic, tp.partition),
+				ops = append(ops, &zk.SetDataRequest{Path: zkpaths.PartitionStatePath(tp.Topic, tp.Partition),
 					Data: states[i].znode().Encode(), Version: states[i].zkVersion})
 			}
 			res, err := c.fencedMulti(ops...)
@@ -160,10 +164,10 @@ func (c *Controller) updatePartitionStates(partitions []topicPartition, states [
 
 // createPartitionStates creates the state znodes of new partitions (and their parents),
 // pipelined across partitions; the errors are in input order.
-func (c *Controller) createPartitionStates(partitions []topicPartition, states []leaderISRAndEpoch) []error {
+func (c *Controller) createPartitionStates(partitions []kafka.TopicPartition, states []leaderISRAndEpoch) []error {
 	out := make([]error, len(partitions))
 	var moved atomic.Bool
-	forEachParallel(len(partitions), func(i int) {
+	c.forEachParallel(len(partitions), func(i int) {
 		if moved.Load() {
 			out[i] = ErrControllerMoved
 			return
@@ -182,24 +186,29 @@ type topicRead struct {
 	topic string
 	t     *topicInfo
 	stat  *zk.Stat
-	watch <-chan zk.Event
-	err   error // zk.ErrNoNode when the topic is gone
+	watch armedWatch // set when the read succeeded
+	err   error      // zk.ErrNoNode when the topic is gone
 }
 
 // readTopicsW reads the assignments of topics, pipelined, each with a data watch that the caller
-// arms (on the event loop) with armTopicWatch.
+// records (on the event loop) with armTopicWatch.
 func (c *Controller) readTopicsW(topics []string) []topicRead {
 	out := make([]topicRead, len(topics))
-	forEachParallel(len(topics), func(i int) {
+	fires := make([]func(zk.Event), len(topics))
+	for i, topic := range topics {
+		fires[i], out[i].watch = c.newWatch(watchKey{dataWatch, zkpaths.TopicPath(topic)}, activeScope, topicWatchEvent(topic))
+	}
+	ctx := c.watchContext(activeScope)
+	c.forEachParallel(len(topics), func(i int) {
 		topic := topics[i]
-		r := topicRead{topic: topic}
-		data, stat, ch, err := c.zk.GetW(zkpaths.TopicPath(topic))
+		r := topicRead{topic: topic, watch: out[i].watch}
+		data, stat, err := c.store.GetW(ctx, zkpaths.TopicPath(topic), fires[i])
 		if err != nil {
 			r.err = err
 			out[i] = r
 			return
 		}
-		r.stat, r.watch = stat, ch
+		r.stat = stat
 		r.t, r.err = decodeTopic(topic, data)
 		out[i] = r
 	})

@@ -11,6 +11,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kerr"
 	"go.uber.org/zap"
 
+	"github.com/zkafka/zkafka/kafka"
 	"github.com/zkafka/zkafka/zkpaths"
 )
 
@@ -32,12 +33,11 @@ const (
 	UncleanElection ElectionType = 1
 )
 
-func preferredElectionWatchEvent(ev zk.Event) event {
-	if ev.Type == zk.EventNodeCreated || ev.Type == zk.EventNodeDataChanged {
-		return preferredReplicaElectionEvent{}
-	}
-	return nil
-}
+// preferredElectionWatchEvent maps every firing of the exists watch on
+// /admin/preferred_replica_election to the event, its deletion too: the handler's read arms the
+// watch again, so the next request is seen (Kafka 2.8 enqueues the event after deleting the
+// znode for the same reason).
+func preferredElectionWatchEvent(zk.Event) event { return preferredReplicaElectionEvent{} }
 
 // processPreferredReplicaElectionZnode handles /admin/preferred_replica_election: elect the
 // preferred replicas of the partitions listed, skipping unknown partitions, partitions of topics
@@ -51,26 +51,26 @@ func (c *Controller) processPreferredReplicaElectionZnode() error {
 	if err != nil || !exists {
 		return err
 	}
-	data, _, err := c.zk.Get(zkpaths.PreferredReplicaElection)
+	data, _, err := c.store.Get(zkpaths.PreferredReplicaElection)
 	if errors.Is(err, zk.ErrNoNode) {
 		return nil
 	}
 	if err != nil {
 		return err
 	}
-	var partitions []topicPartition
+	var partitions []kafka.TopicPartition
 	if req, err := zkpaths.DecodePreferredReplicaElectionData(data); err != nil {
 		c.log.Error("Ignoring an unreadable preferred replica election request", zap.Error(err))
 	} else {
 		for _, p := range req.Partitions {
-			partitions = append(partitions, topicPartition{p.Topic, p.Partition})
+			partitions = append(partitions, kafka.TopicPartition{Topic: p.Topic, Partition: p.Partition})
 		}
 	}
 	results, err := c.electLeadersFor(partitions, PreferredElection)
 	if err != nil {
 		return err
 	}
-	for _, tp := range slices.SortedFunc(maps.Keys(results), compareTopicPartitions) {
+	for _, tp := range slices.SortedFunc(maps.Keys(results), kafka.Compare) {
 		if err := results[tp]; err != nil {
 			c.log.Info("Preferred replica election not done", zap.Stringer("partition", tp), zap.Error(err))
 		}
@@ -82,17 +82,17 @@ func (c *Controller) processPreferredReplicaElectionZnode() error {
 // partition nil on success, or an error wrapping UNKNOWN_TOPIC_OR_PARTITION,
 // INVALID_TOPIC_EXCEPTION (topic being deleted), ELECTION_NOT_NEEDED,
 // PREFERRED_LEADER_NOT_AVAILABLE or ELIGIBLE_LEADERS_NOT_AVAILABLE.
-func (c *Controller) electLeadersFor(partitions []topicPartition, typ ElectionType) (map[topicPartition]error, error) {
+func (c *Controller) electLeadersFor(partitions []kafka.TopicPartition, typ ElectionType) (map[kafka.TopicPartition]error, error) {
 	cc := c.cc
-	results := make(map[topicPartition]error, len(partitions))
-	var electable []topicPartition
+	results := make(map[kafka.TopicPartition]error, len(partitions))
+	var electable []kafka.TopicPartition
 	for _, tp := range partitions {
 		l, ok := cc.leadership[tp]
 		switch {
 		case !ok:
 			results[tp] = fmt.Errorf("partition %s has no leadership information: %w", tp, kerr.UnknownTopicOrPartition)
-		case cc.topicsToBeDeleted[tp.topic]:
-			results[tp] = fmt.Errorf("deletion of topic %s is in progress: %w", tp.topic, kerr.InvalidTopicException)
+		case cc.topicsToBeDeleted[tp.Topic]:
+			results[tp] = fmt.Errorf("deletion of topic %s is in progress: %w", tp.Topic, kerr.InvalidTopicException)
 		case typ == PreferredElection && len(cc.replicas(tp)) > 0 && l.leader == cc.replicas(tp)[0]:
 			results[tp] = fmt.Errorf("partition %s is already led by its preferred replica: %w", tp, kerr.ElectionNotNeeded)
 		case typ == UncleanElection && l.leader != noLeader && cc.isOnline(l.leader):
@@ -134,7 +134,7 @@ func (c *Controller) scheduleAutoRebalance(after time.Duration) {
 		return
 	}
 	term := c.term
-	c.rebalanceTimer = time.AfterFunc(after, func() { c.enqueue(autoRebalanceEvent{term: term}) })
+	c.stopRebalance = c.clock.AfterFunc(after, func() { c.enqueue(autoRebalanceEvent{term: term}) })
 }
 
 // processAutoRebalance is Kafka's checkAndTriggerAutoLeaderRebalance: for each broker, the share
@@ -147,9 +147,9 @@ func (c *Controller) processAutoRebalance(term uint64) error {
 	}
 	defer c.scheduleAutoRebalance(c.cfg.LeaderImbalanceCheckInterval)
 	cc := c.cc
-	byPreferred := map[int32][]topicPartition{}
+	byPreferred := map[int32][]kafka.TopicPartition{}
 	for _, tp := range cc.partitionsWithLeadership() {
-		if cc.topicsToBeDeleted[tp.topic] || len(cc.replicas(tp)) == 0 {
+		if cc.topicsToBeDeleted[tp.Topic] || len(cc.replicas(tp)) == 0 {
 			continue
 		}
 		p := cc.replicas(tp)[0]
@@ -157,7 +157,7 @@ func (c *Controller) processAutoRebalance(term uint64) error {
 	}
 	for _, broker := range slices.Sorted(maps.Keys(byPreferred)) {
 		all := byPreferred[broker]
-		var notLed []topicPartition
+		var notLed []kafka.TopicPartition
 		for _, tp := range all {
 			if cc.leadership[tp].leader != broker {
 				notLed = append(notLed, tp)
@@ -168,10 +168,10 @@ func (c *Controller) processAutoRebalance(term uint64) error {
 			continue
 		}
 		c.log.Info("Leader imbalance above the threshold", zap.Int32("broker", broker), zap.Float64("ratio", ratio))
-		var candidates []topicPartition
+		var candidates []kafka.TopicPartition
 		for _, tp := range notLed {
 			l := cc.leadership[tp]
-			if !cc.anyReassigning() && !cc.topicsToBeDeleted[tp.topic] && cc.isOnline(broker) && slices.Contains(l.isr, broker) {
+			if !cc.anyReassigning() && !cc.topicsToBeDeleted[tp.Topic] && cc.isOnline(broker) && slices.Contains(l.isr, broker) {
 				candidates = append(candidates, tp)
 			}
 		}
@@ -197,9 +197,9 @@ func (c *Controller) processUncleanLeaderElectionEnabled(topic string, brokerDef
 	}
 	parts := c.cc.partitionsInStates(newPartition, offlinePartition)
 	if topic != "" {
-		parts = slices.DeleteFunc(parts, func(tp topicPartition) bool { return tp.topic != topic })
+		parts = slices.DeleteFunc(parts, func(tp kafka.TopicPartition) bool { return tp.Topic != topic })
 	}
-	parts = slices.DeleteFunc(parts, func(tp topicPartition) bool { return c.cc.topicsToBeDeleted[tp.topic] })
+	parts = slices.DeleteFunc(parts, func(tp kafka.TopicPartition) bool { return c.cc.topicsToBeDeleted[tp.Topic] })
 	if len(parts) == 0 {
 		return nil
 	}

@@ -10,6 +10,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kerr"
 	"go.uber.org/zap"
 
+	"github.com/zkafka/zkafka/kafka"
 	"github.com/zkafka/zkafka/zkpaths"
 )
 
@@ -27,7 +28,14 @@ import (
 //   - B (TRS ⊆ ISR): adding replicas go online; RS = TRS in memory; a leader outside TRS (or
 //     dead) is replaced by the first live ISR member of TRS, otherwise the epoch is bumped so the
 //     leader learns the new RS; removing replicas go offline and are deleted; the topic znode gets
-//     RS = TRS; the partition leaves /admin/reassign_partitions; every broker gets UpdateMetadata.
+//     RS = TRS; the partition's entry leaves /admin/reassign_partitions if it names TRS; every
+//     broker gets UpdateMetadata.
+//
+// A reassignment starts from AlterPartitionReassignments or from /admin/reassign_partitions.
+// As in Kafka 2.8, the controller starts the znode's request when the znode is created (or at
+// failover, when it exists), and only then: it removes each partition from the znode as it
+// completes, deletes the znode with the last one, and neither these rewrites nor a user's change
+// of the znode's data start anything.
 
 // PartitionReassignment is an ongoing reassignment as ListPartitionReassignments reports it.
 type PartitionReassignment struct {
@@ -36,31 +44,30 @@ type PartitionReassignment struct {
 	RemovingReplicas []int32
 }
 
-func reassignWatchEvent(ev zk.Event) event {
-	if ev.Type == zk.EventNodeCreated || ev.Type == zk.EventNodeDataChanged {
-		return zkPartitionReassignmentEvent{}
-	}
-	return nil
-}
+// reassignWatchEvent maps every firing of the exists watch on /admin/reassign_partitions
+// (creation, data change, deletion) to the event. The handler's read arms the watch again, so
+// the next request is seen (Kafka 2.8 enqueues the event after deleting the znode for the same
+// reason), and the znode's czxid tells it whether the znode is a new request.
+func reassignWatchEvent(zk.Event) event { return zkPartitionReassignmentEvent{} }
 
 // originReplicas is ORS: the assigned replicas minus those being added.
-func (c *Controller) originReplicas(tp topicPartition) []int32 {
-	t, ok := c.cc.topics[tp.topic]
+func (c *Controller) originReplicas(tp kafka.TopicPartition) []int32 {
+	t, ok := c.cc.topics[tp.Topic]
 	if !ok {
 		return nil
 	}
-	adding := t.assignment.AddingReplicas[tp.partition]
-	return slices.DeleteFunc(slices.Clone(t.assignment.Partitions[tp.partition]), func(r int32) bool { return slices.Contains(adding, r) })
+	adding := t.assignment.AddingReplicas[tp.Partition]
+	return slices.DeleteFunc(slices.Clone(t.assignment.Partitions[tp.Partition]), func(r int32) bool { return slices.Contains(adding, r) })
 }
 
 // validateReassignment checks a requested target as Kafka's API does.
-func (c *Controller) validateReassignment(tp topicPartition, target []int32) error {
+func (c *Controller) validateReassignment(tp kafka.TopicPartition, target []int32) error {
 	cc := c.cc
-	t, ok := cc.topics[tp.topic]
-	if !ok || cc.topicsToBeDeleted[tp.topic] {
-		return fmt.Errorf("topic %s does not exist or is being deleted: %w", tp.topic, kerr.UnknownTopicOrPartition)
+	t, ok := cc.topics[tp.Topic]
+	if !ok || cc.topicsToBeDeleted[tp.Topic] {
+		return fmt.Errorf("topic %s does not exist or is being deleted: %w", tp.Topic, kerr.UnknownTopicOrPartition)
 	}
-	if _, ok := t.assignment.Partitions[tp.partition]; !ok {
+	if _, ok := t.assignment.Partitions[tp.Partition]; !ok {
 		return fmt.Errorf("partition %s does not exist: %w", tp, kerr.UnknownTopicOrPartition)
 	}
 	if len(target) == 0 {
@@ -82,13 +89,15 @@ func (c *Controller) validateReassignment(tp topicPartition, target []int32) err
 }
 
 // alterReassignments is the core of AlterPartitionReassignments: a target per partition, nil
-// to cancel (back to the original replicas).
-func (c *Controller) alterReassignments(requests map[topicPartition][]int32) (map[topicPartition]error, error) {
-	results := make(map[topicPartition]error, len(requests))
-	for _, tp := range slices.SortedFunc(maps.Keys(requests), compareTopicPartitions) {
+// to cancel (back to the original replicas). As in Kafka, the valid ones supersede the entries
+// for the same partitions in /admin/reassign_partitions, which are removed from it first.
+func (c *Controller) alterReassignments(requests map[kafka.TopicPartition][]int32) (map[kafka.TopicPartition]error, error) {
+	results := make(map[kafka.TopicPartition]error, len(requests))
+	targets := make(map[kafka.TopicPartition][]int32, len(requests))
+	for _, tp := range slices.SortedFunc(maps.Keys(requests), kafka.Compare) {
 		target := requests[tp]
 		if target == nil {
-			if _, ok := c.cc.topics[tp.topic]; !ok || !c.cc.isReassigning(tp) {
+			if _, ok := c.cc.topics[tp.Topic]; !ok || !c.cc.isReassigning(tp) {
 				results[tp] = fmt.Errorf("no reassignment of %s in progress: %w", tp, kerr.NoReassignmentInProgress)
 				continue
 			}
@@ -97,8 +106,17 @@ func (c *Controller) alterReassignments(requests map[topicPartition][]int32) (ma
 			results[tp] = err
 			continue
 		}
-		delete(c.cc.reassignFromAdminZnode, tp)
-		err := c.onPartitionReassignment(tp, target)
+		targets[tp] = target
+	}
+	err := c.removeFromReassignZnode(func(tp kafka.TopicPartition, _ []int32) bool {
+		_, ok := targets[tp]
+		return ok
+	})
+	if err != nil {
+		return nil, err
+	}
+	for _, tp := range slices.SortedFunc(maps.Keys(targets), kafka.Compare) {
+		err := c.onPartitionReassignment(tp, targets[tp])
 		if errors.Is(err, ErrControllerMoved) {
 			return nil, err
 		}
@@ -109,33 +127,33 @@ func (c *Controller) alterReassignments(requests map[topicPartition][]int32) (ma
 
 // listReassignments is the core of ListPartitionReassignments: the ongoing reassignments among
 // partitions (all of them for nil).
-func (c *Controller) listReassignments(partitions []topicPartition) map[topicPartition]PartitionReassignment {
+func (c *Controller) listReassignments(partitions []kafka.TopicPartition) map[kafka.TopicPartition]PartitionReassignment {
 	cc := c.cc
 	if partitions == nil {
 		partitions = cc.allPartitions()
 	}
-	out := map[topicPartition]PartitionReassignment{}
+	out := map[kafka.TopicPartition]PartitionReassignment{}
 	for _, tp := range partitions {
 		if !cc.isReassigning(tp) {
 			continue
 		}
-		a := cc.topics[tp.topic].assignment
+		a := cc.topics[tp.Topic].assignment
 		out[tp] = PartitionReassignment{
-			Replicas:         slices.Clone(a.Partitions[tp.partition]),
-			AddingReplicas:   slices.Clone(a.AddingReplicas[tp.partition]),
-			RemovingReplicas: slices.Clone(a.RemovingReplicas[tp.partition]),
+			Replicas:         slices.Clone(a.Partitions[tp.Partition]),
+			AddingReplicas:   slices.Clone(a.AddingReplicas[tp.Partition]),
+			RemovingReplicas: slices.Clone(a.RemovingReplicas[tp.Partition]),
 		}
 	}
 	return out
 }
 
 // onPartitionReassignment moves a partition towards target (Kafka's onPartitionReassignment).
-func (c *Controller) onPartitionReassignment(tp topicPartition, target []int32) error {
+func (c *Controller) onPartitionReassignment(tp kafka.TopicPartition, target []int32) error {
 	cc := c.cc
 	if _, ok := cc.leadership[tp]; !ok {
 		return fmt.Errorf("partition %s has no leader yet: %w", tp, kerr.LeaderNotAvailable)
 	}
-	t := cc.topics[tp.topic]
+	t := cc.topics[tp.Topic]
 	origin := c.originReplicas(tp)
 	adding := slices.DeleteFunc(slices.Clone(target), func(r int32) bool { return slices.Contains(origin, r) })
 	removing := slices.DeleteFunc(slices.Clone(origin), func(r int32) bool { return slices.Contains(target, r) })
@@ -145,18 +163,18 @@ func (c *Controller) onPartitionReassignment(tp topicPartition, target []int32) 
 			rs = append(rs, r)
 		}
 	}
-	current := t.assignment.Partitions[tp.partition]
-	if !slices.Equal(current, rs) || !slices.Equal(t.assignment.AddingReplicas[tp.partition], adding) ||
-		!slices.Equal(t.assignment.RemovingReplicas[tp.partition], removing) {
+	current := t.assignment.Partitions[tp.Partition]
+	if !slices.Equal(current, rs) || !slices.Equal(t.assignment.AddingReplicas[tp.Partition], adding) ||
+		!slices.Equal(t.assignment.RemovingReplicas[tp.Partition], removing) {
 		// Phase U.
 		c.log.Info("Updating the assignment for a reassignment", zap.Stringer("partition", tp),
 			zap.String("replicas", joinIDs(rs)), zap.String("adding", joinIDs(adding)), zap.String("removing", joinIDs(removing)))
 		dropped := slices.DeleteFunc(slices.Clone(current), func(r int32) bool { return slices.Contains(rs, r) })
 		a := cloneAssignment(t.assignment)
-		a.Partitions[tp.partition] = rs
-		setOrDelete(a.AddingReplicas, tp.partition, adding)
-		setOrDelete(a.RemovingReplicas, tp.partition, removing)
-		if err := c.writeAssignment(tp.topic, a); err != nil {
+		a.Partitions[tp.Partition] = rs
+		setOrDelete(a.AddingReplicas, tp.Partition, adding)
+		setOrDelete(a.RemovingReplicas, tp.Partition, removing)
+		if err := c.writeAssignment(tp.Topic, a); err != nil {
 			return err
 		}
 		t.assignment = a
@@ -193,9 +211,9 @@ func (c *Controller) onPartitionReassignment(tp topicPartition, target []int32) 
 }
 
 // completeReassignment is phase B.
-func (c *Controller) completeReassignment(tp topicPartition, target, adding, removing []int32) error {
+func (c *Controller) completeReassignment(tp kafka.TopicPartition, target, adding, removing []int32) error {
 	cc := c.cc
-	t := cc.topics[tp.topic]
+	t := cc.topics[tp.Topic]
 	c.log.Info("Completing the reassignment", zap.Stringer("partition", tp), zap.String("target", joinIDs(target)))
 	b := c.newBatch()
 	var addingReplicas []partitionReplica
@@ -206,13 +224,13 @@ func (c *Controller) completeReassignment(tp topicPartition, target, adding, rem
 		return err
 	}
 	a := cloneAssignment(t.assignment)
-	a.Partitions[tp.partition] = slices.Clone(target)
-	delete(a.AddingReplicas, tp.partition)
-	delete(a.RemovingReplicas, tp.partition)
+	a.Partitions[tp.Partition] = slices.Clone(target)
+	delete(a.AddingReplicas, tp.Partition)
+	delete(a.RemovingReplicas, tp.Partition)
 	t.assignment = a
 	leader := cc.leadership[tp].leader
 	if !slices.Contains(target, leader) || !cc.isOnline(leader) {
-		failed, err := c.changePartitionStatesWith(b, []topicPartition{tp}, onlinePartition, strategy{kind: reassignElection})
+		failed, err := c.changePartitionStatesWith(b, []kafka.TopicPartition{tp}, onlinePartition, strategy{kind: reassignElection})
 		if err != nil {
 			return err
 		}
@@ -227,21 +245,21 @@ func (c *Controller) completeReassignment(tp topicPartition, target, adding, rem
 	if err := c.stopRemovedReplicas(tp, removing); err != nil {
 		return err
 	}
-	if err := c.writeAssignment(tp.topic, a); err != nil {
+	if err := c.writeAssignment(tp.Topic, a); err != nil {
 		return err
 	}
 	delete(c.watches, watchKey{dataWatch, stateWatchPath(tp)})
-	if cc.reassignFromAdminZnode[tp] {
-		delete(cc.reassignFromAdminZnode, tp)
-		if err := c.removeFromReassignZnode(tp); err != nil {
-			return err
-		}
+	err := c.removeFromReassignZnode(func(p kafka.TopicPartition, replicas []int32) bool {
+		return p == tp && slices.Equal(replicas, target)
+	})
+	if err != nil {
+		return err
 	}
-	b.addUpdateMetadata(cc.liveBrokerIDs(), []topicPartition{tp})
+	b.addUpdateMetadata(cc.liveBrokerIDs(), []kafka.TopicPartition{tp})
 	b.send()
 	c.log.Info("Reassignment completed", zap.Stringer("partition", tp), zap.String("replicas", joinIDs(target)))
-	if cc.topicsToBeDeleted[tp.topic] && !cc.topicReassigning(tp.topic) {
-		return c.resumeDeletionForTopics([]string{tp.topic})
+	if cc.topicsToBeDeleted[tp.Topic] && !cc.topicReassigning(tp.Topic) {
+		return c.resumeDeletionForTopics([]string{tp.Topic})
 	}
 	return nil
 }
@@ -249,7 +267,7 @@ func (c *Controller) completeReassignment(tp topicPartition, target, adding, rem
 // stopRemovedReplicas takes replicas a partition no longer has offline and deletes them:
 // OfflineReplica, ReplicaDeletionStarted, then (without waiting for the brokers' answers)
 // ReplicaDeletionSuccessful and NonExistentReplica.
-func (c *Controller) stopRemovedReplicas(tp topicPartition, replicas []int32) error {
+func (c *Controller) stopRemovedReplicas(tp kafka.TopicPartition, replicas []int32) error {
 	if len(replicas) == 0 {
 		return nil
 	}
@@ -269,7 +287,7 @@ func (c *Controller) stopRemovedReplicas(tp topicPartition, replicas []int32) er
 
 // reassignmentComplete reads the partition's state znode: the reassignment is complete when
 // every target replica is in the ISR.
-func (c *Controller) reassignmentComplete(tp topicPartition) (bool, error) {
+func (c *Controller) reassignmentComplete(tp kafka.TopicPartition) (bool, error) {
 	state, ok, err := c.readPartitionState(tp)
 	if err != nil || !ok {
 		return false, err
@@ -286,7 +304,7 @@ func (c *Controller) reassignmentComplete(tp topicPartition) (bool, error) {
 // bumpLeaderEpoch rewrites the partition's state with the same leader and ISR and leader epoch
 // + 1 (fenced, conditional), and queues LeaderAndIsr for recipients, so they learn the new
 // replica set.
-func (c *Controller) bumpLeaderEpoch(b *requestBatch, tp topicPartition, recipients []int32) error {
+func (c *Controller) bumpLeaderEpoch(b *requestBatch, tp kafka.TopicPartition, recipients []int32) error {
 	cc := c.cc
 	for {
 		current, ok, err := c.readPartitionState(tp)
@@ -320,13 +338,13 @@ func (c *Controller) writeAssignment(topic string, a zkpaths.TopicAssignment) er
 	return nil
 }
 
-func stateWatchPath(tp topicPartition) string {
-	return zkpaths.PartitionStatePath(tp.topic, tp.partition)
+func stateWatchPath(tp kafka.TopicPartition) string {
+	return zkpaths.PartitionStatePath(tp.Topic, tp.Partition)
 }
 
 // watchPartitionState arms a data watch on a reassigning partition's state znode: the leader
 // rewrites it when new replicas join the ISR.
-func (c *Controller) watchPartitionState(tp topicPartition) error {
+func (c *Controller) watchPartitionState(tp kafka.TopicPartition) error {
 	_, _, err := c.getW(stateWatchPath(tp), activeScope, func(ev zk.Event) event {
 		if ev.Type == zk.EventNodeDataChanged {
 			return partitionStateChangeEvent{tp: tp}
@@ -341,16 +359,16 @@ func (c *Controller) watchPartitionState(tp topicPartition) error {
 
 // processPartitionReassignmentIsrChange handles a change of a reassigning partition's state
 // znode: the reassignment completes if the target replicas are all in the ISR now.
-func (c *Controller) processPartitionReassignmentIsrChange(tp topicPartition) error {
+func (c *Controller) processPartitionReassignmentIsrChange(tp kafka.TopicPartition) error {
 	if c.cc == nil {
 		return nil
 	}
-	return c.maybeCompleteReassignments([]topicPartition{tp})
+	return c.maybeCompleteReassignments([]kafka.TopicPartition{tp})
 }
 
 // maybeCompleteReassignments completes the reassignments among partitions whose target replicas
 // have all joined the ISR, and re-arms the state watch of the others.
-func (c *Controller) maybeCompleteReassignments(partitions []topicPartition) error {
+func (c *Controller) maybeCompleteReassignments(partitions []kafka.TopicPartition) error {
 	for _, tp := range partitions {
 		if !c.cc.isReassigning(tp) {
 			continue
@@ -376,7 +394,7 @@ func (c *Controller) maybeCompleteReassignments(partitions []topicPartition) err
 
 // resumeReassignments runs the reassignments of partitions again from their recorded state
 // (after a failover, or when a target broker came back).
-func (c *Controller) resumeReassignments(partitions []topicPartition) error {
+func (c *Controller) resumeReassignments(partitions []kafka.TopicPartition) error {
 	for _, tp := range partitions {
 		if !c.cc.isReassigning(tp) {
 			continue
@@ -392,73 +410,90 @@ func (c *Controller) resumeReassignments(partitions []topicPartition) error {
 }
 
 // initializeReassignments resumes reassignments at failover: those requested in
-// /admin/reassign_partitions first, then those recorded in topic znodes.
+// /admin/reassign_partitions first, then the others recorded in topic znodes.
 func (c *Controller) initializeReassignments() error {
-	if err := c.processZkPartitionReassignment(); err != nil {
+	started, err := c.startZkPartitionReassignment()
+	if err != nil {
 		return err
 	}
-	var recorded []topicPartition
+	var recorded []kafka.TopicPartition
 	for _, tp := range c.cc.allPartitions() {
-		if c.cc.isReassigning(tp) {
+		if c.cc.isReassigning(tp) && !started[tp] {
 			recorded = append(recorded, tp)
 		}
 	}
 	return c.resumeReassignments(recorded)
 }
 
-// processZkPartitionReassignment handles /admin/reassign_partitions (created, or read at
-// failover): each listed partition is reassigned, superseding one in progress; entries that fail
-// validation are removed from the znode at once, the others as they complete. Reading it re-arms
-// the exists watch.
+// processZkPartitionReassignment handles a firing of the watch on /admin/reassign_partitions.
 func (c *Controller) processZkPartitionReassignment() error {
+	_, err := c.startZkPartitionReassignment()
+	return err
+}
+
+// startZkPartitionReassignment starts the request in /admin/reassign_partitions unless this
+// controller has started that znode's request already: each listed partition is reassigned,
+// superseding one in progress, and the entries that fail are removed from the znode; the others
+// leave it as they complete. It returns the partitions started. Reading the znode re-arms the
+// exists watch.
+func (c *Controller) startZkPartitionReassignment() (map[kafka.TopicPartition]bool, error) {
 	if c.cc == nil {
-		return nil
+		return nil, nil
 	}
 	exists, _, err := c.existsW(zkpaths.ReassignPartitions, activeScope, reassignWatchEvent)
 	if err != nil || !exists {
-		return err
+		return nil, err
 	}
-	data, _, err := c.zk.Get(zkpaths.ReassignPartitions)
+	data, stat, err := c.store.Get(zkpaths.ReassignPartitions)
 	if errors.Is(err, zk.ErrNoNode) {
-		return nil
+		return nil, nil
 	}
 	if err != nil {
-		return err
+		return nil, err
 	}
+	if stat.Czxid == c.cc.reassignZnodeCzxid {
+		return nil, nil
+	}
+	c.cc.reassignZnodeCzxid = stat.Czxid
 	req, err := zkpaths.DecodeReassignPartitionsData(data)
 	if err != nil {
 		c.log.Error("Removing an unreadable reassignment request", zap.Error(err))
-		return c.deleteFenced(zkpaths.ReassignPartitions)
+		return nil, c.deleteFenced(zkpaths.ReassignPartitions)
 	}
+	started := map[kafka.TopicPartition]bool{}
+	failed := map[kafka.TopicPartition]bool{}
 	for _, p := range req.Partitions {
-		tp := topicPartition{p.Topic, p.Partition}
+		tp := kafka.TopicPartition{Topic: p.Topic, Partition: p.Partition}
 		if err := c.validateReassignment(tp, p.Replicas); err != nil {
 			c.log.Error("Rejecting a reassignment from "+zkpaths.ReassignPartitions, zap.Stringer("partition", tp), zap.Error(err))
-			if err := c.removeFromReassignZnode(tp); err != nil {
-				return err
-			}
+			failed[tp] = true
 			continue
 		}
-		c.cc.reassignFromAdminZnode[tp] = true
 		if err := c.onPartitionReassignment(tp, p.Replicas); err != nil {
 			if errors.Is(err, ErrControllerMoved) {
-				return err
+				return nil, err
 			}
 			c.log.Error("Reassignment failed", zap.Stringer("partition", tp), zap.Error(err))
-			delete(c.cc.reassignFromAdminZnode, tp)
-			if err := c.removeFromReassignZnode(tp); err != nil {
-				return err
-			}
+			failed[tp] = true
+			continue
+		}
+		started[tp] = true
+	}
+	if len(failed) > 0 {
+		err := c.removeFromReassignZnode(func(tp kafka.TopicPartition, _ []int32) bool { return failed[tp] })
+		if err != nil {
+			return nil, err
 		}
 	}
-	return nil
+	return started, nil
 }
 
-// removeFromReassignZnode removes a partition from /admin/reassign_partitions, deleting the
-// znode when nothing is left (fenced, conditional on the version read).
-func (c *Controller) removeFromReassignZnode(tp topicPartition) error {
+// removeFromReassignZnode removes the entries matching remove from /admin/reassign_partitions,
+// deleting the znode when none is left (fenced, conditional on the version read). The deletion
+// fires the exists watch, whose handler arms it again.
+func (c *Controller) removeFromReassignZnode(remove func(tp kafka.TopicPartition, replicas []int32) bool) error {
 	for {
-		data, stat, err := c.zk.Get(zkpaths.ReassignPartitions)
+		data, stat, err := c.store.Get(zkpaths.ReassignPartitions)
 		if errors.Is(err, zk.ErrNoNode) {
 			return nil
 		}
@@ -467,14 +502,21 @@ func (c *Controller) removeFromReassignZnode(tp topicPartition) error {
 		}
 		req, err := zkpaths.DecodeReassignPartitionsData(data)
 		if err != nil {
+			c.log.Error("Removing an unreadable reassignment request", zap.Error(err))
 			return c.deleteFenced(zkpaths.ReassignPartitions)
 		}
+		n := len(req.Partitions)
 		req.Partitions = slices.DeleteFunc(req.Partitions, func(p zkpaths.PartitionReplicas) bool {
-			return p.Topic == tp.topic && p.Partition == tp.partition
+			return remove(kafka.TopicPartition{Topic: p.Topic, Partition: p.Partition}, p.Replicas)
 		})
-		if len(req.Partitions) == 0 {
+		switch {
+		case len(req.Partitions) == n:
+			return nil
+		case len(req.Partitions) == 0:
+			c.log.Info("No more partitions need to be reassigned; deleting " + zkpaths.ReassignPartitions)
 			_, err = c.fencedMulti(&zk.DeleteRequest{Path: zkpaths.ReassignPartitions, Version: stat.Version})
-		} else {
+		default:
+			c.log.Info("Removing partitions from "+zkpaths.ReassignPartitions, zap.Int("removed", n-len(req.Partitions)))
 			_, err = c.setFenced(zkpaths.ReassignPartitions, req.Encode(), stat.Version)
 		}
 		if errors.Is(err, zk.ErrBadVersion) || errors.Is(err, zk.ErrNoNode) {

@@ -6,6 +6,8 @@ import (
 	"slices"
 
 	"go.uber.org/zap"
+
+	"github.com/zkafka/zkafka/kafka"
 )
 
 // replicaState is a replica's state in the controller's replica state machine (Kafka's
@@ -140,7 +142,7 @@ func (c *Controller) changeReplicaStates(b *requestBatch, replicas []partitionRe
 			record(pr)
 		}
 	case offlineReplica:
-		byBroker := map[int32][]topicPartition{}
+		byBroker := map[int32][]kafka.TopicPartition{}
 		for _, pr := range valid {
 			b.addStopReplica(pr.replica, pr.tp, false)
 			byBroker[pr.replica] = append(byBroker[pr.replica], pr.tp)
@@ -164,9 +166,9 @@ func (c *Controller) changeReplicaStates(b *requestBatch, replicas []partitionRe
 		}
 	case nonExistentReplica:
 		for _, pr := range valid {
-			if t, ok := cc.topics[pr.tp.topic]; ok {
-				if rs, ok := t.assignment.Partitions[pr.tp.partition]; ok {
-					t.assignment.Partitions[pr.tp.partition] = slices.DeleteFunc(slices.Clone(rs), func(r int32) bool { return r == pr.replica })
+			if t, ok := cc.topics[pr.tp.Topic]; ok {
+				if rs, ok := t.assignment.Partitions[pr.tp.Partition]; ok {
+					t.assignment.Partitions[pr.tp.Partition] = slices.DeleteFunc(slices.Clone(rs), func(r int32) bool { return r == pr.replica })
 				}
 			}
 			if verbose {

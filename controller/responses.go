@@ -4,6 +4,8 @@ import (
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
 	"go.uber.org/zap"
+
+	"github.com/zkafka/zkafka/kafka"
 )
 
 // processLeaderAndISRResponse logs the errors a broker reported for LeaderAndIsr. Kafka also
@@ -29,7 +31,7 @@ func (c *Controller) processLeaderAndISRResponse(broker int32, resp kmsg.Respons
 	report := func(topic string, p kmsg.LeaderAndISRResponseTopicPartition) {
 		if err := kerr.ErrorForCode(p.ErrorCode); err != nil {
 			c.stateLog.Warn("Broker failed LeaderAndIsr for a partition", zap.Int32("target-broker-id", broker),
-				zap.Stringer("partition", topicPartition{topic, p.Partition}), zap.Error(err))
+				zap.Stringer("partition", kafka.TopicPartition{Topic: topic, Partition: p.Partition}), zap.Error(err))
 		}
 	}
 	for _, t := range r.Topics {

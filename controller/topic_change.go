@@ -5,6 +5,8 @@ import (
 	"strings"
 
 	"go.uber.org/zap"
+
+	"github.com/zkafka/zkafka/kafka"
 )
 
 // processTopicChange handles a change of /brokers/topics' children: new topics are read, watched
@@ -38,7 +40,7 @@ func (c *Controller) processTopicChange() error {
 	if err != nil {
 		return err
 	}
-	var partitions []topicPartition
+	var partitions []kafka.TopicPartition
 	for _, topic := range added {
 		t, ok := loaded[topic]
 		if !ok {
@@ -46,7 +48,7 @@ func (c *Controller) processTopicChange() error {
 		}
 		cc.topics[topic] = t
 		for _, p := range t.assignment.PartitionIDs() {
-			partitions = append(partitions, topicPartition{topic, p})
+			partitions = append(partitions, kafka.TopicPartition{Topic: topic, Partition: p})
 		}
 	}
 	if len(added) == 0 && len(deleted) == 0 {
@@ -79,7 +81,7 @@ func (c *Controller) processPartitionModifications(topic string) error {
 		known.id, known.assignment.TopicID = t.id, t.assignment.TopicID
 	}
 	var (
-		added []topicPartition
+		added []kafka.TopicPartition
 		ids   []int32
 	)
 	for _, p := range t.assignment.PartitionIDs() {
@@ -87,7 +89,7 @@ func (c *Controller) processPartitionModifications(topic string) error {
 			continue
 		}
 		known.assignment.Partitions[p] = t.assignment.Partitions[p]
-		added = append(added, topicPartition{topic, p})
+		added = append(added, kafka.TopicPartition{Topic: topic, Partition: p})
 		ids = append(ids, p)
 	}
 	if len(added) == 0 {
@@ -101,7 +103,7 @@ func (c *Controller) processPartitionModifications(topic string) error {
 // replicas to NewReplica, partitions to OnlinePartition (which creates their state znodes and
 // sends LeaderAndIsr with isNew to their replicas and UpdateMetadata to every broker), replicas
 // to OnlineReplica.
-func (c *Controller) onNewPartitionCreation(partitions []topicPartition) error {
+func (c *Controller) onNewPartitionCreation(partitions []kafka.TopicPartition) error {
 	if len(partitions) == 0 {
 		return nil
 	}

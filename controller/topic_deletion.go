@@ -12,6 +12,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kmsg"
 	"go.uber.org/zap"
 
+	"github.com/zkafka/zkafka/kafka"
 	"github.com/zkafka/zkafka/zkpaths"
 )
 
@@ -173,7 +174,7 @@ func (c *Controller) eligibleForDeletion(topic string) bool {
 func (c *Controller) onTopicDeletion(topics []string) error {
 	cc := c.cc
 	c.log.Info("Topic deletion callback", zap.Strings("topics", topics))
-	var unseen, partitions []topicPartition
+	var unseen, partitions []kafka.TopicPartition
 	for _, topic := range topics {
 		for _, tp := range cc.partitionsOfTopic(topic) {
 			partitions = append(partitions, tp)
@@ -213,9 +214,9 @@ func (c *Controller) onTopicDeletion(topics []string) error {
 		return err
 	}
 	for _, pr := range dead {
-		if !cc.topicsIneligibleForDel[pr.tp.topic] {
-			c.log.Info("Topic deletion waits for a broker that is down", zap.String("topic", pr.tp.topic), zap.Int32("broker", pr.replica))
-			cc.topicsIneligibleForDel[pr.tp.topic] = true
+		if !cc.topicsIneligibleForDel[pr.tp.Topic] {
+			c.log.Info("Topic deletion waits for a broker that is down", zap.String("topic", pr.tp.Topic), zap.Int32("broker", pr.replica))
+			cc.topicsIneligibleForDel[pr.tp.Topic] = true
 		}
 	}
 	if err := c.changeReplicaStates(b, retry, offlineReplica); err != nil {
@@ -240,7 +241,7 @@ func (c *Controller) failReplicaDeletion(replicas []partitionReplica) error {
 	}
 	b.send()
 	for _, pr := range replicas {
-		c.cc.topicsIneligibleForDel[pr.tp.topic] = true
+		c.cc.topicsIneligibleForDel[pr.tp.Topic] = true
 	}
 	return c.resumeDeletions()
 }
@@ -261,9 +262,9 @@ func (c *Controller) processStopReplicaResponse(broker int32, req *kmsg.StopRepl
 	if topLevel != nil {
 		c.stateLog.Error("Received error in StopReplica response", zap.Int32("target-broker-id", broker), zap.Error(topLevel))
 	}
-	partitionErrs := map[topicPartition]error{}
+	partitionErrs := map[kafka.TopicPartition]error{}
 	for _, p := range r.Partitions {
-		partitionErrs[topicPartition{p.Topic, p.Partition}] = kerr.ErrorForCode(p.ErrorCode)
+		partitionErrs[kafka.TopicPartition{Topic: p.Topic, Partition: p.Partition}] = kerr.ErrorForCode(p.ErrorCode)
 	}
 	var succeeded, failed []partitionReplica
 	for _, t := range req.Topics {
@@ -274,7 +275,7 @@ func (c *Controller) processStopReplicaResponse(broker int32, req *kmsg.StopRepl
 			if !p.Delete {
 				continue
 			}
-			pr := partitionReplica{topicPartition{t.Topic, p.Partition}, broker}
+			pr := partitionReplica{kafka.TopicPartition{Topic: t.Topic, Partition: p.Partition}, broker}
 			if c.replicaState(pr) != replicaDeletionStarted {
 				continue
 			}
@@ -344,7 +345,7 @@ func (c *Controller) deleteRecursiveFenced(root string) error {
 	for len(queue) > 0 {
 		p := queue[0]
 		queue = queue[1:]
-		children, _, err := c.zk.Children(p)
+		children, _, err := c.store.Children(p)
 		if errors.Is(err, zk.ErrNoNode) {
 			continue
 		}

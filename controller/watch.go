@@ -9,7 +9,7 @@ import (
 
 // ZooKeeper watches are one-shot. A fired watch only enqueues an event; the handler re-reads
 // the znode, which arms the watch again. The event loop keeps the set of armed watches so that
-// each path has at most one watch goroutine. A watch counts as armed only until it fires, not
+// each path has at most one watch armed. A watch counts as armed only until it fires, not
 // until its event is processed: a read in between must arm a new one, or a change made after
 // that read (even by the controller itself) would go unnoticed.
 
@@ -38,10 +38,10 @@ const (
 type armedWatch struct {
 	id    uint64
 	scope watchScope
-	fired *atomic.Bool // set by the watch goroutine
+	fired *atomic.Bool // set when the watch fires, on the znodeStore's goroutine
 }
 
-// watchFired is what a watch goroutine enqueues: which watch fired, and the event the firing
+// watchFired is what a fired watch enqueues: which watch fired, and the event the firing
 // means (nil when the watch ended without firing, e.g. on session expiry).
 type watchFired struct {
 	key   watchKey
@@ -51,31 +51,35 @@ type watchFired struct {
 
 func (watchFired) name() string { return "WatchFired" }
 
-// arm records a new watch on key and starts a goroutine that turns its firing into an event.
-// toEvent maps the ZooKeeper event to a controller event (nil: nothing to do).
-func (c *Controller) arm(key watchKey, scope watchScope, ch <-chan zk.Event, toEvent func(zk.Event) event) {
+// newWatch prepares a watch on key: the function to give the znodeStore, which turns the
+// watch's firing into an event (toEvent maps the ZooKeeper event; nil means nothing to do), and
+// the record that arm keeps once the read has set the watch.
+func (c *Controller) newWatch(key watchKey, scope watchScope, toEvent func(zk.Event) event) (func(zk.Event), armedWatch) {
 	c.nextWatchID++
 	id := c.nextWatchID
 	fired := new(atomic.Bool)
-	c.watches[key] = armedWatch{id: id, scope: scope, fired: fired}
-	ctx := c.loopCtx
-	if scope == activeScope {
-		ctx = c.activeCtx
-	}
-	c.watchers.Add(1)
-	go func() {
-		defer c.watchers.Done()
-		select {
-		case ev, ok := <-ch:
-			fired.Store(true)
-			var inner event
-			if ok && ev.Type != zk.EventNotWatching {
-				inner = toEvent(ev)
-			}
-			c.enqueue(watchFired{key: key, id: id, inner: inner})
-		case <-ctx.Done():
+	fire := func(ev zk.Event) {
+		fired.Store(true)
+		var inner event
+		if ev.Type != zk.EventNotWatching {
+			inner = toEvent(ev)
 		}
-	}()
+		c.enqueue(watchFired{key: key, id: id, inner: inner})
+	}
+	return fire, armedWatch{id: id, scope: scope, fired: fired}
+}
+
+// arm records a watch set by a successful read.
+func (c *Controller) arm(key watchKey, w armedWatch) {
+	c.watches[key] = w
+}
+
+// watchContext is the context a watch of scope lives in.
+func (c *Controller) watchContext(scope watchScope) context.Context {
+	if scope == activeScope {
+		return c.activeCtx
+	}
+	return c.loopCtx
 }
 
 // armed reports whether key has a watch that has not fired yet.
@@ -105,13 +109,14 @@ func (c *Controller) forgetWatches(scope *watchScope) {
 func (c *Controller) existsW(path string, scope watchScope, toEvent func(zk.Event) event) (bool, *zk.Stat, error) {
 	key := watchKey{existsWatch, path}
 	if c.armed(key) {
-		return c.zk.Exists(path)
+		return c.store.Exists(path)
 	}
-	ok, stat, ch, err := c.zk.ExistsW(path)
+	fire, w := c.newWatch(key, scope, toEvent)
+	ok, stat, err := c.store.ExistsW(c.watchContext(scope), path, fire)
 	if err != nil {
 		return false, nil, err
 	}
-	c.arm(key, scope, ch, toEvent)
+	c.arm(key, w)
 	return ok, stat, nil
 }
 
@@ -119,13 +124,14 @@ func (c *Controller) existsW(path string, scope watchScope, toEvent func(zk.Even
 func (c *Controller) getW(path string, scope watchScope, toEvent func(zk.Event) event) ([]byte, *zk.Stat, error) {
 	key := watchKey{dataWatch, path}
 	if c.armed(key) {
-		return c.zk.Get(path)
+		return c.store.Get(path)
 	}
-	data, stat, ch, err := c.zk.GetW(path)
+	fire, w := c.newWatch(key, scope, toEvent)
+	data, stat, err := c.store.GetW(c.watchContext(scope), path, fire)
 	if err != nil {
 		return nil, nil, err
 	}
-	c.arm(key, scope, ch, toEvent)
+	c.arm(key, w)
 	return data, stat, nil
 }
 
@@ -133,14 +139,15 @@ func (c *Controller) getW(path string, scope watchScope, toEvent func(zk.Event) 
 func (c *Controller) childrenW(path string, scope watchScope, toEvent func(zk.Event) event) ([]string, error) {
 	key := watchKey{childrenWatch, path}
 	if c.armed(key) {
-		children, _, err := c.zk.Children(path)
+		children, _, err := c.store.Children(path)
 		return children, err
 	}
-	children, _, ch, err := c.zk.ChildrenW(path)
+	fire, w := c.newWatch(key, scope, toEvent)
+	children, _, err := c.store.ChildrenW(c.watchContext(scope), path, fire)
 	if err != nil {
 		return nil, err
 	}
-	c.arm(key, scope, ch, toEvent)
+	c.arm(key, w)
 	return children, nil
 }
 

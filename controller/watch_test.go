@@ -5,6 +5,8 @@ import (
 	"testing"
 
 	"github.com/go-zookeeper/zk"
+
+	"github.com/zkafka/zkafka/internal/wait"
 )
 
 // TestWatchRearmedAfterFiring: between a watch firing and its event being processed, a read
@@ -32,7 +34,7 @@ func TestWatchRearmedAfterFiring(t *testing.T) {
 	if _, err := c.admin.Create(path, nil, 0, nil); err != nil {
 		t.Fatal(err)
 	}
-	waitFor(t, "the creation to be queued", func() bool { return ctl.events.len() == 1 })
+	wait.For(t, waitTimeout, "the creation to be queued", func() bool { return ctl.events.len() == 1 })
 
 	// The event is queued, not processed; this read must arm a new watch.
 	if _, _, err := ctl.existsW(path, sessionScope, toEvent); err != nil {
@@ -41,7 +43,7 @@ func TestWatchRearmedAfterFiring(t *testing.T) {
 	if err := c.admin.Delete(path, -1); err != nil {
 		t.Fatal(err)
 	}
-	waitFor(t, "the deletion to be queued", func() bool { return ctl.events.len() == 2 })
+	wait.For(t, waitTimeout, "the deletion to be queued", func() bool { return ctl.events.len() == 2 })
 
 	first, _ := ctl.events.pop(ctx)
 	second, _ := ctl.events.pop(ctx)

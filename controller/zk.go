@@ -8,6 +8,7 @@ import (
 	"github.com/go-zookeeper/zk"
 	"go.uber.org/zap"
 
+	"github.com/zkafka/zkafka/kafka"
 	"github.com/zkafka/zkafka/zkpaths"
 )
 
@@ -22,7 +23,7 @@ const uncleanLeaderElectionConfig = "unclean.leader.election.enable"
 // elected since, ZooKeeper rejects the whole transaction and fencedMulti returns
 // ErrControllerMoved. Otherwise it returns the responses to ops, or the first failing op's error.
 func (c *Controller) fencedMulti(ops ...any) ([]zk.MultiResponse, error) {
-	if c.zk.SessionID() != c.session {
+	if c.store.SessionID() != c.session {
 		// The session that won the election is gone: a new controller may be elected at any
 		// moment, and this one must not act in the replacement session.
 		return nil, fmt.Errorf("%w: ZooKeeper session 0x%x ended", ErrControllerMoved, c.session)
@@ -30,7 +31,7 @@ func (c *Controller) fencedMulti(ops ...any) ([]zk.MultiResponse, error) {
 	all := make([]any, 0, len(ops)+1)
 	all = append(all, &zk.CheckVersionRequest{Path: zkpaths.ControllerEpoch, Version: c.cc.epochZkVersion})
 	all = append(all, ops...)
-	res, err := c.zk.Multi(all...)
+	res, err := c.store.Multi(all...)
 	if err == nil {
 		return res[1:], nil
 	}
@@ -75,9 +76,9 @@ func (c *Controller) setFenced(path string, data []byte, version int32) (int32, 
 
 // createPartitionState creates a partition's state znode and its parent /partitions/<p> in one
 // fenced transaction (and /partitions first if the topic has none yet).
-func (c *Controller) createPartitionState(tp topicPartition, state leaderISRAndEpoch) error {
-	parent := zkpaths.PartitionPath(tp.topic, tp.partition)
-	path := zkpaths.PartitionStatePath(tp.topic, tp.partition)
+func (c *Controller) createPartitionState(tp kafka.TopicPartition, state leaderISRAndEpoch) error {
+	parent := zkpaths.PartitionPath(tp.Topic, tp.Partition)
+	path := zkpaths.PartitionStatePath(tp.Topic, tp.Partition)
 	data := state.znode().Encode()
 	create := func() error {
 		_, err := c.fencedMulti(&zk.CreateRequest{Path: parent}, &zk.CreateRequest{Path: path, Data: data})
@@ -85,8 +86,8 @@ func (c *Controller) createPartitionState(tp topicPartition, state leaderISRAndE
 	}
 	err := create()
 	if errors.Is(err, zk.ErrNoNode) {
-		if err := c.createFenced(zkpaths.TopicPartitionsPath(tp.topic), nil); err != nil && !errors.Is(err, zk.ErrNodeExists) {
-			return fmt.Errorf("create %s: %w", zkpaths.TopicPartitionsPath(tp.topic), err)
+		if err := c.createFenced(zkpaths.TopicPartitionsPath(tp.Topic), nil); err != nil && !errors.Is(err, zk.ErrNodeExists) {
+			return fmt.Errorf("create %s: %w", zkpaths.TopicPartitionsPath(tp.Topic), err)
 		}
 		err = create()
 	}
@@ -102,8 +103,8 @@ func (c *Controller) createPartitionState(tp topicPartition, state leaderISRAndE
 
 // updatePartitionState writes a partition's new leadership, conditional on the zkVersion the
 // state carries, and returns the znode's new zkVersion.
-func (c *Controller) updatePartitionState(tp topicPartition, state leaderISRAndEpoch) (int32, error) {
-	path := zkpaths.PartitionStatePath(tp.topic, tp.partition)
+func (c *Controller) updatePartitionState(tp kafka.TopicPartition, state leaderISRAndEpoch) (int32, error) {
+	path := zkpaths.PartitionStatePath(tp.Topic, tp.Partition)
 	v, err := c.setFenced(path, state.znode().Encode(), state.zkVersion)
 	if err != nil {
 		return 0, fmt.Errorf("update %s at zkVersion %d: %w", path, state.zkVersion, err)
@@ -112,9 +113,9 @@ func (c *Controller) updatePartitionState(tp topicPartition, state leaderISRAndE
 }
 
 // readPartitionState reads a partition's state znode; ok is false if it does not exist.
-func (c *Controller) readPartitionState(tp topicPartition) (state leaderISRAndEpoch, ok bool, err error) {
-	path := zkpaths.PartitionStatePath(tp.topic, tp.partition)
-	data, stat, err := c.zk.Get(path)
+func (c *Controller) readPartitionState(tp kafka.TopicPartition) (state leaderISRAndEpoch, ok bool, err error) {
+	path := zkpaths.PartitionStatePath(tp.Topic, tp.Partition)
+	data, stat, err := c.store.Get(path)
 	if errors.Is(err, zk.ErrNoNode) {
 		return leaderISRAndEpoch{}, false, nil
 	}
@@ -200,7 +201,7 @@ func topicWatchEvent(topic string) func(zk.Event) event {
 
 // armTopicWatch records the data watch of a topic read by readTopicsW.
 func (c *Controller) armTopicWatch(r topicRead) {
-	c.arm(watchKey{dataWatch, zkpaths.TopicPath(r.topic)}, activeScope, r.watch, topicWatchEvent(r.topic))
+	c.arm(watchKey{dataWatch, zkpaths.TopicPath(r.topic)}, r.watch)
 }
 
 // decodeTopic decodes a topic's assignment znode.
@@ -221,7 +222,7 @@ func decodeTopic(topic string, data []byte) (*topicInfo, error) {
 // uncleanLeaderElectionEnabled reads the topic's override of unclean.leader.election.enable from
 // /config/topics/<t>, falling back to the broker's setting.
 func (c *Controller) uncleanLeaderElectionEnabled(topic string) (bool, error) {
-	data, _, err := c.zk.Get(zkpaths.TopicConfigPath(topic))
+	data, _, err := c.store.Get(zkpaths.TopicConfigPath(topic))
 	if errors.Is(err, zk.ErrNoNode) {
 		return c.uncleanDefault, nil
 	}

@@ -60,10 +60,12 @@ type Clock interface {
 // Timer is a scheduled callback.
 type Timer interface{ Stop() bool }
 
-type realClock struct{}
+// SystemClock is the real Clock (time.Now, time.AfterFunc), the default
+// of the group and transaction coordinators.
+type SystemClock struct{}
 
-func (realClock) Now() time.Time                            { return time.Now() }
-func (realClock) AfterFunc(d time.Duration, f func()) Timer { return time.AfterFunc(d, f) }
+func (SystemClock) Now() time.Time                            { return time.Now() }
+func (SystemClock) AfterFunc(d time.Duration, f func()) Timer { return time.AfterFunc(d, f) }
 
 // Log is the coordinator's access to the __consumer_offsets partitions this
 // broker hosts; the broker implements it over its replica manager.

@@ -16,10 +16,9 @@ import (
 // GroupCoordinator with its GroupMetadataManager): it owns the groups whose
 // __consumer_offsets partition this broker leads.
 //
-// One mutex guards every group and the partition table. Appends to
-// __consumer_offsets happen under it, so a partition's records are in the
-// order the coordinator decided them; waiting for acks=all happens outside
-// it.
+// Each group has its own lock (group.mu); mu guards only the table of
+// partitions and their groups, and is always the last lock taken. doc.go
+// gives the whole lock order.
 type Coordinator struct {
 	cfg   Config
 	log   *zap.Logger
@@ -33,15 +32,15 @@ type Coordinator struct {
 	mu         sync.Mutex
 	active     bool
 	partitions map[int32]*ownedPartition
-	groups     map[string]*group
 	expiry     Timer
 }
 
 // ownedPartition is an __consumer_offsets partition this broker leads:
-// loading until its groups are read back from the log.
+// loading until its groups are read back from the log, then serving them.
 type ownedPartition struct {
 	leaderEpoch int32
 	loading     bool
+	groups      map[string]*group
 }
 
 // New returns a coordinator over the given partitions; Start activates it.
@@ -50,7 +49,7 @@ func New(cfg Config, store Log) *Coordinator {
 		cfg.Logger = zap.NewNop()
 	}
 	if cfg.Clock == nil {
-		cfg.Clock = realClock{}
+		cfg.Clock = SystemClock{}
 	}
 	if cfg.OffsetsTopicPartitions <= 0 {
 		cfg.OffsetsTopicPartitions = 50
@@ -58,7 +57,7 @@ func New(cfg Config, store Log) *Coordinator {
 	ctx, cancel := context.WithCancel(context.Background())
 	return &Coordinator{
 		cfg: cfg, log: cfg.Logger, clock: cfg.Clock, store: store, ctx: ctx, cancel: cancel,
-		partitions: map[int32]*ownedPartition{}, groups: map[string]*group{},
+		partitions: map[int32]*ownedPartition{},
 	}
 }
 
@@ -79,10 +78,14 @@ func (c *Coordinator) Shutdown() {
 	if c.expiry != nil {
 		c.expiry.Stop()
 	}
+	detached := map[int32][]*group{}
 	for p := range c.partitions {
-		c.unloadLocked(p)
+		detached[p] = c.detachLocked(p)
 	}
 	c.mu.Unlock()
+	for p, groups := range detached {
+		c.unload(p, groups)
+	}
 	c.cancel()
 	c.wg.Wait()
 	c.log.Info("Shut down group coordinator")
@@ -133,26 +136,68 @@ const (
 	offsetAPI
 )
 
-// validateLocked is Kafka's validateGroupStatus.
-func (c *Coordinator) validateLocked(groupID string, kind apiKind) error {
+// lockGroup is Kafka's validateGroupStatus followed by getGroup (or
+// getOrMaybeCreateGroup when create is set): it checks that this broker
+// coordinates the group and returns it with its lock held, or nil when
+// there is no such group. The group returned is live (not Dead): one
+// removed from the table while the request waited for its lock is looked
+// up again, so a request sees the table as it is once it holds the lock.
+func (c *Coordinator) lockGroup(groupID string, kind apiKind, create bool) (*group, error) {
 	if kind == membershipAPI && groupID == "" {
-		return kerr.InvalidGroupID
-	}
-	if !c.active {
-		return kerr.CoordinatorNotAvailable
+		return nil, kerr.InvalidGroupID
 	}
 	partition := c.PartitionFor(groupID)
-	p, ok := c.partitions[partition]
-	switch {
-	case !ok:
-		return kerr.NotCoordinator
-	case p.loading:
-		return kerr.CoordinatorLoadInProgress
-	case !c.store.IsLeader(partition):
-		c.unloadLocked(partition)
-		return kerr.NotCoordinator
+	for {
+		leader := c.store.IsLeader(partition)
+		c.mu.Lock()
+		if !c.active {
+			c.mu.Unlock()
+			return nil, kerr.CoordinatorNotAvailable
+		}
+		p, ok := c.partitions[partition]
+		switch {
+		case !ok:
+			c.mu.Unlock()
+			return nil, kerr.NotCoordinator
+		case p.loading:
+			c.mu.Unlock()
+			return nil, kerr.CoordinatorLoadInProgress
+		case !leader:
+			groups := c.detachLocked(partition)
+			c.mu.Unlock()
+			c.unload(partition, groups)
+			return nil, kerr.NotCoordinator
+		}
+		g, ok := p.groups[groupID]
+		if !ok {
+			if create {
+				// Taken under mu, against the lock order, but it
+				// cannot wait: nobody else can reach g before it is
+				// published.
+				g = newGroup(groupID, partition, c.clock.Now())
+				g.mu.Lock()
+				p.groups[groupID] = g
+			}
+			c.mu.Unlock()
+			return g, nil
+		}
+		c.mu.Unlock()
+		g.mu.Lock()
+		if !g.is(Dead) {
+			return g, nil
+		}
+		g.mu.Unlock()
 	}
-	return nil
+}
+
+// removeGroupLocked takes a group that has just turned Dead out of the
+// table, with the group's lock held.
+func (c *Coordinator) removeGroupLocked(g *group) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if p, ok := c.partitions[g.partition]; ok && p.groups[g.id] == g {
+		delete(p.groups, g.id)
+	}
 }
 
 func (c *Coordinator) transitionLocked(g *group, to GroupState) {
@@ -178,9 +223,9 @@ func (c *Coordinator) scheduleHeartbeatLocked(g *group, m *member, timeout time.
 	}
 	var t Timer
 	t = c.clock.AfterFunc(timeout, func() {
-		c.mu.Lock()
-		defer c.mu.Unlock()
-		if m.heartbeat != t || c.groups[g.id] != g {
+		g.mu.Lock()
+		defer g.mu.Unlock()
+		if m.heartbeat != t || g.is(Dead) {
 			return
 		}
 		m.heartbeat = nil
@@ -193,7 +238,7 @@ func (c *Coordinator) scheduleHeartbeatLocked(g *group, m *member, timeout time.
 // parked in a rebalance counts as alive, unless it is new (its JoinGroup may
 // have been abandoned by a client that timed out).
 func (c *Coordinator) expireHeartbeatLocked(g *group, m *member) {
-	if g.is(Dead) || !g.has(m.id) {
+	if !g.has(m.id) {
 		return
 	}
 	if !m.isNew && (m.awaitingJoin != nil || m.awaitingSync != nil) {
@@ -261,9 +306,9 @@ func (c *Coordinator) scheduleJoinLocked(g *group, initial bool, delay, remainin
 	dj := &delayedJoin{initial: initial, remaining: remaining}
 	g.join = dj
 	dj.timer = c.clock.AfterFunc(delay, func() {
-		c.mu.Lock()
-		defer c.mu.Unlock()
-		if g.join != dj || c.groups[g.id] != g {
+		g.mu.Lock()
+		defer g.mu.Unlock()
+		if g.join != dj || g.is(Dead) {
 			return
 		}
 		g.join = nil
@@ -362,18 +407,19 @@ func (c *Coordinator) resetAndPropagateAssignmentErrorLocked(g *group, err error
 }
 
 // storeGroupLocked appends the group's metadata with this assignment and
-// calls done (under the lock) once acks=all answered, with Kafka's mapping
-// of append errors to group errors.
+// calls done (under the group's lock) once acks=all answered, with Kafka's
+// mapping of append errors to group errors.
 func (c *Coordinator) storeGroupLocked(g *group, assignment map[string][]byte, done func(error)) {
 	now := c.clock.Now().UnixMilli()
-	batch := encodeBatch([]record{{key: groupMetadataKey(g.id), value: groupMetadataValue(g, assignment, now)}}, now)
-	c.appendLocked(g.partition, batch, func(err error) { done(groupStoreError(err)) })
+	batch := EncodeBatch([]Record{{Key: groupMetadataKey(g.id), Value: groupMetadataValue(g, assignment, now)}}, now)
+	c.appendLocked(g, batch, func(err error) { done(groupStoreError(err)) })
 }
 
-// appendLocked appends a batch and calls done (under the lock) when acks=all
-// answered, from a goroutine the coordinator waits for at shutdown.
-func (c *Coordinator) appendLocked(partition int32, batch []byte, done func(error)) {
-	_, await, err := c.store.Append(partition, batch)
+// appendLocked appends a batch of the group's records and calls done (under
+// the group's lock) when acks=all answered, from a goroutine the
+// coordinator waits for at shutdown.
+func (c *Coordinator) appendLocked(g *group, batch []byte, done func(error)) {
+	_, await, err := c.store.Append(g.partition, batch)
 	if err != nil {
 		done(err)
 		return
@@ -384,8 +430,8 @@ func (c *Coordinator) appendLocked(partition int32, batch []byte, done func(erro
 		ctx, cancel := context.WithTimeout(c.ctx, c.cfg.OffsetCommitTimeout)
 		err := await(ctx)
 		cancel()
-		c.mu.Lock()
-		defer c.mu.Unlock()
+		g.mu.Lock()
+		defer g.mu.Unlock()
 		done(err)
 	}()
 }

@@ -7,6 +7,9 @@ import (
 
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
+
+	"github.com/zkafka/zkafka/internal/wait"
+	"github.com/zkafka/zkafka/kafka"
 )
 
 // The expected values come from Java (JDK 17): s.hashCode(), then Kafka's
@@ -116,9 +119,9 @@ func wantCode(t *testing.T, what string, got int16, want *kerr.Error) {
 func stableGroup(t *testing.T, c *Coordinator, clock *fakeClock) (leader, follower *kmsg.JoinGroupResponse) {
 	t.Helper()
 	a := joinAsync(c, joinReq("", "", 3, "range"))
-	waitFor(t, "first member parked", func() bool { return awaitingJoin(c, testGroup) == 1 })
+	wait.For(t, waitTimeout, "first member parked", func() bool { return awaitingJoin(c, testGroup) == 1 })
 	b := joinAsync(c, joinReq("", "", 3, "range"))
-	waitFor(t, "second member parked", func() bool { return awaitingJoin(c, testGroup) == 2 })
+	wait.For(t, waitTimeout, "second member parked", func() bool { return awaitingJoin(c, testGroup) == 2 })
 	if s := stateOf(c, testGroup); s != PreparingRebalance {
 		t.Fatalf("state %v during the initial delay, want PreparingRebalance", s)
 	}
@@ -143,7 +146,7 @@ func stableGroup(t *testing.T, c *Coordinator, clock *fakeClock) (leader, follow
 		t.Fatalf("generation %d protocol %v, want 1 range", leader.Generation, *leader.Protocol)
 	}
 	fs := syncAsync(c, follower.MemberID, "", 1, nil)
-	waitFor(t, "follower parked in sync", func() bool {
+	wait.For(t, waitTimeout, "follower parked in sync", func() bool {
 		return inspect(c, testGroup, func(g *group) bool { return g.members[follower.MemberID].awaitingSync != nil })
 	})
 	ls := syncAsync(c, leader.MemberID, "", 1, map[string]string{leader.MemberID: "A", follower.MemberID: "B"})
@@ -185,10 +188,10 @@ func TestProtocolVote(t *testing.T) {
 	// Both support range and roundrobin; two of three prefer roundrobin.
 	// sticky is not supported by all, so it is no candidate.
 	a := joinAsync(c, joinReq("", "", 3, "sticky", "range", "roundrobin"))
-	waitFor(t, "a parked", func() bool { return awaitingJoin(c, testGroup) == 1 })
+	wait.For(t, waitTimeout, "a parked", func() bool { return awaitingJoin(c, testGroup) == 1 })
 	b := joinAsync(c, joinReq("", "", 3, "roundrobin", "range"))
 	d := joinAsync(c, joinReq("", "", 3, "roundrobin", "range", "sticky"))
-	waitFor(t, "all parked", func() bool { return awaitingJoin(c, testGroup) == 3 })
+	wait.For(t, waitTimeout, "all parked", func() bool { return awaitingJoin(c, testGroup) == 3 })
 	clock.Advance(6 * time.Second)
 	for _, ch := range []<-chan *kmsg.JoinGroupResponse{a, b, d} {
 		if r := recv(t, ch); *r.Protocol != "roundrobin" {
@@ -206,10 +209,10 @@ func TestProtocolVote(t *testing.T) {
 func TestInitialDelayExtendsWhileMembersArrive(t *testing.T) {
 	c, clock, _ := testCoordinator(t, nil)
 	a := joinAsync(c, joinReq("", "", 3, "range"))
-	waitFor(t, "a parked", func() bool { return awaitingJoin(c, testGroup) == 1 })
+	wait.For(t, waitTimeout, "a parked", func() bool { return awaitingJoin(c, testGroup) == 1 })
 	clock.Advance(2 * time.Second)
 	b := joinAsync(c, joinReq("", "", 3, "range"))
-	waitFor(t, "b parked", func() bool { return awaitingJoin(c, testGroup) == 2 })
+	wait.For(t, waitTimeout, "b parked", func() bool { return awaitingJoin(c, testGroup) == 2 })
 	clock.Advance(1 * time.Second) // first delay over; b arrived meanwhile: another delay
 	if s := stateOf(c, testGroup); s != PreparingRebalance {
 		t.Fatalf("state %v after the first delay with a new member, want PreparingRebalance", s)
@@ -228,7 +231,7 @@ func TestMemberIDRequired(t *testing.T) {
 		t.Fatal("MEMBER_ID_REQUIRED without a member id")
 	}
 	j := joinAsync(c, joinReq(r.MemberID, "", 4, "range"))
-	waitFor(t, "parked", func() bool { return awaitingJoin(c, testGroup) == 1 })
+	wait.For(t, waitTimeout, "parked", func() bool { return awaitingJoin(c, testGroup) == 1 })
 	clock.Advance(0)
 	r2 := recv(t, j)
 	wantCode(t, "second join", r2.ErrorCode, nil)
@@ -284,7 +287,7 @@ func TestBadInput(t *testing.T) {
 	// The leader rejoining starts a rebalance: heartbeats say so, commits
 	// in CompletingRebalance are refused.
 	lj := joinAsync(c, joinReq(leader.MemberID, "", 3, "range"))
-	waitFor(t, "rebalance", func() bool { return stateOf(c, testGroup) == PreparingRebalance })
+	wait.For(t, waitTimeout, "rebalance", func() bool { return stateOf(c, testGroup) == PreparingRebalance })
 	wantCode(t, "heartbeat during rebalance", heartbeat(c, follower.MemberID, "", 1), kerr.RebalanceInProgress)
 	fj := joinAsync(c, joinReq(follower.MemberID, "", 3, "range"))
 	recv(t, lj)
@@ -346,9 +349,9 @@ func TestSessionExpiryRebalances(t *testing.T) {
 func TestStaticMemberRejoinWithoutRebalance(t *testing.T) {
 	c, clock, _ := testCoordinator(t, nil)
 	a := joinAsync(c, joinReq("", "instance-a", 5, "range"))
-	waitFor(t, "a parked", func() bool { return awaitingJoin(c, testGroup) == 1 })
+	wait.For(t, waitTimeout, "a parked", func() bool { return awaitingJoin(c, testGroup) == 1 })
 	b := joinAsync(c, joinReq("", "instance-b", 5, "range"))
-	waitFor(t, "b parked", func() bool { return awaitingJoin(c, testGroup) == 2 })
+	wait.For(t, waitTimeout, "b parked", func() bool { return awaitingJoin(c, testGroup) == 2 })
 	clock.Advance(6 * time.Second)
 	ra, rb := recv(t, a), recv(t, b)
 	leader, follower, fInstance := ra, rb, "instance-b"
@@ -356,7 +359,7 @@ func TestStaticMemberRejoinWithoutRebalance(t *testing.T) {
 		leader, follower, fInstance = rb, ra, "instance-a"
 	}
 	fs := syncAsync(c, follower.MemberID, fInstance, 1, nil)
-	waitFor(t, "follower parked", func() bool {
+	wait.For(t, waitTimeout, "follower parked", func() bool {
 		return inspect(c, testGroup, func(g *group) bool { return g.members[follower.MemberID].awaitingSync != nil })
 	})
 	recv(t, syncAsync(c, leader.MemberID, "", 1, map[string]string{leader.MemberID: "L", follower.MemberID: "F"}))
@@ -405,14 +408,14 @@ func commitReq(group, memberID string, generation int32, topic string, offsets m
 	return req
 }
 
-func fetchOffsets(c *Coordinator, group string) map[topicPartition]int64 {
+func fetchOffsets(c *Coordinator, group string) map[kafka.TopicPartition]int64 {
 	req := kmsg.NewPtrOffsetFetchRequest()
 	req.Version = 7
 	req.Group = group
-	out := map[topicPartition]int64{}
+	out := map[kafka.TopicPartition]int64{}
 	for _, t := range c.OffsetFetch(req).Topics {
 		for _, p := range t.Partitions {
-			out[topicPartition{t.Topic, p.Partition}] = p.Offset
+			out[kafka.TopicPartition{Topic: t.Topic, Partition: p.Partition}] = p.Offset
 		}
 	}
 	return out
@@ -446,10 +449,10 @@ func TestOffsetsSurviveFailover(t *testing.T) {
 	wantCode(t, "unloaded", heartbeat(c, follower.MemberID, "", 1), kerr.NotCoordinator)
 	c2 := startCoordinator(t, clock, store, nil)
 	got := fetchOffsets(c2, testGroup)
-	if got[topicPartition{"t", 0}] != 11 || got[topicPartition{"t", 1}] != 20 {
+	if got[kafka.TopicPartition{Topic: "t", Partition: 0}] != 11 || got[kafka.TopicPartition{Topic: "t", Partition: 1}] != 20 {
 		t.Fatalf("offsets after failover %v", got)
 	}
-	if got := fetchOffsets(c2, "simple"); got[topicPartition{"u", 0}] != 7 {
+	if got := fetchOffsets(c2, "simple"); got[kafka.TopicPartition{Topic: "u", Partition: 0}] != 7 {
 		t.Fatalf("simple group's offsets after failover %v", got)
 	}
 	if s := stateOf(c2, testGroup); s != Stable {
@@ -488,7 +491,7 @@ func TestOffsetExpiry(t *testing.T) {
 		}
 	}
 	heartbeatAll()
-	if got := fetchOffsets(c, "simple"); got[topicPartition{"u", 0}] != 7 {
+	if got := fetchOffsets(c, "simple"); got[kafka.TopicPartition{Topic: "u", Partition: 0}] != 7 {
 		t.Fatalf("offsets expired before the retention: %v", got)
 	}
 	clock.Advance(10 * time.Minute)
@@ -500,15 +503,37 @@ func TestOffsetExpiry(t *testing.T) {
 	}
 	// A live group whose subscriptions cannot be read (this test's
 	// metadata is not the consumer protocol's) keeps its offsets.
-	if got := fetchOffsets(c, testGroup); got[topicPartition{"t", 0}] != 1 {
+	if got := fetchOffsets(c, testGroup); got[kafka.TopicPartition{Topic: "t", Partition: 0}] != 1 {
 		t.Fatalf("a live group's offsets expired: %v", got)
+	}
+}
+
+// A group that only stores offsets is removed by the expiry check once it
+// has none left, but not while its first commit waits for acks=all: the
+// acknowledged commit must not be lost (Kafka counts pending commits as
+// offsets).
+func TestExpiryKeepsGroupWithCommitInFlight(t *testing.T) {
+	c, _, store := testCoordinator(t, nil)
+	store.mu.Lock()
+	store.acks = make(chan struct{})
+	store.mu.Unlock()
+	resp := make(chan *kmsg.OffsetCommitResponse, 1)
+	go func() {
+		resp <- c.OffsetCommit(context.Background(), commitReq("simple", "", -1, "u", map[int32]int64{0: 7}))
+	}()
+	wait.For(t, waitTimeout, "commit appended", func() bool { return len(store.records(t, PartitionFor("simple", 4))) == 1 })
+	c.ExpireOffsets()
+	close(store.acks)
+	wantCode(t, "commit", recv(t, resp).Topics[0].Partitions[0].ErrorCode, nil)
+	if got := fetchOffsets(c, "simple"); got[kafka.TopicPartition{Topic: "u", Partition: 0}] != 7 {
+		t.Fatalf("offsets after a commit acknowledged during the expiry check: %v", got)
 	}
 }
 
 func TestFailedAssignmentStoreRebalances(t *testing.T) {
 	c, clock, store := testCoordinator(t, func(cfg *Config) { cfg.InitialRebalanceDelay = 0 })
 	j := joinAsync(c, joinReq("", "", 3, "range"))
-	waitFor(t, "parked", func() bool { return awaitingJoin(c, testGroup) == 1 })
+	wait.For(t, waitTimeout, "parked", func() bool { return awaitingJoin(c, testGroup) == 1 })
 	clock.Advance(0)
 	r := recv(t, j)
 	store.mu.Lock()
@@ -525,7 +550,7 @@ func TestRebalanceTimeoutDropsMembersThatDoNotRejoin(t *testing.T) {
 	c, clock, _ := testCoordinator(t, nil)
 	leader, follower := stableGroup(t, c, clock)
 	lj := joinAsync(c, joinReq(leader.MemberID, "", 3, "range"))
-	waitFor(t, "rebalance", func() bool { return stateOf(c, testGroup) == PreparingRebalance })
+	wait.For(t, waitTimeout, "rebalance", func() bool { return stateOf(c, testGroup) == PreparingRebalance })
 	// The follower heartbeats (and is told to rejoin) but never does; the
 	// join phase ends at the rebalance timeout (20 s) without it.
 	for range 3 {
@@ -543,7 +568,7 @@ func TestRebalanceTimeoutDropsMembersThatDoNotRejoin(t *testing.T) {
 func TestStaticLeaderRejoinWithoutRebalance(t *testing.T) {
 	c, clock, _ := testCoordinator(t, func(cfg *Config) { cfg.InitialRebalanceDelay = 0 })
 	j := joinAsync(c, joinReq("", "leader-instance", 5, "range"))
-	waitFor(t, "parked", func() bool { return awaitingJoin(c, testGroup) == 1 })
+	wait.For(t, waitTimeout, "parked", func() bool { return awaitingJoin(c, testGroup) == 1 })
 	clock.Advance(0)
 	first := recv(t, j)
 	recv(t, syncAsync(c, first.MemberID, "leader-instance", 1, map[string]string{first.MemberID: "all"}))

@@ -8,16 +8,61 @@
 // read batches back) and calls OnBecomeLeader / OnResign as leadership of
 // those partitions moves. A group belongs to partition
 // abs(javaHashCode(groupId)) % offsets.topic.num.partitions (PartitionFor),
-// and this broker coordinates it while it leads that partition.
+// and this broker coordinates it while it leads that partition. The
+// transaction coordinator (package transaction) runs over the same Log,
+// Clock and partition hash, and writes and reads its topic with EncodeBatch
+// and ReadLog.
 //
 // Data flow: a request handler calls JoinGroup, SyncGroup, Heartbeat,
-// LeaveGroup, OffsetCommit, OffsetFetch, ... → the coordinator decides under
-// its one mutex → group metadata and offsets are appended as records (Kafka's
-// exact key and value schemas, records.go) → acks=all is awaited outside the
-// lock → the in-memory cache is updated and parked requests are answered.
-// On becoming leader the partition is read from its start to its end and
-// the last value of each key wins (tombstones delete); requests for its
-// groups get COORDINATOR_LOAD_IN_PROGRESS meanwhile.
+// LeaveGroup, OffsetCommit, OffsetFetch, ... → the coordinator checks that
+// it coordinates the group and locks that group → decides → group metadata
+// and offsets are appended as records (Kafka's exact key and value
+// schemas, records.go) → acks=all is awaited outside every lock → under the
+// group's lock again the in-memory cache is updated and parked requests are
+// answered. On becoming leader the partition is read from its start to its
+// end and the last value of each key wins (tombstones delete); requests for
+// its groups get COORDINATOR_LOAD_IN_PROGRESS meanwhile.
+//
+// Locks, in the order they are taken (Kafka's GroupCoordinator locks each
+// GroupMetadata the same way):
+//
+//  1. group.mu, one per group: guards everything about the group — state,
+//     generation, members, their parked JoinGroup and SyncGroup callbacks,
+//     their session, join and pending-member timers, and committed offsets.
+//     Every request decides under it; the group's timers and the completion
+//     of each of its appends run under it. A group's lock is never taken
+//     while another group's is held.
+//  2. Coordinator.mu: guards the table — whether the coordinator is active,
+//     the __consumer_offsets partitions owned (loading or loaded), the groups
+//     of each, and the offset-expiry timer. It is always taken last: held
+//     only for lookups and updates of the table, never while waiting for a
+//     group's lock, never across a call to the Log.
+//
+// Below both are only the Log's own locks (an append takes the broker's
+// partition lock) and the clock's timers.
+//
+// A group's records are appended with its lock held, so they reach the log
+// in the order the group decided them: an OffsetDelete's tombstone cannot
+// land before the commit it deletes, and the record offsets that settle
+// which of two acknowledged commits of a partition is newer follow the
+// decisions. Only the append is under the lock — waiting for acks=all is
+// not — and appends of different groups, in the same partition or not, run
+// in parallel. Offset expiry appends its tombstones under the group's lock
+// for the same reason (Kafka writes them after releasing it).
+//
+// A request finds its group under Coordinator.mu, releases it, then locks
+// the group; a group removed from the table meanwhile is Dead by then, and
+// the request looks it up again (and finds NOT_COORDINATOR, or a new
+// group). A group new to the table is locked before it is published, so its
+// creator holds it without waiting under Coordinator.mu. Unloading a
+// partition (OnResign, a Log that lost leadership, Shutdown) first takes
+// the partition and its groups out of the table, then marks each group
+// Dead under its lock, answering its parked requests NOT_COORDINATOR; when
+// OnResign returns no request is still deciding on one of those groups. A
+// completion arriving later finds the group Dead and changes nothing.
+// Loading builds the groups, and starts their members' sessions, before
+// publishing them in one step; a partition unloaded meanwhile gets its
+// groups discarded instead.
 //
 // The group state machine:
 //

@@ -10,6 +10,8 @@ import (
 	"time"
 
 	"go.uber.org/zap/zaptest"
+
+	"github.com/zkafka/zkafka/internal/wait"
 )
 
 // fakeClock fires timers only when the test advances it.
@@ -90,6 +92,8 @@ type fakeLog struct {
 	next    map[int32]int64
 	// appendErr, when set, fails appends; awaitErr fails the acks=all wait.
 	appendErr, awaitErr error
+	// acks, when set, holds every acks=all wait until it is closed.
+	acks chan struct{}
 }
 
 func newFakeLog() *fakeLog {
@@ -107,8 +111,17 @@ func (l *fakeLog) Append(partition int32, batch []byte) (int64, func(context.Con
 	binary.BigEndian.PutUint64(b, uint64(base))
 	l.batches[partition] = append(l.batches[partition], b)
 	l.next[partition] = base + int64(binary.BigEndian.Uint32(b[57:])) // record count
-	awaitErr := l.awaitErr
-	return base, func(context.Context) error { return awaitErr }, nil
+	awaitErr, acks := l.awaitErr, l.acks
+	return base, func(ctx context.Context) error {
+		if acks != nil {
+			select {
+			case <-acks:
+			case <-ctx.Done():
+				return ctx.Err()
+			}
+		}
+		return awaitErr
+	}, nil
 }
 
 func (l *fakeLog) Read(partition int32, offset int64, maxBytes int32) ([]byte, error) {
@@ -169,31 +182,22 @@ func startCoordinator(t *testing.T, clock *fakeClock, store *fakeLog, mutate fun
 	t.Cleanup(c.Shutdown)
 	for p := range cfg.OffsetsTopicPartitions {
 		c.OnBecomeLeader(p, 0)
-		waitFor(t, "partition loaded", func() bool { return c.Owns(p) })
+		wait.For(t, waitTimeout, "partition loaded", func() bool { return c.Owns(p) })
 	}
 	return c
 }
 
-func waitFor(t *testing.T, what string, cond func() bool) {
-	t.Helper()
-	deadline := time.Now().Add(5 * time.Second)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out waiting for %s", what)
-		}
-		time.Sleep(time.Millisecond)
-	}
-}
+// waitTimeout bounds every wait.For of these tests.
+const waitTimeout = 5 * time.Second
 
-// inspect runs fn on a group under the coordinator's lock.
+// inspect runs fn on a group under its lock.
 func inspect[T any](c *Coordinator, groupID string, fn func(g *group) T) T {
-	c.mu.Lock()
-	defer c.mu.Unlock()
 	var zero T
-	g, ok := c.groups[groupID]
-	if !ok {
+	g, err := c.lockGroup(groupID, offsetAPI, false)
+	if err != nil || g == nil {
 		return zero
 	}
+	defer g.mu.Unlock()
 	return fn(g)
 }
 

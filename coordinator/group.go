@@ -2,9 +2,12 @@ package coordinator
 
 import (
 	"slices"
+	"sync"
 	"time"
 
 	"github.com/twmb/franz-go/pkg/kmsg"
+
+	"github.com/zkafka/zkafka/kafka"
 )
 
 // GroupState is a group's state in the rebalance protocol (Kafka's
@@ -139,6 +142,14 @@ type committedOffset struct {
 	recordOffset int64
 }
 
+// putIfNewer makes o the offset of tp in offsets unless the one there has
+// a later record.
+func putIfNewer(offsets map[kafka.TopicPartition]committedOffset, tp kafka.TopicPartition, o committedOffset) {
+	if cur, ok := offsets[tp]; !ok || cur.recordOffset < o.recordOffset {
+		offsets[tp] = o
+	}
+}
+
 // OffsetAndMetadata is one committed offset as stored.
 type OffsetAndMetadata struct {
 	Offset          int64
@@ -148,16 +159,14 @@ type OffsetAndMetadata struct {
 	ExpireTimestamp int64 // -1 unless the client set a retention time
 }
 
-type topicPartition struct {
-	topic     string
-	partition int32
-}
-
-// group is one consumer group (Kafka's GroupMetadata). The coordinator's
-// mutex guards it.
+// group is one consumer group (Kafka's GroupMetadata). id and partition
+// never change; mu guards everything else, including the group's members
+// and their timers.
 type group struct {
-	id           string
-	partition    int32
+	id        string
+	partition int32
+
+	mu           sync.Mutex
 	state        GroupState
 	stateTime    time.Time
 	protocolType string
@@ -175,7 +184,15 @@ type group struct {
 	numAwaitingJoin    int
 	newMemberAdded     bool
 	join               *delayedJoin
-	offsets            map[topicPartition]committedOffset
+	offsets            map[kafka.TopicPartition]committedOffset
+	// pendingCommits counts commits appended and not yet acknowledged:
+	// the group keeps its offsets until they are (Kafka's
+	// pendingOffsetCommits).
+	pendingCommits int
+	// pendingTxnOffsets are TxnOffsetCommits by producer id, awaiting their
+	// transaction's marker (Kafka's pendingTransactionalOffsetCommits); an
+	// offset's recordOffset is -1 until its record is acknowledged.
+	pendingTxnOffsets map[int64]map[kafka.TopicPartition]committedOffset
 	// subscribed is the union of the consumer members' topics when known
 	// (protocol type "consumer" and every subscription readable).
 	subscribed      map[string]bool
@@ -186,12 +203,48 @@ func newGroup(id string, partition int32, now time.Time) *group {
 	return &group{
 		id: id, partition: partition, state: Empty, stateTime: now,
 		members: map[string]*member{}, pending: map[string]Timer{}, static: map[string]string{},
-		supportedProtocols: map[string]int{}, offsets: map[topicPartition]committedOffset{},
-		subscribed: map[string]bool{}, subscribedKnown: true,
+		supportedProtocols: map[string]int{}, offsets: map[kafka.TopicPartition]committedOffset{},
+		pendingTxnOffsets: map[int64]map[kafka.TopicPartition]committedOffset{},
+		subscribed:        map[string]bool{}, subscribedKnown: true,
 	}
 }
 
 func (g *group) is(s GroupState) bool { return g.state == s }
+
+// hasOffsets counts commits in flight and transactional commits awaiting
+// their marker as offsets, so the expiry check does not remove a group
+// whose first commit is being replicated or decided.
+func (g *group) hasOffsets() bool {
+	return len(g.offsets) > 0 || g.pendingCommits > 0 || len(g.pendingTxnOffsets) > 0
+}
+
+// hasPendingTxnOffset reports whether a transaction's commit of the
+// partition awaits its marker (OffsetFetch's require_stable, KIP-447).
+func (g *group) hasPendingTxnOffset(tp kafka.TopicPartition) bool {
+	for _, offsets := range g.pendingTxnOffsets {
+		if _, ok := offsets[tp]; ok {
+			return true
+		}
+	}
+	return false
+}
+
+// completePendingTxnOffsets settles a producer's transactional commits: on
+// commit each becomes the group's offset unless a newer record already is,
+// on abort they are dropped (Kafka's completePendingTxnOffsetCommit).
+func (g *group) completePendingTxnOffsets(producerID int64, commit bool) {
+	pending := g.pendingTxnOffsets[producerID]
+	delete(g.pendingTxnOffsets, producerID)
+	if !commit {
+		return
+	}
+	for tp, o := range pending {
+		if o.recordOffset < 0 {
+			continue // never acknowledged: the commit failed
+		}
+		putIfNewer(g.offsets, tp, o)
+	}
+}
 
 func (g *group) canTransitionTo(s GroupState) bool {
 	return slices.Contains(validPreviousStates[s], g.state)

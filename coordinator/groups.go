@@ -8,6 +8,8 @@ import (
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
 	"go.uber.org/zap"
+
+	"github.com/zkafka/zkafka/kafka"
 )
 
 // DescribeGroup describes one group: an unknown group is Dead with no
@@ -15,17 +17,16 @@ import (
 func (c *Coordinator) DescribeGroup(groupID string) kmsg.DescribeGroupsResponseGroup {
 	d := kmsg.NewDescribeGroupsResponseGroup()
 	d.Group = groupID
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	if err := c.validateLocked(groupID, offsetAPI); err != nil {
+	g, err := c.lockGroup(groupID, offsetAPI, false)
+	if err != nil {
 		d.ErrorCode = errCode(err)
 		return d
 	}
-	g, ok := c.groups[groupID]
-	if !ok {
+	if g == nil {
 		d.State = Dead.String()
 		return d
 	}
+	defer g.mu.Unlock()
 	d.State, d.ProtocolType = g.state.String(), g.protocolType
 	if g.is(Stable) {
 		d.Protocol = g.protocolName
@@ -50,29 +51,37 @@ func (c *Coordinator) DescribeGroup(groupID string) kmsg.DescribeGroupsResponseG
 // the answer is COORDINATOR_LOAD_IN_PROGRESS with what is loaded.
 func (c *Coordinator) ListGroups(states []string) (groups []kmsg.ListGroupsResponseGroup, err error) {
 	c.mu.Lock()
-	defer c.mu.Unlock()
 	if !c.active {
+		c.mu.Unlock()
 		return nil, kerr.CoordinatorNotAvailable
 	}
+	var owned []int32
 	for partition, p := range c.partitions {
-		switch {
-		case p.loading:
+		if p.loading {
 			err = kerr.CoordinatorLoadInProgress
-		case !c.store.IsLeader(partition):
-			c.unloadLocked(partition)
+		} else {
+			owned = append(owned, partition)
 		}
 	}
+	c.mu.Unlock()
+	for _, partition := range owned {
+		if !c.store.IsLeader(partition) {
+			c.OnResign(partition)
+		}
+	}
+	all := c.loadedGroups()
 	want := map[string]bool{}
 	for _, s := range states {
 		want[s] = true
 	}
-	for _, g := range c.groups {
-		if len(want) > 0 && !want[g.state.String()] {
-			continue
+	for _, g := range all {
+		g.mu.Lock()
+		if !g.is(Dead) && (len(want) == 0 || want[g.state.String()]) {
+			lg := kmsg.NewListGroupsResponseGroup()
+			lg.Group, lg.ProtocolType, lg.GroupState = g.id, g.protocolType, g.state.String()
+			groups = append(groups, lg)
 		}
-		lg := kmsg.NewListGroupsResponseGroup()
-		lg.Group, lg.ProtocolType, lg.GroupState = g.id, g.protocolType, g.state.String()
-		groups = append(groups, lg)
+		g.mu.Unlock()
 	}
 	sort.Slice(groups, func(i, j int) bool { return groups[i].Group < groups[j].Group })
 	return groups, err
@@ -83,31 +92,32 @@ func (c *Coordinator) ListGroups(states []string) (groups []kmsg.ListGroupsRespo
 // GROUP_ID_NOT_FOUND.
 func (c *Coordinator) DeleteGroups(groupIDs []string) map[string]error {
 	out := map[string]error{}
-	c.mu.Lock()
-	defer c.mu.Unlock()
 	for _, id := range groupIDs {
-		if err := c.validateLocked(id, offsetAPI); err != nil {
-			out[id] = err
-			continue
-		}
-		g, ok := c.groups[id]
-		switch {
-		case !ok || g.is(Dead):
-			out[id] = kerr.GroupIDNotFound
-		case !g.is(Empty):
-			out[id] = kerr.NonEmptyGroup
-		default:
-			c.transitionLocked(g, Dead)
-			var removed []topicPartition
-			for tp := range g.offsets {
-				removed = append(removed, tp)
-			}
-			g.offsets = map[topicPartition]committedOffset{}
-			delete(c.groups, id)
-			c.writeTombstonesLocked(g, removed, true)
-			c.log.Info("Deleted group", zap.String("group", id), zap.Int("offsets", len(removed)))
-			out[id] = nil
-		}
+		out[id] = c.deleteGroup(id)
 	}
 	return out
+}
+
+func (c *Coordinator) deleteGroup(id string) error {
+	g, err := c.lockGroup(id, offsetAPI, false)
+	switch {
+	case err != nil:
+		return err
+	case g == nil:
+		return kerr.GroupIDNotFound
+	}
+	defer g.mu.Unlock()
+	if !g.is(Empty) {
+		return kerr.NonEmptyGroup
+	}
+	c.transitionLocked(g, Dead)
+	c.removeGroupLocked(g)
+	var removed []kafka.TopicPartition
+	for tp := range g.offsets {
+		removed = append(removed, tp)
+	}
+	g.offsets = map[kafka.TopicPartition]committedOffset{}
+	c.writeTombstonesLocked(g, removed, true)
+	c.log.Info("Deleted group", zap.String("group", id), zap.Int("offsets", len(removed)))
+	return nil
 }

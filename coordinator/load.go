@@ -6,12 +6,15 @@ package coordinator
 // requests and later ones get NOT_COORDINATOR).
 
 import (
+	"context"
 	"fmt"
 	"time"
 
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
 	"go.uber.org/zap"
+
+	"github.com/zkafka/zkafka/kafka"
 )
 
 // loadBufferSize is offsets.load.buffer.size: the most read at once while
@@ -40,12 +43,16 @@ func (c *Coordinator) OnBecomeLeader(partition, leaderEpoch int32) {
 	}()
 }
 
-// OnResign unloads a partition this broker no longer leads.
+// OnResign unloads a partition this broker no longer leads. Once it
+// returns, no request is deciding on one of the partition's groups: each
+// group is unloaded under its own lock.
 func (c *Coordinator) OnResign(partition int32) {
 	c.mu.Lock()
-	defer c.mu.Unlock()
-	if _, ok := c.partitions[partition]; ok {
-		c.unloadLocked(partition)
+	_, ok := c.partitions[partition]
+	groups := c.detachLocked(partition)
+	c.mu.Unlock()
+	if ok {
+		c.unload(partition, groups)
 	}
 }
 
@@ -57,108 +64,200 @@ func (c *Coordinator) Owns(partition int32) bool {
 	return ok && !p.loading
 }
 
-func (c *Coordinator) unloadLocked(partition int32) {
-	n := 0
-	for id, g := range c.groups {
-		if g.partition != partition {
-			continue
-		}
-		c.transitionLocked(g, Dead)
-		if g.join != nil {
-			g.join.timer.Stop()
-			g.join = nil
-		}
-		for _, t := range g.pending {
-			t.Stop()
-		}
-		for _, m := range g.members {
-			g.invokeJoin(m, joinResult{memberID: m.id, generation: -1, err: kerr.NotCoordinator})
-			g.invokeSync(m, syncResult{err: kerr.NotCoordinator})
-			c.removeHeartbeatLocked(m)
-		}
-		delete(c.groups, id)
-		n++
+// detachLocked takes a partition and its groups out of the table, so no
+// request finds them any more; the caller unloads the groups once mu is
+// released (a group's lock is never taken under mu).
+func (c *Coordinator) detachLocked(partition int32) []*group {
+	p, ok := c.partitions[partition]
+	if !ok {
+		return nil
 	}
 	delete(c.partitions, partition)
-	c.log.Info("Unloaded groups of partition", zap.Int32("partition", partition), zap.Int("groups", n))
+	groups := make([]*group, 0, len(p.groups))
+	for _, g := range p.groups {
+		groups = append(groups, g)
+	}
+	return groups
 }
 
-// loaded is a partition's content as read back: the last value of each key.
+// unload finishes detaching a partition's groups.
+func (c *Coordinator) unload(partition int32, groups []*group) {
+	for _, g := range groups {
+		g.mu.Lock()
+		c.unloadGroupLocked(g)
+		g.mu.Unlock()
+	}
+	c.log.Info("Unloaded groups of partition", zap.Int32("partition", partition), zap.Int("groups", len(groups)))
+}
+
+// unloadGroupLocked is Kafka's onGroupUnloaded: the group is Dead, its
+// timers stop and its parked requests get NOT_COORDINATOR.
+func (c *Coordinator) unloadGroupLocked(g *group) {
+	c.transitionLocked(g, Dead)
+	if g.join != nil {
+		g.join.timer.Stop()
+		g.join = nil
+	}
+	for _, t := range g.pending {
+		t.Stop()
+	}
+	for _, m := range g.members {
+		g.invokeJoin(m, joinResult{memberID: m.id, generation: -1, err: kerr.NotCoordinator})
+		g.invokeSync(m, syncResult{err: kerr.NotCoordinator})
+		c.removeHeartbeatLocked(m)
+	}
+}
+
+// loaded is a partition's content as read back: the last value of each key,
+// with transactional commits held by producer until their marker (Kafka's
+// pendingOffsets of loadGroupsAndOffsets).
 type loaded struct {
-	offsets map[string]map[topicPartition]committedOffset
+	offsets map[string]map[kafka.TopicPartition]committedOffset
 	groups  map[string]*kmsg.GroupMetadataValue // nil: deleted
+	pending map[int64]map[string]map[kafka.TopicPartition]committedOffset
 }
 
+// load reads a partition back and publishes its groups, unless the
+// partition was unloaded meanwhile. The groups are built, and their
+// members' sessions started, before anyone else can see them.
 func (c *Coordinator) load(partition int32, op *ownedPartition) {
 	start := time.Now()
 	l, err := c.readPartition(partition)
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	if c.partitions[partition] != op {
-		return // unloaded meanwhile
-	}
 	if err != nil {
-		c.log.Error("Loading offsets and group metadata failed", zap.Int32("partition", partition), zap.Error(err))
-		delete(c.partitions, partition)
+		c.mu.Lock()
+		defer c.mu.Unlock()
+		if c.partitions[partition] == op {
+			c.log.Error("Loading offsets and group metadata failed", zap.Int32("partition", partition), zap.Error(err))
+			delete(c.partitions, partition)
+		}
 		return
 	}
 	now := c.clock.Now()
-	groups := 0
+	groups := map[string]*group{}
+	withMetadata := 0
 	for id, v := range l.groups {
 		if v == nil {
 			continue
 		}
 		g := groupFromValue(id, partition, v, now)
-		c.groups[id] = g
+		g.mu.Lock()
 		for _, m := range g.members {
 			c.scheduleHeartbeatLocked(g, m, m.sessionTimeout)
 		}
-		groups++
+		g.mu.Unlock()
+		groups[id] = g
+		withMetadata++
+	}
+	groupOf := func(id string) *group {
+		g, ok := groups[id]
+		if !ok {
+			g = newGroup(id, partition, now)
+			groups[id] = g
+		}
+		return g
 	}
 	for id, offsets := range l.offsets {
 		if len(offsets) == 0 {
 			continue
 		}
-		g, ok := c.groups[id]
-		if !ok {
-			g = newGroup(id, partition, now)
-			c.groups[id] = g
-		}
+		g := groupOf(id)
+		g.mu.Lock()
 		g.offsets = offsets
+		g.mu.Unlock()
 	}
-	op.loading = false
+	// Transactions still undecided: their markers complete them later.
+	for pid, byGroup := range l.pending {
+		for id, offsets := range byGroup {
+			if len(offsets) == 0 {
+				continue
+			}
+			g := groupOf(id)
+			g.mu.Lock()
+			g.pendingTxnOffsets[pid] = offsets
+			g.mu.Unlock()
+		}
+	}
+	c.mu.Lock()
+	published := c.partitions[partition] == op
+	if published {
+		op.groups, op.loading = groups, false
+	}
+	c.mu.Unlock()
+	if !published {
+		// Unloaded meanwhile: stop the sessions just started.
+		for _, g := range groups {
+			g.mu.Lock()
+			c.unloadGroupLocked(g)
+			g.mu.Unlock()
+		}
+		return
+	}
 	c.log.Info("Finished loading offsets and group metadata", zap.Int32("partition", partition),
-		zap.Int("groups", groups), zap.Duration("took", time.Since(start)))
+		zap.Int("groups", withMetadata), zap.Duration("took", time.Since(start)))
 }
 
 func (c *Coordinator) readPartition(partition int32) (loaded, error) {
-	l := loaded{offsets: map[string]map[topicPartition]committedOffset{}, groups: map[string]*kmsg.GroupMetadataValue{}}
-	offset, end, err := c.store.Bounds(partition)
-	if err != nil {
-		return l, err
+	l := loaded{
+		offsets: map[string]map[kafka.TopicPartition]committedOffset{}, groups: map[string]*kmsg.GroupMetadataValue{},
+		pending: map[int64]map[string]map[kafka.TopicPartition]committedOffset{},
 	}
-	for offset < end {
-		if c.ctx.Err() != nil {
-			return l, c.ctx.Err()
-		}
-		data, err := c.store.Read(partition, offset, loadBufferSize)
-		if err != nil {
-			return l, fmt.Errorf("read __consumer_offsets-%d at %d: %w", partition, offset, err)
-		}
-		next, err := decodeBatches(data, l.apply)
-		if err != nil {
-			return l, fmt.Errorf("read __consumer_offsets-%d at %d: %w", partition, offset, err)
-		}
-		if next <= offset {
-			break
-		}
-		offset = next
+	err := ReadLog(c.ctx, c.store, partition, loadBufferSize, func(data []byte) (int64, error) {
+		return decodeBatches(data, l.apply)
+	})
+	if err != nil {
+		return l, fmt.Errorf("__consumer_offsets-%d: %w", partition, err)
 	}
 	return l, nil
 }
 
-// apply takes one record: a newer value of its key, or a tombstone.
+// ReadLog reads a partition of a coordinator's topic back from its log
+// start offset to its log end offset, at most maxBytes at a time, as the
+// group and transaction coordinators load it: decode takes each piece and
+// returns the offset after its last whole batch; a piece that frames none
+// ends the read. It stops when ctx ends.
+func ReadLog(ctx context.Context, store Log, partition, maxBytes int32, decode func(data []byte) (next int64, err error)) error {
+	offset, end, err := store.Bounds(partition)
+	if err != nil {
+		return err
+	}
+	for offset < end {
+		if err := ctx.Err(); err != nil {
+			return err
+		}
+		data, err := store.Read(partition, offset, maxBytes)
+		if err != nil {
+			return fmt.Errorf("read at offset %d: %w", offset, err)
+		}
+		next, err := decode(data)
+		switch {
+		case err != nil:
+			return fmt.Errorf("read at offset %d: %w", offset, err)
+		case next <= offset:
+			return nil
+		}
+		offset = next
+	}
+	return nil
+}
+
+// apply takes one record: a newer value of its key, or a tombstone; a
+// transactional commit waits for its producer's marker, which commits it
+// (unless a newer record of the key is loaded already) or drops it.
 func (l *loaded) apply(r storedRecord) {
+	if r.marker != nil {
+		if r.marker.Commit {
+			for g, offsets := range l.pending[r.producerID] {
+				for tp, o := range offsets {
+					if l.offsets[g] == nil {
+						l.offsets[g] = map[kafka.TopicPartition]committedOffset{}
+					}
+					putIfNewer(l.offsets[g], tp, o)
+				}
+			}
+		}
+		delete(l.pending, r.producerID)
+		return
+	}
 	if len(r.key) < 2 {
 		return
 	}
@@ -168,9 +267,16 @@ func (l *loaded) apply(r storedRecord) {
 		if k.ReadFrom(r.key) != nil {
 			return
 		}
-		tp := topicPartition{k.Topic, k.Partition}
+		tp := kafka.TopicPartition{Topic: k.Topic, Partition: k.Partition}
+		target := l.offsets
+		if r.transactional {
+			if l.pending[r.producerID] == nil {
+				l.pending[r.producerID] = map[string]map[kafka.TopicPartition]committedOffset{}
+			}
+			target = l.pending[r.producerID]
+		}
 		if r.value == nil {
-			delete(l.offsets[k.Group], tp)
+			delete(target[k.Group], tp)
 			return
 		}
 		var v kmsg.OffsetCommitValue
@@ -184,10 +290,10 @@ func (l *loaded) apply(r storedRecord) {
 		if v.Version == 1 {
 			o.ExpireTimestamp = v.ExpireTimestamp
 		}
-		if l.offsets[k.Group] == nil {
-			l.offsets[k.Group] = map[topicPartition]committedOffset{}
+		if target[k.Group] == nil {
+			target[k.Group] = map[kafka.TopicPartition]committedOffset{}
 		}
-		l.offsets[k.Group][tp] = committedOffset{o, r.offset}
+		target[k.Group][tp] = committedOffset{o, r.offset}
 	case 2:
 		var k kmsg.GroupMetadataKey
 		if k.ReadFrom(r.key) != nil {

@@ -1,8 +1,8 @@
 package coordinator
 
 // The membership APIs: JoinGroup, SyncGroup, Heartbeat, LeaveGroup. Each
-// decides under the coordinator's lock; a JoinGroup or SyncGroup that must
-// wait for the rest of the group parks a callback and waits outside it.
+// decides under the group's lock; a JoinGroup or SyncGroup that must wait
+// for the rest of the group parks a callback and waits outside it.
 
 import (
 	"context"
@@ -22,9 +22,7 @@ const newMemberJoinTimeout = 5 * time.Minute
 // join phase completes or ctx ends (then it returns nil).
 func (c *Coordinator) JoinGroup(ctx context.Context, req *kmsg.JoinGroupRequest, clientID, clientHost string) *kmsg.JoinGroupResponse {
 	ch := make(chan joinResult, 1)
-	c.mu.Lock()
-	c.joinGroupLocked(req, clientID, clientHost, func(r joinResult) { ch <- r })
-	c.mu.Unlock()
+	c.joinGroup(req, clientID, clientHost, func(r joinResult) { ch <- r })
 	select {
 	case r := <-ch:
 		return joinResponse(req, r)
@@ -67,32 +65,32 @@ func protocolsOf(req *kmsg.JoinGroupRequest) []protocol {
 	return out
 }
 
-func (c *Coordinator) joinGroupLocked(req *kmsg.JoinGroupRequest, clientID, clientHost string, respond func(joinResult)) {
+func (c *Coordinator) joinGroup(req *kmsg.JoinGroupRequest, clientID, clientHost string, respond func(joinResult)) {
 	fail := func(memberID string, err error) { respond(joinResult{memberID: memberID, generation: -1, err: err}) }
 	memberID, instanceID := req.MemberID, deref(req.InstanceID)
-	if err := c.validateLocked(req.Group, membershipAPI); err != nil {
-		fail(memberID, err)
-		return
-	}
 	session := time.Duration(req.SessionTimeoutMillis) * time.Millisecond
 	rebalance := time.Duration(req.RebalanceTimeoutMillis) * time.Millisecond
 	if req.Version == 0 {
 		rebalance = session
 	}
-	if session < c.cfg.MinSessionTimeout || session > c.cfg.MaxSessionTimeout {
+	validSession := session >= c.cfg.MinSessionTimeout && session <= c.cfg.MaxSessionTimeout
+	unknown := memberID == ""
+	g, err := c.lockGroup(req.Group, membershipAPI, unknown && validSession)
+	switch {
+	case err != nil:
+		fail(memberID, err)
+		return
+	case !validSession:
+		if g != nil {
+			g.mu.Unlock()
+		}
 		fail(memberID, kerr.InvalidSessionTimeout)
 		return
+	case g == nil:
+		fail(memberID, kerr.UnknownMemberID)
+		return
 	}
-	unknown := memberID == ""
-	g, ok := c.groups[req.Group]
-	if !ok {
-		if !unknown {
-			fail(memberID, kerr.UnknownMemberID)
-			return
-		}
-		g = newGroup(req.Group, c.PartitionFor(req.Group), c.clock.Now())
-		c.groups[req.Group] = g
-	}
+	defer g.mu.Unlock()
 	if unknown && len(g.members) >= c.cfg.MaxGroupSize {
 		fail("", kerr.GroupMaxSizeReached)
 		return
@@ -107,8 +105,6 @@ func (c *Coordinator) joinGroupLocked(req *kmsg.JoinGroupRequest, clientID, clie
 	}
 	protocols := protocolsOf(req)
 	switch {
-	case g.is(Dead):
-		fail(memberID, kerr.CoordinatorNotAvailable)
 	case !g.supportsProtocols(req.ProtocolType, protocols):
 		fail(memberID, kerr.InconsistentGroupProtocol)
 	case unknown:
@@ -143,9 +139,9 @@ func (c *Coordinator) unknownMemberJoinLocked(g *group, req *kmsg.JoinGroupReque
 		// a client that times out does not leave a stray member behind.
 		var t Timer
 		t = c.clock.AfterFunc(session, func() {
-			c.mu.Lock()
-			defer c.mu.Unlock()
-			if g.pending[newID] != t {
+			g.mu.Lock()
+			defer g.mu.Unlock()
+			if g.pending[newID] != t || g.is(Dead) {
 				return
 			}
 			c.log.Info("Pending member has been removed after session timeout expiration", zap.String("group", g.id), zap.String("member-id", newID))
@@ -301,9 +297,7 @@ func (c *Coordinator) replaceMemberIDLocked(g *group, m *member, newID string) {
 // assignment. It blocks until the assignment is stored or ctx ends.
 func (c *Coordinator) SyncGroup(ctx context.Context, req *kmsg.SyncGroupRequest) *kmsg.SyncGroupResponse {
 	ch := make(chan syncResult, 1)
-	c.mu.Lock()
-	c.syncGroupLocked(req, func(r syncResult) { ch <- r })
-	c.mu.Unlock()
+	c.syncGroup(req, func(r syncResult) { ch <- r })
 	select {
 	case r := <-ch:
 		resp := req.ResponseKind().(*kmsg.SyncGroupResponse)
@@ -321,24 +315,25 @@ func (c *Coordinator) SyncGroup(ctx context.Context, req *kmsg.SyncGroupRequest)
 	}
 }
 
-func (c *Coordinator) syncGroupLocked(req *kmsg.SyncGroupRequest, respond func(syncResult)) {
+func (c *Coordinator) syncGroup(req *kmsg.SyncGroupRequest, respond func(syncResult)) {
 	fail := func(err error) { respond(syncResult{err: err}) }
 	memberID, instanceID := req.MemberID, deref(req.InstanceID)
-	if err := c.validateLocked(req.Group, membershipAPI); err != nil {
-		if err == kerr.CoordinatorLoadInProgress {
-			// The rebalance state is lost with the old coordinator: the
-			// member rejoins without looking the coordinator up again.
-			err = kerr.RebalanceInProgress
-		}
+	g, err := c.lockGroup(req.Group, membershipAPI, false)
+	switch {
+	case err == kerr.CoordinatorLoadInProgress:
+		// The rebalance state is lost with the old coordinator: the
+		// member rejoins without looking the coordinator up again.
+		fail(kerr.RebalanceInProgress)
+		return
+	case err != nil:
 		fail(err)
 		return
-	}
-	g, ok := c.groups[req.Group]
-	switch {
-	case !ok:
+	case g == nil:
 		fail(kerr.UnknownMemberID)
-	case g.is(Dead):
-		fail(kerr.CoordinatorNotAvailable)
+		return
+	}
+	defer g.mu.Unlock()
+	switch {
 	case g.isStaticMemberFenced(memberID, instanceID):
 		fail(kerr.FencedInstanceID)
 	case !g.has(memberID):
@@ -394,27 +389,24 @@ func (c *Coordinator) syncGroupLocked(req *kmsg.SyncGroupRequest, respond func(s
 // Heartbeat answers a Heartbeat request.
 func (c *Coordinator) Heartbeat(req *kmsg.HeartbeatRequest) *kmsg.HeartbeatResponse {
 	resp := req.ResponseKind().(*kmsg.HeartbeatResponse)
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	resp.ErrorCode = errCode(c.heartbeatLocked(req))
+	resp.ErrorCode = errCode(c.heartbeat(req))
 	return resp
 }
 
-func (c *Coordinator) heartbeatLocked(req *kmsg.HeartbeatRequest) error {
+func (c *Coordinator) heartbeat(req *kmsg.HeartbeatRequest) error {
 	memberID, instanceID := req.MemberID, deref(req.InstanceID)
-	if err := c.validateLocked(req.Group, membershipAPI); err != nil {
-		if err == kerr.CoordinatorLoadInProgress {
-			// The group is loading: answer blindly.
-			return nil
-		}
-		return err
-	}
-	g, ok := c.groups[req.Group]
+	g, err := c.lockGroup(req.Group, membershipAPI, false)
 	switch {
-	case !ok:
+	case err == kerr.CoordinatorLoadInProgress:
+		// The group is loading: answer blindly.
+		return nil
+	case err != nil:
+		return err
+	case g == nil:
 		return kerr.UnknownMemberID
-	case g.is(Dead):
-		return kerr.CoordinatorNotAvailable
+	}
+	defer g.mu.Unlock()
+	switch {
 	case g.isStaticMemberFenced(memberID, instanceID):
 		return kerr.FencedInstanceID
 	case !g.has(memberID):
@@ -444,26 +436,21 @@ func (c *Coordinator) LeaveGroup(req *kmsg.LeaveGroupRequest) *kmsg.LeaveGroupRe
 	for _, m := range req.Members {
 		members = append(members, leaving{m.MemberID, deref(m.InstanceID)})
 	}
-	c.mu.Lock()
-	defer c.mu.Unlock()
 	errs := make([]error, len(members))
-	if err := c.validateLocked(req.Group, membershipAPI); err != nil {
+	g, err := c.lockGroup(req.Group, membershipAPI, false)
+	switch {
+	case err != nil:
 		resp.ErrorCode = errCode(err)
 		return resp
-	}
-	g, ok := c.groups[req.Group]
-	switch {
-	case !ok:
+	case g == nil:
 		for i := range errs {
 			errs[i] = kerr.UnknownMemberID
 		}
-	case g.is(Dead):
-		resp.ErrorCode = kerr.CoordinatorNotAvailable.Code
-		return resp
 	default:
 		for i, l := range members {
 			errs[i] = c.leaveLocked(g, l.memberID, l.instanceID)
 		}
+		g.mu.Unlock()
 	}
 	if req.Version < 3 {
 		resp.ErrorCode = errCode(errs[0])

@@ -18,13 +18,11 @@ package coordinator
 // log cleaner eventually drops the key.
 
 import (
-	"encoding/binary"
 	"fmt"
-	"hash/crc32"
 
-	"github.com/twmb/franz-go/pkg/kbin"
-	"github.com/twmb/franz-go/pkg/kgo"
 	"github.com/twmb/franz-go/pkg/kmsg"
+
+	"github.com/zkafka/zkafka/wire"
 )
 
 // Key versions, as Kafka writes them.
@@ -33,9 +31,10 @@ const (
 	groupMetadataKeyVersion = 2
 )
 
-// record is one key and value (nil value: a tombstone).
-type record struct {
-	key, value []byte
+// Record is one key and value of a coordinator's batch (nil value: a
+// tombstone).
+type Record struct {
+	Key, Value []byte
 }
 
 func offsetCommitKey(group, topic string, partition int32) []byte {
@@ -92,93 +91,70 @@ func groupMetadataValue(g *group, assignment map[string][]byte, now int64) []byt
 	return v.AppendTo(nil)
 }
 
-// encodeBatch builds one uncompressed v2 record batch (magic 2) at base
-// offset 0: the log assigns offsets and the leader epoch.
-func encodeBatch(records []record, timestamp int64) []byte {
-	var body []byte
-	for i, r := range records {
-		var rec []byte
-		rec = append(rec, 0) // attributes
-		rec = kbin.AppendVarlong(rec, 0)
-		rec = kbin.AppendVarint(rec, int32(i))
-		rec = kbin.AppendVarint(rec, int32(len(r.key)))
-		rec = append(rec, r.key...)
-		if r.value == nil {
-			rec = kbin.AppendVarint(rec, -1)
-		} else {
-			rec = kbin.AppendVarint(rec, int32(len(r.value)))
-			rec = append(rec, r.value...)
-		}
-		rec = kbin.AppendVarint(rec, 0) // headers
-		body = kbin.AppendVarint(body, int32(len(rec)))
-		body = append(body, rec...)
-	}
-	b := kmsg.RecordBatch{
-		PartitionLeaderEpoch: -1, Magic: 2, LastOffsetDelta: int32(len(records) - 1),
-		FirstTimestamp: timestamp, MaxTimestamp: timestamp, ProducerID: -1, ProducerEpoch: -1,
-		FirstSequence: -1, NumRecords: int32(len(records)), Records: body,
-	}
-	out := b.AppendTo(nil)
-	binary.BigEndian.PutUint32(out[8:], uint32(len(out)-12))
-	crc := crc32.Checksum(out[21:], crc32.MakeTable(crc32.Castagnoli))
-	binary.BigEndian.PutUint32(out[17:], crc)
-	return out
+// EncodeBatch builds one uncompressed v2 record batch at base offset 0, as
+// the group and transaction coordinators write their topics: the log
+// assigns offsets and the leader epoch.
+func EncodeBatch(records []Record, timestamp int64) []byte {
+	return encodeProducerBatch(records, timestamp, -1, -1)
 }
 
-// storedRecord is one record read back from the log, with its offset.
+// encodeProducerBatch is EncodeBatch for a transactional producer's offset
+// commits (TxnOffsetCommit): the batch carries the producer's id and epoch
+// and the transactional attribute, and sequence 0, as Kafka writes it.
+func encodeProducerBatch(records []Record, timestamp, producerID int64, producerEpoch int16) []byte {
+	recs := make([]wire.Record, len(records))
+	for i, r := range records {
+		recs[i] = wire.Record{OffsetDelta: int32(i), Key: r.Key, Value: r.Value}
+	}
+	h := wire.BatchHeader{
+		PartitionLeaderEpoch: -1, LastOffsetDelta: int32(len(records) - 1), FirstTimestamp: timestamp,
+		MaxTimestamp: timestamp, ProducerID: -1, ProducerEpoch: -1, BaseSequence: -1,
+	}
+	if producerID >= 0 {
+		h.ProducerID, h.ProducerEpoch, h.BaseSequence, h.Attributes = producerID, producerEpoch, 0, wire.AttrTransactional
+	}
+	return wire.AppendBatch(nil, h, recs)
+}
+
+// storedRecord is one record read back from the log, with its offset: a
+// key and value, or the marker of a control batch.
 type storedRecord struct {
 	offset     int64
 	key, value []byte // value nil for a tombstone
+	// producerID is the batch's producer (-1 for the coordinator's own
+	// records); transactional marks a TxnOffsetCommit's records.
+	producerID    int64
+	transactional bool
+	marker        *wire.EndTxnMarker
 }
 
-// Batch attributes this reader cares about.
-const (
-	attrCompressionMask = 0x07
-	attrTransactional   = 0x10
-	attrControl         = 0x20
-)
-
-var decompressor = kgo.DefaultDecompressor()
-
 // decodeBatches walks record batches as the log returns them and calls fn
-// for each record, skipping control batches. It returns the offset after
-// the last whole batch.
-func decodeBatches(data []byte, fn func(storedRecord)) (next int64, err error) {
-	next = -1
-	for len(data) >= 12 {
-		size := int(int32(binary.BigEndian.Uint32(data[8:]))) + 12
-		if size < 61 || size > len(data) {
+// for each record and each transaction marker. It returns the offset after
+// the last whole batch; bytes that do not frame a batch end the walk.
+func decodeBatches(data []byte, fn func(storedRecord)) (int64, error) {
+	next := int64(-1)
+	for b, err := range wire.Batches(data) {
+		if err != nil {
 			break
 		}
-		var b kmsg.RecordBatch
-		if err := b.ReadFrom(data[:size]); err != nil {
-			return next, fmt.Errorf("decode batch: %w", err)
-		}
-		data = data[size:]
-		next = b.FirstOffset + int64(b.LastOffsetDelta) + 1
-		if b.Attributes&attrControl != 0 {
+		next = b.LastOffset() + 1
+		if b.Attributes.Control() {
+			m, ok, err := b.EndTxnMarker()
+			if err != nil {
+				return next, fmt.Errorf("control batch at offset %d: %w", b.BaseOffset, err)
+			}
+			if ok {
+				fn(storedRecord{offset: b.BaseOffset, producerID: b.ProducerID, marker: &m})
+			}
 			continue
 		}
-		recs := b.Records
-		if codec := b.Attributes & attrCompressionMask; codec != 0 {
-			// The coordinator writes uncompressed batches; anyone else's
-			// are read all the same.
-			var err error
-			if recs, err = decompressor.Decompress(recs, kgo.CompressionCodecType(codec)); err != nil {
-				return next, fmt.Errorf("batch at offset %d: %w", b.FirstOffset, err)
+		// The coordinator writes uncompressed batches; anyone else's are
+		// read all the same.
+		for r, err := range b.Records() {
+			if err != nil {
+				return next, fmt.Errorf("batch at offset %d: %w", b.BaseOffset, err)
 			}
-		}
-		for i := int32(0); i < b.NumRecords && len(recs) > 0; i++ {
-			length, n := binary.Varint(recs)
-			if n <= 0 || int(length) > len(recs)-n || length < 0 {
-				return next, fmt.Errorf("batch at offset %d: bad record length", b.FirstOffset)
-			}
-			var r kmsg.Record
-			if err := r.ReadFrom(recs[:n+int(length)]); err != nil {
-				return next, fmt.Errorf("batch at offset %d: %w", b.FirstOffset, err)
-			}
-			recs = recs[n+int(length):]
-			fn(storedRecord{offset: b.FirstOffset + int64(r.OffsetDelta), key: r.Key, value: r.Value})
+			fn(storedRecord{offset: b.RecordOffset(r), key: r.Key, value: r.Value, producerID: b.ProducerID, transactional: b.Attributes.Transactional()})
 		}
 	}
 	return next, nil

@@ -9,6 +9,8 @@ import (
 
 	"github.com/twmb/franz-go/pkg/kgo"
 	"github.com/twmb/franz-go/pkg/kmsg"
+
+	"github.com/zkafka/zkafka/kafka"
 )
 
 // The bytes Kafka 2.8's GroupMetadataManager writes, field by field.
@@ -46,7 +48,7 @@ func TestRecordSchemas(t *testing.T) {
 	}
 
 	// A batch the coordinator writes decodes back, tombstones included.
-	batch := encodeBatch([]record{{key: []byte("k1"), value: []byte("v1")}, {key: []byte("k2")}}, 7)
+	batch := EncodeBatch([]Record{{Key: []byte("k1"), Value: []byte("v1")}, {Key: []byte("k2")}}, 7)
 	var got []storedRecord
 	if _, err := decodeBatches(batch, func(r storedRecord) { got = append(got, r) }); err != nil {
 		t.Fatal(err)
@@ -57,7 +59,7 @@ func TestRecordSchemas(t *testing.T) {
 }
 
 func TestCompressedBatchesLoad(t *testing.T) {
-	plain := encodeBatch([]record{{key: offsetCommitKey("g", "t", 0), value: offsetCommitValue(OffsetAndMetadata{Offset: 5, ExpireTimestamp: -1})}}, 1)
+	plain := EncodeBatch([]Record{{Key: offsetCommitKey("g", "t", 0), Value: offsetCommitValue(OffsetAndMetadata{Offset: 5, ExpireTimestamp: -1})}}, 1)
 	var b kmsg.RecordBatch
 	if err := b.ReadFrom(plain); err != nil {
 		t.Fatal(err)
@@ -71,11 +73,11 @@ func TestCompressedBatchesLoad(t *testing.T) {
 	b.Attributes = 1 // gzip
 	gz := b.AppendTo(nil)
 	binary.BigEndian.PutUint32(gz[8:], uint32(len(gz)-12))
-	l := loaded{offsets: map[string]map[topicPartition]committedOffset{}, groups: map[string]*kmsg.GroupMetadataValue{}}
+	l := loaded{offsets: map[string]map[kafka.TopicPartition]committedOffset{}, groups: map[string]*kmsg.GroupMetadataValue{}}
 	if _, err := decodeBatches(gz, l.apply); err != nil {
 		t.Fatal(err)
 	}
-	if o := l.offsets["g"][topicPartition{"t", 0}]; o.Offset != 5 {
+	if o := l.offsets["g"][kafka.TopicPartition{Topic: "t", Partition: 0}]; o.Offset != 5 {
 		t.Fatalf("offset from a gzip batch: %+v", o)
 	}
 }

@@ -6,7 +6,9 @@
 #   ./scripts/cluster.sh down         stop the brokers (SIGTERM, then SIGKILL), then ZooKeeper
 #   ./scripts/cluster.sh status       each process: running, paused or stopped, pid, port
 #   ./scripts/cluster.sh logs [N|zk]  follow all logs, broker N's, or ZooKeeper's
-#   ./scripts/cluster.sh kill N       kill -9 broker N (a crash)
+#   ./scripts/cluster.sh kill N|zk    kill -9 broker N or ZooKeeper (a crash)
+#   ./scripts/cluster.sh start N|zk   start broker N or ZooKeeper again after a kill or a stop
+#   ./scripts/cluster.sh stop N       stop broker N (SIGTERM: a controlled shutdown)
 #   ./scripts/cluster.sh pause N|zk   SIGSTOP broker N or ZooKeeper: alive but silent, its session times out
 #   ./scripts/cluster.sh resume N|zk  SIGCONT it again
 #   ./scripts/cluster.sh restart N    stop broker N and start it again
@@ -15,6 +17,10 @@
 # A second cluster beside the first: ZKAFKA_BASE_PORT (broker N on BASE+N-1, default 9092),
 # ZKAFKA_ZK_PORT (default 2181), ZKAFKA_DATA (default ./data); ZKAFKA_BIN runs that zkafka binary
 # instead of building bin/zkafka.
+#
+# A broker with a $DATA/run/broker-N.netns file ("NAMESPACE ADDRESS ZOOKEEPER-ADDRESS", written by
+# `zkafka chaos`, which also creates the namespace) starts inside that network namespace, listening on
+# and advertising ADDRESS, and reaches ZooKeeper at ZOOKEEPER-ADDRESS.
 set -euo pipefail
 
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
@@ -38,77 +44,6 @@ broker_port() { echo $((BASE_PORT + $1 - 1)); }
 ZK_PATTERN="$DATA/zookeeper/zoo.cfg"
 broker_pattern() { echo "log.dirs=$DATA/broker-$1"; }
 
-# pid_of NAME PATTERN prints the pid recorded for NAME if that process is still running.
-pid_of() {
-	local file=$RUN/$1.pid pid
-	[ -f "$file" ] || return 0
-	pid=$(<"$file")
-	if alive "$pid" "$2"; then
-		echo "$pid"
-	fi
-}
-
-# start_detached NAME COMMAND... starts COMMAND in its own session (so Ctrl-C here or closing the
-# terminal does not reach it), logging to $LOGS/NAME.log and recording its pid.
-start_detached() {
-	local name=$1
-	shift
-	mkdir -p "$RUN" "$LOGS"
-	setsid "$@" >>"$LOGS/$name.log" 2>&1 </dev/null &
-	echo $! >"$RUN/$name.pid"
-}
-
-# stop NAME PATTERN TIMEOUT sends SIGTERM, waits up to TIMEOUT seconds, then sends SIGKILL.
-stop() {
-	local name=$1 pattern=$2 timeout=$3 pid
-	pid=$(pid_of "$name" "$pattern")
-	if [ -z "$pid" ]; then
-		rm -f "$RUN/$name.pid"
-		return 0
-	fi
-	log "stopping $name (pid $pid)"
-	kill -TERM "$pid" 2>/dev/null || true
-	# A paused (SIGSTOPped) process only acts on SIGTERM once continued.
-	kill -CONT "$pid" 2>/dev/null || true
-	if ! wait_until "$timeout" "$name to exit" gone "$pid" "$pattern"; then
-		log "$name did not exit after SIGTERM; sending SIGKILL"
-		kill_group "$pid"
-		wait_until 10 "$name to die" gone "$pid" "$pattern"
-	fi
-	rm -f "$RUN/$name.pid"
-}
-gone() { ! alive "$@"; }
-
-# kill_group sends SIGKILL to everything in the process group that start_detached's setsid made
-# (its leader is PID), so no child of a crashed process survives.
-kill_group() {
-	kill -KILL -- "-$1" 2>/dev/null || kill -KILL "$1" 2>/dev/null || true
-}
-
-# await_start NAME PATTERN SECONDS CHECK... waits until CHECK succeeds, failing at once (with the
-# end of NAME's log) if the process exits first.
-await_start() {
-	local name=$1 pattern=$2 limit=$3
-	local deadline=$((SECONDS + limit))
-	shift 3
-	until "$@"; do
-		if [ -z "$(pid_of "$name" "$pattern")" ]; then
-			tail_log "$name"
-			die "$name exited during start-up"
-		fi
-		if ((SECONDS >= deadline)); then
-			tail_log "$name"
-			die "$name is not ready after ${limit}s"
-		fi
-		sleep 0.2
-	done
-}
-
-tail_log() {
-	log "--- last lines of $LOGS/$1.log ---"
-	tail -n 20 "$LOGS/$1.log" >&2 || true
-}
-
 zk_start() {
 	local pid cp
 	pid=$(pid_of zookeeper "$ZK_PATTERN")
@@ -129,11 +64,22 @@ zk_start() {
 		-Dorg.slf4j.simpleLogger.showDateTime=true \
 		-Dorg.slf4j.simpleLogger.dateTimeFormat=HH:mm:ss.SSS \
 		org.apache.zookeeper.server.quorum.QuorumPeerMain "$DATA/zookeeper/zoo.cfg"
-	await_start zookeeper "$ZK_PATTERN" 30 zk_serving "$ZK_PORT"
+	await_start zookeeper 30 zk_serving "$ZK_PORT"
+}
+
+# broker_netns N prints broker N's namespace, address and ZooKeeper address, if it has a namespace.
+broker_netns() {
+	[ ! -f "$RUN/broker-$1.netns" ] || cat "$RUN/broker-$1.netns"
+}
+
+broker_host() {
+	local ns host _
+	read -r ns host _ <<<"$(broker_netns "$1")"
+	echo "${host:-127.0.0.1}"
 }
 
 broker_start() {
-	local n=$1 pid port
+	local n=$1 pid port ns host zk
 	port=$(broker_port "$n")
 	pid=$(pid_of "broker-$n" "$(broker_pattern "$n")")
 	if [ -n "$pid" ]; then
@@ -141,20 +87,26 @@ broker_start() {
 		return 0
 	fi
 	[ -x "$BIN" ] || die "$BIN is missing; run ./scripts/cluster.sh up"
-	if port_open "$port"; then
+	local run=("$BIN") listen=127.0.0.1 advertise=localhost zk=localhost
+	read -r ns host zk <<<"$(broker_netns "$n")"
+	if [ -n "$ns" ]; then
+		run=(ip netns exec "$ns" "$BIN")
+		listen=$host advertise=$host
+	fi
+	if port_open "$port" "$listen"; then
 		die "port $port (broker $n) is in use by a process this script did not start"
 	fi
-	log "starting broker $n on 127.0.0.1:$port (log $LOGS/broker-$n.log)"
+	log "starting broker $n on $listen:$port${ns:+ in network namespace $ns} (log $LOGS/broker-$n.log)"
 	# server-N.properties with this cluster's ports and data dir (the same values by default).
-	start_detached "broker-$n" "$BIN" broker "config/server-$n.properties" \
-		--override "listeners=PLAINTEXT://127.0.0.1:$port" \
-		--override "advertised.listeners=PLAINTEXT://localhost:$port" \
+	start_detached "broker-$n" "${run[@]}" broker "config/server-$n.properties" \
+		--override "listeners=PLAINTEXT://$listen:$port" \
+		--override "advertised.listeners=PLAINTEXT://$advertise:$port" \
 		--override "log.dirs=$DATA/broker-$n" \
-		--override "zookeeper.connect=localhost:$ZK_PORT"
+		--override "zookeeper.connect=${zk:-localhost}:$ZK_PORT"
 }
 
 broker_wait() {
-	await_start "broker-$1" "$(broker_pattern "$1")" 60 port_open "$(broker_port "$1")"
+	await_start "broker-$1" 60 port_open "$(broker_port "$1")" "$(broker_host "$1")"
 }
 
 # registered_brokers prints how many broker ids /brokers/ids lists.
@@ -165,6 +117,10 @@ registered_brokers() {
 	\[*\]) tr -cd '0-9,' <<<"$last" | tr ',' '\n' | grep -c . || true ;;
 	*) echo 0 ;;
 	esac
+}
+
+controller_elected() {
+	zk_cli -server "127.0.0.1:$ZK_PORT" get /controller 2>&1 | grep -q '"brokerid"'
 }
 
 all_registered() { [ "$(registered_brokers)" -eq "${#BROKERS[@]}" ]; }
@@ -189,19 +145,40 @@ cmd_up() {
 		exit 1
 	fi
 	local n
-	for n in "${BROKERS[@]}"; do broker_start "$n"; done
-	for n in "${BROKERS[@]}"; do broker_wait "$n"; done
+	# The first broker alone until a controller is elected: on a fresh cluster, the controller is
+	# broker 1 every time, not whichever broker won a race.
+	broker_start "${BROKERS[0]}"
+	broker_wait "${BROKERS[0]}"
+	if ! wait_until 60 "a controller in /controller" controller_elected; then
+		die "broker ${BROKERS[0]} is listening but no controller was elected"
+	fi
+	for n in "${BROKERS[@]:1}"; do broker_start "$n"; done
+	for n in "${BROKERS[@]:1}"; do broker_wait "$n"; done
 	if ! wait_until 60 "${#BROKERS[@]} brokers in /brokers/ids" all_registered; then
 		die "brokers are listening but /brokers/ids lists $(registered_brokers) of ${#BROKERS[@]}"
 	fi
+	local env
+	env=$(cluster_env)
 	cat <<-MSG
 		zkafka is up: ZooKeeper 127.0.0.1:$ZK_PORT, brokers localhost:$(broker_port 1), localhost:$(broker_port 2), localhost:$(broker_port 3)
 
 		  kcat -b localhost:$(broker_port 1) -L                         # cluster metadata
 		  ./scripts/zookeeper-shell.sh localhost:$ZK_PORT ls /brokers/ids
 		  ./scripts/zookeeper-shell.sh localhost:$ZK_PORT get /controller
-		  ./scripts/cluster.sh status | logs [N] | kill N | pause N | resume N | restart N | down
+		  ${env}./bin/zkafka ui --zookeeper localhost:$ZK_PORT --bootstrap-server localhost:$(broker_port 1)   # dashboard on http://127.0.0.1:8080/ (--allow-actions: kill, pause, restart from the page)
+		  ${env}./scripts/cluster.sh status | logs [N] | kill N | pause N | resume N | restart N | down
 	MSG
+}
+
+# cluster_env prints the ZKAFKA_* settings this cluster was started with, as a command prefix, so that
+# a hint printed for it reaches this cluster and not the default one.
+cluster_env() {
+	local v
+	for v in ZKAFKA_BASE_PORT ZKAFKA_ZK_PORT ZKAFKA_DATA ZKAFKA_BIN; do
+		if [ -n "${!v:-}" ]; then
+			printf '%s=%q ' "$v" "${!v}"
+		fi
+	done
 }
 
 cmd_down() {
@@ -262,15 +239,26 @@ check_broker() {
 }
 
 cmd_kill() {
-	local n=${1:-} pid pattern
-	check_broker "$n"
-	pattern=$(broker_pattern "$n")
-	pid=$(pid_of "broker-$n" "$pattern")
-	[ -n "$pid" ] || die "broker $n is not running"
+	local n=${1:-}
+	case $n in
+	zk | zookeeper) kill_process zookeeper "$ZK_PATTERN" zookeeper ;;
+	*)
+		check_broker "$n"
+		kill_process "broker-$n" "$(broker_pattern "$n")" "broker $n"
+		;;
+	esac
+}
+
+# kill_process NAME PATTERN LABEL kill -9s the process recorded as NAME (LABEL in messages) and waits
+# until it is gone.
+kill_process() {
+	local name=$1 pattern=$2 label=$3 pid
+	pid=$(pid_of "$name" "$pattern")
+	[ -n "$pid" ] || die "$label is not running"
 	kill_group "$pid"
-	wait_until 10 "broker $n to die" gone "$pid" "$pattern"
-	rm -f "$RUN/broker-$n.pid"
-	log "killed broker $n (pid $pid) with SIGKILL"
+	wait_until 10 "$label to die" gone "$pid" "$pattern"
+	rm -f "$RUN/$name.pid"
+	log "killed $label (pid $pid) with SIGKILL"
 }
 
 # signal_target NAME|zk SIGNAL sends SIGNAL to the process group of broker N or of ZooKeeper.
@@ -301,6 +289,23 @@ cmd_resume() {
 	log "resumed ${target% *} (pid ${target#* }) with SIGCONT"
 }
 
+cmd_start() {
+	local n=${1:-}
+	case $n in
+	zk | zookeeper) zk_start ;;
+	*)
+		check_broker "$n"
+		broker_start "$n"
+		broker_wait "$n"
+		;;
+	esac
+}
+
+cmd_stop() {
+	check_broker "${1:-}"
+	stop "broker-$1" "$(broker_pattern "$1")" "$BROKER_STOP_TIMEOUT"
+}
+
 cmd_restart() {
 	local n=${1:-}
 	check_broker "$n"
@@ -317,7 +322,7 @@ cmd_reset() {
 }
 
 usage() {
-	sed -n '2,17s/^# \{0,1\}//p' "${BASH_SOURCE[0]}" >&2
+	sed -n '2,19s/^# \{0,1\}//p' "${BASH_SOURCE[0]}" >&2
 	exit 2
 }
 
@@ -332,6 +337,8 @@ logs) cmd_logs "${2:-}" ;;
 kill) cmd_kill "${2:-}" ;;
 pause) cmd_pause "${2:-}" ;;
 resume) cmd_resume "${2:-}" ;;
+start) cmd_start "${2:-}" ;;
+stop) cmd_stop "${2:-}" ;;
 restart) cmd_restart "${2:-}" ;;
 reset) cmd_reset ;;
 *) usage ;;

@@ -32,6 +32,32 @@ ensure_packages() {
 	[ -f "$ZK_JAR" ] || die "apt-get finished but $ZK_JAR is missing"
 }
 
+# ensure_test_tools installs what only the full check needs, beyond ensure_packages: shellcheck,
+# librdkafka's Python client for the transaction tests (Debian's, so /usr/bin/python3 has it), and Debian's
+# headless Chromium for the dashboard's browser tests (package ui).
+ensure_test_tools() {
+	command -v shellcheck >/dev/null && /usr/bin/python3 -c 'import confluent_kafka' 2>/dev/null &&
+		command -v chromium >/dev/null && return 0
+	log "installing shellcheck, python3-confluent-kafka and chromium with apt-get"
+	as_root apt-get update -qq
+	as_root env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq shellcheck python3-confluent-kafka chromium >/dev/null
+}
+
+# ensure_docker starts the Docker engine when its client is installed but no engine answers (a CI run
+# begins with none of a session's processes); it does nothing where Docker is not installed, and the
+# Docker tests then say so themselves. The engine's own output goes to data/dockerd.log.
+ensure_docker() {
+	command -v docker >/dev/null && command -v dockerd >/dev/null || return 0
+	docker info >/dev/null 2>&1 && return 0
+	log "starting the Docker engine (dockerd), log in data/dockerd.log"
+	mkdir -p data
+	# shellcheck disable=SC2016 # $1 belongs to the inner shell
+	as_root sh -c 'nohup dockerd >>"$1" 2>&1 </dev/null &' _ "$PWD/data/dockerd.log"
+	wait_until 60 "the Docker engine to answer" docker_answers
+}
+
+docker_answers() { docker info >/dev/null 2>&1; }
+
 # ensure_go puts the Go toolchain on PATH (it lives in /usr/local/go on the project machines).
 ensure_go() {
 	if ! command -v go >/dev/null && [ -x /usr/local/go/bin/go ]; then
@@ -59,10 +85,10 @@ zk_serving() {
 	zk_srvr "$1" | grep -q '^Mode:'
 }
 
-# port_open succeeds when something accepts TCP connections on 127.0.0.1:$1.
+# port_open succeeds when something accepts TCP connections on port $1 of $2 (default 127.0.0.1).
 port_open() {
-	# shellcheck disable=SC2016 # $1 belongs to the inner script
-	timeout 1 bash -c 'exec 3<>"/dev/tcp/127.0.0.1/$1"' _ "$1" 2>/dev/null
+	# shellcheck disable=SC2016 # $1 and $2 belong to the inner script
+	timeout 1 bash -c 'exec 3<>"/dev/tcp/$2/$1"' _ "$1" "${2:-127.0.0.1}" 2>/dev/null
 }
 
 # wait_until SECONDS DESCRIPTION COMMAND... polls COMMAND every 0.2s until it succeeds.
@@ -101,4 +127,81 @@ exec_zkafka() {
 		(cd "$root" && go build -o bin/zkafka ./cmd/zkafka) || die "build of ./cmd/zkafka failed"
 	fi
 	exec "$root/bin/zkafka" "$@"
+}
+
+# Processes started in the background: each records its pid in $RUN/NAME.pid and logs to
+# $LOGS/NAME.log (the caller sets RUN and LOGS).
+
+# pid_of NAME PATTERN prints the pid recorded for NAME if that process is still running.
+pid_of() {
+	local file=$RUN/$1.pid pid
+	[ -f "$file" ] || return 0
+	pid=$(<"$file")
+	if alive "$pid" "$2"; then
+		echo "$pid"
+	fi
+}
+
+# start_detached NAME COMMAND... starts COMMAND in its own session (so Ctrl-C here or closing the
+# terminal does not reach it), logging to $LOGS/NAME.log and recording its pid.
+start_detached() {
+	local name=$1
+	shift
+	mkdir -p "$RUN" "$LOGS"
+	setsid "$@" >>"$LOGS/$name.log" 2>&1 </dev/null &
+	echo $! >"$RUN/$name.pid"
+}
+
+# stop NAME PATTERN TIMEOUT sends SIGTERM, waits up to TIMEOUT seconds, then sends SIGKILL.
+stop() {
+	local name=$1 pattern=$2 timeout=$3 pid
+	pid=$(pid_of "$name" "$pattern")
+	if [ -z "$pid" ]; then
+		rm -f "$RUN/$name.pid"
+		return 0
+	fi
+	log "stopping $name (pid $pid)"
+	kill -TERM "$pid" 2>/dev/null || true
+	# A paused (SIGSTOPped) process only acts on SIGTERM once continued.
+	kill -CONT "$pid" 2>/dev/null || true
+	if ! wait_until "$timeout" "$name to exit" gone "$pid" "$pattern"; then
+		log "$name did not exit after SIGTERM; sending SIGKILL"
+		kill_group "$pid"
+		wait_until 10 "$name to die" gone "$pid" "$pattern"
+	fi
+	rm -f "$RUN/$name.pid"
+}
+gone() { ! alive "$@"; }
+
+# kill_group sends SIGKILL to everything in the process group that start_detached's setsid made
+# (its leader is PID), so no child of a crashed process survives.
+kill_group() {
+	kill -KILL -- "-$1" 2>/dev/null || kill -KILL "$1" 2>/dev/null || true
+}
+
+# await_start NAME SECONDS CHECK... waits until CHECK succeeds, failing at once (with the
+# end of NAME's log) if the process exits first. Until it has exec'd, the pid start_detached just
+# recorded is a forked shell whose command line does not name the process yet, so liveness here is
+# that pid's alone: a pid recorded a moment ago cannot have been reused.
+await_start() {
+	local name=$1 limit=$2 pid
+	local deadline=$((SECONDS + limit))
+	shift 2
+	pid=$(<"$RUN/$name.pid")
+	until "$@"; do
+		if ! alive "$pid"; then
+			tail_log "$name"
+			die "$name exited during start-up"
+		fi
+		if ((SECONDS >= deadline)); then
+			tail_log "$name"
+			die "$name is not ready after ${limit}s"
+		fi
+		sleep 0.2
+	done
+}
+
+tail_log() {
+	log "--- last lines of $LOGS/$1.log ---"
+	tail -n 20 "$LOGS/$1.log" >&2 || true
 }

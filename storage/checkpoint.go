@@ -10,6 +10,8 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+
+	"github.com/zkafka/zkafka/kafka"
 )
 
 // File names Kafka keeps in every log directory.
@@ -24,31 +26,6 @@ const (
 // offsetCheckpointVersion is the only version of Kafka's OffsetCheckpointFile format.
 const offsetCheckpointVersion = 0
 
-// TopicPartition names a partition; its log directory is TopicPartition.String().
-type TopicPartition struct {
-	Topic     string
-	Partition int32
-}
-
-// String is Kafka's `<topic>-<partition>`.
-func (tp TopicPartition) String() string {
-	return tp.Topic + "-" + strconv.FormatInt(int64(tp.Partition), 10)
-}
-
-// ParseTopicPartition parses a log directory name. Topics may contain '-', so the partition is what
-// follows the last one.
-func ParseTopicPartition(name string) (TopicPartition, error) {
-	i := strings.LastIndexByte(name, '-')
-	if i <= 0 {
-		return TopicPartition{}, fmt.Errorf("directory %q is not <topic>-<partition>", name)
-	}
-	p, err := strconv.ParseInt(name[i+1:], 10, 32)
-	if err != nil || p < 0 || name[i+1] == '+' {
-		return TopicPartition{}, fmt.Errorf("directory %q is not <topic>-<partition>", name)
-	}
-	return TopicPartition{Topic: name[:i], Partition: int32(p)}, nil
-}
-
 // ReadOffsetCheckpoint reads a Kafka offset checkpoint file:
 //
 //	0
@@ -57,10 +34,10 @@ func ParseTopicPartition(name string) (TopicPartition, error) {
 //	...
 //
 // A missing file reads as empty.
-func ReadOffsetCheckpoint(path string) (map[TopicPartition]int64, error) {
+func ReadOffsetCheckpoint(path string) (map[kafka.TopicPartition]int64, error) {
 	data, err := os.ReadFile(path)
 	if errors.Is(err, os.ErrNotExist) {
-		return map[TopicPartition]int64{}, nil
+		return map[kafka.TopicPartition]int64{}, nil
 	}
 	if err != nil {
 		return nil, err
@@ -90,7 +67,7 @@ func ReadOffsetCheckpoint(path string) (map[TopicPartition]int64, error) {
 	if len(entries) != count {
 		return nil, bad("%d entries, header says %d", len(entries), count)
 	}
-	out := make(map[TopicPartition]int64, count)
+	out := make(map[kafka.TopicPartition]int64, count)
 	for _, line := range entries {
 		fields := strings.Fields(line)
 		if len(fields) != 3 {
@@ -101,7 +78,7 @@ func ReadOffsetCheckpoint(path string) (map[TopicPartition]int64, error) {
 		if perr != nil || oerr != nil {
 			return nil, bad("line %q is not <topic> <partition> <offset>", line)
 		}
-		out[TopicPartition{Topic: fields[0], Partition: int32(p)}] = off
+		out[kafka.TopicPartition{Topic: fields[0], Partition: int32(p)}] = off
 	}
 	return out, nil
 }
@@ -109,17 +86,12 @@ func ReadOffsetCheckpoint(path string) (map[TopicPartition]int64, error) {
 // WriteOffsetCheckpoint replaces the checkpoint file at path atomically: it writes path.tmp, fsyncs it,
 // renames it over path and fsyncs the directory, as Kafka's CheckpointFile does. Entries are sorted so
 // that equal contents give equal files.
-func WriteOffsetCheckpoint(path string, offsets map[TopicPartition]int64) error {
-	tps := make([]TopicPartition, 0, len(offsets))
+func WriteOffsetCheckpoint(path string, offsets map[kafka.TopicPartition]int64) error {
+	tps := make([]kafka.TopicPartition, 0, len(offsets))
 	for tp := range offsets {
 		tps = append(tps, tp)
 	}
-	slices.SortFunc(tps, func(a, b TopicPartition) int {
-		if c := strings.Compare(a.Topic, b.Topic); c != 0 {
-			return c
-		}
-		return int(a.Partition) - int(b.Partition)
-	})
+	slices.SortFunc(tps, kafka.Compare)
 	var buf bytes.Buffer
 	fmt.Fprintf(&buf, "%d\n%d\n", offsetCheckpointVersion, len(tps))
 	for _, tp := range tps {

@@ -7,15 +7,17 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/zkafka/zkafka/kafka"
 )
 
 func TestOffsetCheckpointRoundTrip(t *testing.T) {
 	path := filepath.Join(t.TempDir(), RecoveryPointCheckpointFile)
-	offsets := map[TopicPartition]int64{
-		{"orders", 0}:             42,
-		{"orders", 10}:            7,
-		{"my-dashed-topic", 3}:    0,
-		{"__consumer_offsets", 1}: 1 << 40,
+	offsets := map[kafka.TopicPartition]int64{
+		{Topic: "orders", Partition: 0}:             42,
+		{Topic: "orders", Partition: 10}:            7,
+		{Topic: "my-dashed-topic", Partition: 3}:    0,
+		{Topic: "__consumer_offsets", Partition: 1}: 1 << 40,
 	}
 	if err := WriteOffsetCheckpoint(path, offsets); err != nil {
 		t.Fatal(err)
@@ -41,7 +43,7 @@ func TestOffsetCheckpointRoundTrip(t *testing.T) {
 		}
 	}
 	// Overwriting replaces the content.
-	if err := WriteOffsetCheckpoint(path, map[TopicPartition]int64{}); err != nil {
+	if err := WriteOffsetCheckpoint(path, map[kafka.TopicPartition]int64{}); err != nil {
 		t.Fatal(err)
 	}
 	if raw, _ := os.ReadFile(path); string(raw) != "0\n0\n" {
@@ -67,34 +69,6 @@ func TestReadOffsetCheckpointErrors(t *testing.T) {
 		os.WriteFile(path, []byte(content), 0o644)
 		if _, err := ReadOffsetCheckpoint(path); err == nil {
 			t.Errorf("%s: no error", name)
-		}
-	}
-}
-
-func TestParseTopicPartition(t *testing.T) {
-	tests := []struct {
-		name string
-		want TopicPartition
-		ok   bool
-	}{
-		{"orders-0", TopicPartition{"orders", 0}, true},
-		{"my-topic-12", TopicPartition{"my-topic", 12}, true},
-		{"a-b-c-3", TopicPartition{"a-b-c", 3}, true},
-		{"__consumer_offsets-49", TopicPartition{"__consumer_offsets", 49}, true},
-		{"orders", TopicPartition{}, false},
-		{"-0", TopicPartition{}, false},
-		{"orders-", TopicPartition{}, false},
-		{"orders--1", TopicPartition{"orders-", 1}, true}, // topics may end in a dash
-		{"orders-x", TopicPartition{}, false},
-		{"orders-+1", TopicPartition{}, false},
-	}
-	for _, tt := range tests {
-		got, err := ParseTopicPartition(tt.name)
-		if (err == nil) != tt.ok || got != tt.want {
-			t.Errorf("ParseTopicPartition(%q) = %v, %v", tt.name, got, err)
-		}
-		if tt.ok && got.String() != tt.name {
-			t.Errorf("%v.String() = %q", got, got.String())
 		}
 	}
 }

@@ -18,20 +18,23 @@ package storage
 // and no offset map size limit: the whole cleanable section is deduplicated
 // in one pass, with the key → latest offset map in memory. Compressed
 // batches are kept as they are (the group coordinator writes uncompressed
-// ones); control batches too.
+// ones); control batches too. Transactional batches are also kept whole and
+// supersede nothing: Kafka removes aborted transactions' records and lets
+// committed ones take part, which needs the transaction index at cleaning
+// time; keeping them all leaves every reader (the group coordinator's
+// load, read_committed consumers) to settle them by their markers as it
+// does for the uncleaned log.
 
 import (
-	"encoding/binary"
 	"errors"
 	"fmt"
-	"hash/crc32"
 	"io"
 	"os"
 	"time"
 
-	"github.com/twmb/franz-go/pkg/kbin"
-	"github.com/twmb/franz-go/pkg/kmsg"
 	"go.uber.org/zap"
+
+	"github.com/zkafka/zkafka/wire"
 )
 
 // CleanStats describes one cleaning pass.
@@ -95,9 +98,9 @@ func (l *Log) Clean(deleteRetention time.Duration, now time.Time) (CleanStats, e
 	// Pass 1: the latest offset of every key.
 	latest := map[string]int64{}
 	for _, s := range cleanable {
-		err := eachBatch(s, func(_ []byte, h batchHeader, recs []kmsg.Record) error {
+		err := eachBatch(s, func(b wire.Batch, recs []wire.Record) error {
 			for _, r := range recs {
-				latest[string(r.Key)] = h.baseOffset + int64(r.OffsetDelta)
+				latest[string(r.Key)] = b.RecordOffset(r)
 			}
 			return nil
 		})
@@ -111,16 +114,16 @@ func (l *Log) Clean(deleteRetention time.Duration, now time.Time) (CleanStats, e
 	for i, s := range cleanable {
 		dropTombstones := s.largestTimestamp() < horizon
 		var out []byte
-		err := eachBatch(s, func(raw []byte, h batchHeader, recs []kmsg.Record) error {
+		err := eachBatch(s, func(b wire.Batch, recs []wire.Record) error {
 			if recs == nil {
-				out = append(out, raw...) // compressed or control: kept whole
+				out = append(out, b.Raw...) // compressed, control or transactional: kept whole
 				return nil
 			}
-			var keep []kmsg.Record
+			var keep []wire.Record
 			for _, r := range recs {
 				st.RecordsRead++
 				switch {
-				case latest[string(r.Key)] != h.baseOffset+int64(r.OffsetDelta):
+				case latest[string(r.Key)] != b.RecordOffset(r):
 				case r.Value == nil && dropTombstones:
 					st.TombstonesRemoved++
 				case r.Value == nil:
@@ -136,10 +139,12 @@ func (l *Log) Clean(deleteRetention time.Duration, now time.Time) (CleanStats, e
 			st.RecordsKept += len(keep)
 			switch len(keep) {
 			case len(recs):
-				out = append(out, raw...)
+				out = append(out, b.Raw...)
 			case 0:
 			default:
-				out = appendFilteredBatch(out, raw, keep)
+				// The header is kept (base offset, last offset delta, timestamps, producer fields); the
+				// record count, length and CRC are recomputed.
+				out = wire.AppendBatch(out, b.BatchHeader, keep)
 			}
 			return nil
 		})
@@ -164,89 +169,35 @@ func (l *Log) Clean(deleteRetention time.Duration, now time.Time) (CleanStats, e
 	return st, nil
 }
 
-// eachBatch reads a segment's batches in order; recs is nil for a batch
-// whose records are not cleaned (compressed or control).
-func eachBatch(s *segment, fn func(raw []byte, h batchHeader, recs []kmsg.Record) error) error {
+// eachBatch reads a segment's batches in order; recs is nil for a batch whose records are not cleaned
+// (compressed, control or transactional). The batch's bytes are valid only during fn.
+func eachBatch(s *segment, fn func(b wire.Batch, recs []wire.Record) error) error {
 	sc := newBatchScanner(s.log, 0, s.size)
 	for {
-		pos, h, err := sc.next(false)
+		pos, b, err := sc.next(false)
 		if errors.Is(err, io.EOF) {
 			return nil
 		}
 		if err != nil {
 			return fmt.Errorf("segment %d at %d: %w", s.baseOffset, pos, err)
 		}
-		raw := make([]byte, h.size())
-		if _, err := s.log.ReadAt(raw, pos); err != nil {
-			return fmt.Errorf("segment %d at %d: %w", s.baseOffset, pos, err)
-		}
-		if h.attributes&(attrCompressionMask|attrControl) != 0 {
-			if err := fn(raw, h, nil); err != nil {
+		if b.Attributes.Codec() != wire.CodecNone || b.Attributes.Control() || b.Attributes.Transactional() {
+			if err := fn(b, nil); err != nil {
 				return err
 			}
 			continue
 		}
-		recs, err := parseRecords(raw[batchHeaderSize:], h.recordCount)
-		if err != nil {
-			return fmt.Errorf("segment %d at %d: %w", s.baseOffset, pos, err)
+		recs := make([]wire.Record, 0, max(b.RecordCount, 0))
+		for r, err := range b.Records() {
+			if err != nil {
+				return fmt.Errorf("segment %d at %d: %w", s.baseOffset, pos, err)
+			}
+			recs = append(recs, r)
 		}
-		if err := fn(raw, h, recs); err != nil {
+		if err := fn(b, recs); err != nil {
 			return err
 		}
 	}
-}
-
-func parseRecords(body []byte, count int32) ([]kmsg.Record, error) {
-	recs := make([]kmsg.Record, 0, max(count, 0))
-	for range count {
-		length, n := binary.Varint(body)
-		if n <= 0 || length < 0 || int(length) > len(body)-n {
-			return nil, errors.New("malformed record length")
-		}
-		var r kmsg.Record
-		if err := r.ReadFrom(body[:n+int(length)]); err != nil {
-			return nil, err
-		}
-		recs = append(recs, r)
-		body = body[n+int(length):]
-	}
-	return recs, nil
-}
-
-// appendFilteredBatch appends a copy of the batch raw holding only keep:
-// the header is kept (base offset, last offset delta, timestamps, producer
-// fields), the record count, length and CRC are recomputed.
-func appendFilteredBatch(dst, raw []byte, keep []kmsg.Record) []byte {
-	start := len(dst)
-	dst = append(dst, raw[:batchHeaderSize]...)
-	for _, r := range keep {
-		var rec []byte
-		rec = append(rec, byte(r.Attributes))
-		rec = kbin.AppendVarlong(rec, r.TimestampDelta64)
-		rec = kbin.AppendVarint(rec, r.OffsetDelta)
-		rec = appendVarintBytes(rec, r.Key)
-		rec = appendVarintBytes(rec, r.Value)
-		rec = kbin.AppendVarint(rec, int32(len(r.Headers)))
-		for _, hd := range r.Headers {
-			rec = appendVarintBytes(rec, []byte(hd.Key))
-			rec = appendVarintBytes(rec, hd.Value)
-		}
-		dst = kbin.AppendVarint(dst, int32(len(rec)))
-		dst = append(dst, rec...)
-	}
-	b := dst[start:]
-	binary.BigEndian.PutUint32(b[offBatchLength:], uint32(len(b)-logOverhead))
-	binary.BigEndian.PutUint32(b[offRecordCount:], uint32(len(keep)))
-	binary.BigEndian.PutUint32(b[offCRC:], crc32.Checksum(b[offAttributes:], castagnoli))
-	return dst
-}
-
-func appendVarintBytes(dst, b []byte) []byte {
-	if b == nil {
-		return kbin.AppendVarint(dst, -1)
-	}
-	dst = kbin.AppendVarint(dst, int32(len(b)))
-	return append(dst, b...)
 }
 
 // swapCleaned replaces the file of segment i with cleaned data and puts the

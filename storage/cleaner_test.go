@@ -7,6 +7,8 @@ import (
 	"time"
 
 	"github.com/twmb/franz-go/pkg/kmsg"
+
+	"github.com/zkafka/zkafka/wire"
 )
 
 // keyedBatch is a batch of records with keys and values; a nil value is a
@@ -137,5 +139,36 @@ func TestCleanerLeavesDeleteLogsAndUnreplicatedData(t *testing.T) {
 	// The high watermark at 0: nothing is cleanable.
 	if st, err := l2.Clean(0, time.Now()); err != nil || st.Segments != 0 {
 		t.Fatalf("records above the high watermark were cleaned: %+v %v", st, err)
+	}
+}
+
+// TestCleanerKeepsTransactionalBatches: a transactional record, committed
+// or aborted, neither goes nor removes the earlier record of its key, so
+// readers settle it by its marker.
+func TestCleanerKeepsTransactionalBatches(t *testing.T) {
+	cfg := testConfig()
+	cfg.SegmentBytes = 150
+	cfg.CleanupPolicy = "compact"
+	l := openTestLog(t, t.TempDir(), cfg)
+	ts := time.Now().UnixMilli()
+	mustAppend(t, l, keyedBatch(ts, []byte("k"), []byte("plain")))
+	txn := wire.AppendBatch(nil, wire.BatchHeader{
+		PartitionLeaderEpoch: -1, Attributes: wire.AttrTransactional, FirstTimestamp: ts, MaxTimestamp: ts,
+		ProducerID: 7, BaseSequence: 0,
+	}, []wire.Record{{Key: []byte("k"), Value: []byte("aborted")}})
+	mustAppend(t, l, txn)
+	if _, err := l.AppendAsCoordinator(marker(7, 0, false, 0), 0); err != nil {
+		t.Fatal(err)
+	}
+	for range 3 {
+		mustAppend(t, l, keyedBatch(ts, []byte("other"), []byte("x")))
+	}
+	l.SetHighWatermark(l.LogEndOffset())
+	if _, err := l.Clean(time.Hour, time.Now()); err != nil {
+		t.Fatal(err)
+	}
+	got := keyedRecords(t, l)
+	if !slices.Contains(got, "0:k=plain") || !slices.Contains(got, "1:k=aborted") {
+		t.Fatalf("after cleaning: %v", got)
 	}
 }

@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"math"
 	"strings"
+
+	"github.com/zkafka/zkafka/wire"
 )
 
 // LogConfig holds the settings of one partition log. Each field is the Kafka topic config named in its
@@ -51,9 +53,9 @@ func DefaultLogConfig() LogConfig {
 // Validate reports the first setting outside the range Kafka accepts for it.
 func (c LogConfig) Validate() error {
 	switch {
-	case c.SegmentBytes < batchHeaderSize || c.SegmentBytes > math.MaxInt32:
+	case c.SegmentBytes < wire.BatchHeaderSize || c.SegmentBytes > math.MaxInt32:
 		// Positions in the offset index are int32, so a segment cannot pass 2 GiB.
-		return fmt.Errorf("segment.bytes %d is outside [%d, %d]", c.SegmentBytes, batchHeaderSize, math.MaxInt32)
+		return fmt.Errorf("segment.bytes %d is outside [%d, %d]", c.SegmentBytes, wire.BatchHeaderSize, math.MaxInt32)
 	case c.SegmentMs < 1:
 		return fmt.Errorf("segment.ms %d must be at least 1", c.SegmentMs)
 	case c.RetentionMs < -1:

@@ -9,6 +9,8 @@
 //	                                baseOffset and partitionLeaderEpoch the leader assigns
 //	00000000000000000000.index      sparse offset index: int32 relative offset, int32 file position
 //	00000000000000000000.timeindex  time index: int64 timestamp, int32 relative offset
+//	00000000000000000000.txnindex   aborted transactions whose ABORT marker is in the segment (only once
+//	                                there is one): producer id, first, last and last stable offsets
 //	00000000000000004096.log        ... the next segment, starting at offset 4096
 //
 // A Manager owns every log in the broker's log.dirs, the checkpoint files beside them
@@ -29,9 +31,19 @@
 // Replication: followers append the leader's batches unchanged with Log.AppendAsFollower, and cut their
 // log back with Truncate or TruncateFullyAndStartAt when the leader changes. Each log keeps Kafka's
 // leader-epoch cache (the start offset of every leader epoch, in `leader-epoch-checkpoint`, updated on
-// appends and truncation; EndOffsetForEpoch answers OffsetForLeaderEpoch) and the idempotent producers'
-// state (the last five batches' sequences per producer id, checked on leader appends, rebuilt from
-// `<offset>.snapshot` files and the log on open and after truncation).
+// appends and truncation; EndOffsetForEpoch answers OffsetForLeaderEpoch) and the producers' state (the
+// last five batches' sequences per producer id, its open transaction and its last marker's coordinator
+// epoch, checked on leader appends, rebuilt from `<offset>.snapshot` files and the log on open and after
+// truncation).
+//
+// Transactions (producer_state.go, txn_index.go): a transactional batch opens its producer's transaction;
+// the COMMIT or ABORT control batch a coordinator has the leader append (Log.AppendAsCoordinator, which
+// also takes the group coordinator's records) closes it, and an aborted one is written to the segment's
+// `.txnindex`. The last stable offset (LastStableOffset) is the first offset of the earliest transaction
+// still open or whose marker is not yet below the high watermark, capped at the high watermark; a
+// read_committed fetch reads below it and gets AbortedTransactions for the range it read. Recovery empties
+// the transaction index of every segment it recovers and the producer state's replay, which starts at or
+// before the first of them, writes it again: the same entries, byte for byte.
 //
 // Fetch: Log.Read finds the segment holding an offset, looks up the offset index for a nearby position,
 // scans batch headers from there, and returns whole batches bounded by maxBytes and by maxOffset (the high
@@ -47,6 +59,9 @@
 //
 // Recovery: Open trusts segments below the recovery point and rescans the rest batch by batch, verifying
 // each CRC; the log is cut at the first torn or corrupt batch.
+//
+// Batch framing, CRCs, records and compression are package wire's (its reader and writer): appends are
+// validated, segments scanned and compacted batches rewritten with it.
 //
 // # Errors
 //

@@ -3,6 +3,8 @@ package storage
 import (
 	"bytes"
 	"testing"
+
+	"github.com/zkafka/zkafka/wire"
 )
 
 // FuzzAppendAsLeader feeds arbitrary bytes to AppendAsLeader after a known batch. Whatever the input,
@@ -62,13 +64,13 @@ func FuzzAppendAsLeader(f *testing.F) {
 
 // fixAllCRCs recomputes the CRC of every complete batch in data, stopping at the first that does not fit.
 func fixAllCRCs(data []byte) {
-	for p := 0; p+batchHeaderSize <= len(data); {
-		h := parseBatchHeader(data[p:])
-		if h.batchLength < minBatchLength || int64(p)+h.size() > int64(len(data)) {
+	for p := 0; p < len(data); {
+		b, err := wire.ReadBatch(data[p:])
+		if err != nil {
 			return
 		}
-		fixCRC(data[p : p+int(h.size())])
-		p += int(h.size())
+		fixCRC(b.Raw)
+		p += len(b.Raw)
 	}
 }
 
@@ -83,10 +85,10 @@ func checkLog(t *testing.T, l *Log, leo int64) {
 		if len(data) == 0 {
 			t.Fatalf("Read(%d) empty below LEO %d", off, leo)
 		}
-		h := parseBatchHeader(data)
-		if h.size() != int64(len(data)) || h.baseOffset != off || checkFraming(data, h) != nil {
-			t.Fatalf("batch at %d: header %+v, %d bytes", off, h, len(data))
+		b, err := wire.ReadBatch(data)
+		if err != nil || len(b.Raw) != len(data) || b.BaseOffset != off || checkFraming(b) != nil {
+			t.Fatalf("batch at %d: header %+v, %d bytes, %v", off, b.BatchHeader, len(data), err)
 		}
-		off = h.lastOffset() + 1
+		off = b.LastOffset() + 1
 	}
 }

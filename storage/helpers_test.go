@@ -13,6 +13,8 @@ import (
 	"github.com/twmb/franz-go/pkg/kmsg"
 	"go.uber.org/zap"
 	"go.uber.org/zap/zaptest"
+
+	"github.com/zkafka/zkafka/wire"
 )
 
 // testConfig is a config with small segments and a dense index so that tests roll and index quickly.
@@ -50,7 +52,7 @@ func appendRecord(dst []byte, r kmsg.Record) []byte {
 func encodeBatch(records []byte, count int32, firstTimestamp, maxTimestamp int64, attributes int16) []byte {
 	b := kmsg.RecordBatch{
 		FirstOffset:          0,
-		Length:               int32(minBatchLength + len(records)),
+		Length:               int32(wire.MinBatchLength + len(records)),
 		PartitionLeaderEpoch: -1,
 		Magic:                2,
 		Attributes:           attributes,
@@ -64,7 +66,7 @@ func encodeBatch(records []byte, count int32, firstTimestamp, maxTimestamp int64
 		Records:              records,
 	}
 	raw := b.AppendTo(nil)
-	binary.BigEndian.PutUint32(raw[offCRC:], crc32.Checksum(raw[offAttributes:], crc32.MakeTable(crc32.Castagnoli)))
+	binary.BigEndian.PutUint32(raw[wire.PosCRC:], crc32.Checksum(raw[wire.PosAttributes:], crc32.MakeTable(crc32.Castagnoli)))
 	return raw
 }
 
@@ -93,16 +95,19 @@ func makeTimedBatch(timestamps ...int64) []byte {
 func makeGzipBatch(t testing.TB, timestamps ...int64) []byte {
 	t.Helper()
 	plain := makeTimedBatch(timestamps...)
-	h := parseBatchHeader(plain)
+	h, err := wire.ReadBatchHeader(plain)
+	if err != nil {
+		t.Fatal(err)
+	}
 	c, err := kgo.DefaultCompressor(kgo.GzipCompression())
 	if err != nil {
 		t.Fatal(err)
 	}
-	compressed, codec := c.Compress(new(bytes.Buffer), plain[batchHeaderSize:])
+	compressed, codec := c.Compress(new(bytes.Buffer), plain[wire.BatchHeaderSize:])
 	if codec != kgo.CodecGzip {
 		t.Fatalf("compressed with codec %v", codec)
 	}
-	return encodeBatch(append([]byte(nil), compressed...), h.recordCount, h.baseTimestamp, h.maxTimestamp, int16(codec))
+	return encodeBatch(append([]byte(nil), compressed...), h.RecordCount, h.FirstTimestamp, h.MaxTimestamp, int16(codec))
 }
 
 // makeSizedBatch builds a batch of one record whose value pads the batch to about size bytes.
@@ -125,14 +130,14 @@ func decodeBatches(t testing.TB, data []byte) []decodedBatch {
 		if err := b.ReadFrom(data); err != nil {
 			t.Fatalf("decode batch: %v", err)
 		}
-		size := logOverhead + int(b.Length)
-		if got := crc32.Checksum(data[offAttributes:size], crc32.MakeTable(crc32.Castagnoli)); int32(got) != b.CRC {
+		size := wire.LogOverhead + int(b.Length)
+		if got := crc32.Checksum(data[wire.PosAttributes:size], crc32.MakeTable(crc32.Castagnoli)); int32(got) != b.CRC {
 			t.Fatalf("batch at offset %d has a bad CRC", b.FirstOffset)
 		}
 		recs := b.Records
-		if b.Attributes&attrCompressionMask != 0 {
+		if b.Attributes&wire.AttrCodecMask != 0 {
 			var err error
-			if recs, err = kgo.DefaultDecompressor().Decompress(recs, kgo.CompressionCodecType(b.Attributes&attrCompressionMask)); err != nil {
+			if recs, err = kgo.DefaultDecompressor().Decompress(recs, kgo.CompressionCodecType(b.Attributes&wire.AttrCodecMask)); err != nil {
 				t.Fatalf("decompress: %v", err)
 			}
 		}
@@ -215,7 +220,7 @@ func wantKerr(t testing.TB, err error, want *kerr.Error) {
 	}
 }
 
-func castagnoliSum(b []byte) uint32 { return crc32.Checksum(b, castagnoli) }
+func castagnoliSum(b []byte) uint32 { return crc32.Checksum(b, crc32.MakeTable(crc32.Castagnoli)) }
 
 // kmsgRecord is a record with offset and timestamp deltas i.
 func kmsgRecord(i int, value []byte) kmsg.Record {

@@ -172,10 +172,12 @@ func (x *offsetIndex) lastPosition() int64 {
 	return int64(x.entries[len(x.entries)-1].position)
 }
 
-// truncateToPosition drops the entries for data at or after position. The file keeps stale bytes past
-// the last entry until they are overwritten or trimmed; only the entry count matters.
-func (x *offsetIndex) truncateToPosition(position int64) {
-	i := sort.Search(len(x.entries), func(i int) bool { return int64(x.entries[i].position) >= position })
+// truncateToOffset drops the entries for offsets at or above offset, as Kafka's OffsetIndex.truncateTo
+// does. By offset, not position: an append of several batches has one entry, its last offset at its
+// first batch's position, which truncating inside the append must drop. The file keeps stale bytes
+// past the last entry until they are overwritten or trimmed; only the entry count matters.
+func (x *offsetIndex) truncateToOffset(offset int64) {
+	i := sort.Search(len(x.entries), func(i int) bool { return x.baseOffset+int64(x.entries[i].relOffset) >= offset })
 	x.entries = x.entries[:i]
 }
 

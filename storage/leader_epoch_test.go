@@ -5,6 +5,8 @@ import (
 	"path/filepath"
 	"slices"
 	"testing"
+
+	"github.com/zkafka/zkafka/wire"
 )
 
 func TestLeaderEpochCacheFollowsAppendsAndTruncation(t *testing.T) {
@@ -89,8 +91,8 @@ func TestLeaderEpochCheckpointRejectsGarbage(t *testing.T) {
 }
 
 func setLeaderEpoch(b []byte, epoch int32) {
-	b[offLeaderEpoch] = byte(epoch >> 24)
-	b[offLeaderEpoch+1] = byte(epoch >> 16)
-	b[offLeaderEpoch+2] = byte(epoch >> 8)
-	b[offLeaderEpoch+3] = byte(epoch)
+	b[wire.PosPartitionLeaderEpoch] = byte(epoch >> 24)
+	b[wire.PosPartitionLeaderEpoch+1] = byte(epoch >> 16)
+	b[wire.PosPartitionLeaderEpoch+2] = byte(epoch >> 8)
+	b[wire.PosPartitionLeaderEpoch+3] = byte(epoch)
 }

@@ -48,7 +48,8 @@ func openLog(dir string, cfg LogConfig, recoveryPoint, logStartOffset int64, log
 	if err != nil {
 		return nil, storageError("open log", err)
 	}
-	if err := l.loadSegments(bases, cfg, recoveryPoint, max(logStartOffset, 0)); err != nil {
+	recovered, err := l.loadSegments(bases, cfg, recoveryPoint, max(logStartOffset, 0))
+	if err != nil {
 		for _, s := range l.segments {
 			s.closeFiles()
 		}
@@ -59,7 +60,14 @@ func openLog(dir string, cfg LogConfig, recoveryPoint, logStartOffset int64, log
 		err = l.epochs.truncateFromEnd(l.logEndOffset)
 	}
 	if err == nil {
-		err = l.rebuildProducerStateLocked()
+		// The replay that rebuilds the producer state also rebuilds the transaction index of every
+		// recovered segment, so it starts at or before the first of them.
+		from, reindex := l.logEndOffset, map[int64]bool{}
+		for _, s := range recovered {
+			reindex[s.baseOffset] = true
+			from = min(from, s.baseOffset)
+		}
+		err = l.rebuildProducerStateLocked(from, reindex)
 	}
 	if err != nil {
 		for _, s := range l.segments {
@@ -89,7 +97,7 @@ func (l *Log) listSegments() ([]int64, error) {
 			continue
 		}
 		orphan := false
-		for _, suffix := range []string{indexSuffix, timeIndexSuffix} {
+		for _, suffix := range []string{indexSuffix, timeIndexSuffix, txnIndexSuffix} {
 			if base, ok := segmentBase(name, suffix); ok && !logs[base] {
 				orphan = true
 			}
@@ -120,13 +128,15 @@ func segmentBase(name, suffix string) (int64, bool) {
 	return base, err == nil && base >= 0
 }
 
-// loadSegments opens the segments, trusting or recovering each (see Open), and sets the log's offsets.
-func (l *Log) loadSegments(bases []int64, cfg LogConfig, recoveryPoint, logStartOffset int64) error {
+// loadSegments opens the segments, trusting or recovering each (see Open), and sets the log's offsets. It
+// returns the recovered segments, whose transaction indexes it emptied for the producer state's replay to
+// rebuild.
+func (l *Log) loadSegments(bases []int64, cfg LogConfig, recoveryPoint, logStartOffset int64) ([]*segment, error) {
 	var recovered []*segment
 	for i, base := range bases {
 		s, rawIndex, rawTimeIndex, err := openSegment(l.dir, base)
 		if err != nil {
-			return err
+			return nil, err
 		}
 		l.segments = append(l.segments, s)
 		last := i == len(bases)-1
@@ -140,7 +150,7 @@ func (l *Log) loadSegments(bases []int64, cfg LogConfig, recoveryPoint, logStart
 				l.logger.Warn("Found a missing or corrupt index, rebuilding it", zap.Int64("segment", base), zap.Error(loadErr))
 				truncated, reason, err := s.recover(cfg)
 				if err != nil {
-					return err
+					return nil, err
 				}
 				recovered = append(recovered, s)
 				if truncated > 0 {
@@ -156,7 +166,7 @@ func (l *Log) loadSegments(bases []int64, cfg LogConfig, recoveryPoint, logStart
 		l.logger.Info("Recovering unflushed segment", zap.Int64("segment", base))
 		truncated, reason, err := s.recover(cfg)
 		if err != nil {
-			return err
+			return nil, err
 		}
 		recovered = append(recovered, s)
 		if truncated > 0 {
@@ -165,7 +175,7 @@ func (l *Log) loadSegments(bases []int64, cfg LogConfig, recoveryPoint, logStart
 			for _, later := range bases[i+1:] {
 				l.logger.Warn("Deleting segment after the truncation point", zap.Int64("segment", later))
 				if err := removeSegmentFiles(l.dir, later); err != nil {
-					return err
+					return nil, err
 				}
 			}
 			break
@@ -175,18 +185,18 @@ func (l *Log) loadSegments(bases []int64, cfg LogConfig, recoveryPoint, logStart
 	if len(l.segments) == 0 {
 		s, err := createSegment(l.dir, logStartOffset, cfg.MaxIndexSize)
 		if err != nil {
-			return err
+			return nil, err
 		}
 		l.segments = append(l.segments, s)
 	}
 	for _, s := range l.segments[:len(l.segments)-1] {
 		if err := s.seal(); err != nil {
-			return err
+			return nil, err
 		}
 	}
 	active := l.active()
 	if err := active.preallocateIndexes(cfg.MaxIndexSize); err != nil {
-		return err
+		return nil, err
 	}
 	l.logEndOffset = active.nextOffset
 	l.logStartOffset = max(logStartOffset, l.segments[0].baseOffset)
@@ -197,13 +207,13 @@ func (l *Log) loadSegments(bases []int64, cfg LogConfig, recoveryPoint, logStart
 			zap.Int64("log-start-offset", l.logStartOffset), zap.Int64("log-end-offset", l.logEndOffset))
 		for _, s := range l.segments {
 			if err := s.remove(); err != nil {
-				return err
+				return nil, err
 			}
 		}
 		s, err := createSegment(l.dir, l.logStartOffset, cfg.MaxIndexSize)
 		l.segments, recovered = nil, nil
 		if err != nil {
-			return err
+			return nil, err
 		}
 		l.segments = []*segment{s}
 		l.logEndOffset = l.logStartOffset
@@ -212,22 +222,27 @@ func (l *Log) loadSegments(bases []int64, cfg LogConfig, recoveryPoint, logStart
 	// recovery point move to the LEO, as Kafka's does after recovery.
 	for _, s := range recovered {
 		if err := s.flush(); err != nil {
-			return err
+			return nil, err
 		}
 	}
 	if err := syncDir(l.dir); err != nil {
-		return err
+		return nil, err
 	}
 	l.recoveryPoint = l.logEndOffset
 	l.highWatermark = l.logStartOffset
+	for _, s := range recovered {
+		if err := s.txnIndex.reset(); err != nil {
+			return nil, err
+		}
+	}
 	l.logger.Info("Loaded log", zap.Int("segments", len(l.segments)), zap.Int64("log-start-offset", l.logStartOffset),
 		zap.Int64("log-end-offset", l.logEndOffset))
-	return nil
+	return recovered, nil
 }
 
 func removeSegmentFiles(dir string, base int64) error {
 	var err error
-	for _, suffix := range []string{logSuffix, indexSuffix, timeIndexSuffix} {
+	for _, suffix := range []string{logSuffix, indexSuffix, timeIndexSuffix, txnIndexSuffix} {
 		if rmErr := os.Remove(segmentPath(dir, base, suffix)); rmErr != nil && !errors.Is(rmErr, os.ErrNotExist) {
 			err = errors.Join(err, rmErr)
 		}

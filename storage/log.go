@@ -1,9 +1,9 @@
 package storage
 
 import (
-	"encoding/binary"
 	"errors"
 	"fmt"
+	"maps"
 	"math"
 	"os"
 	"sort"
@@ -13,6 +13,8 @@ import (
 
 	"github.com/twmb/franz-go/pkg/kerr"
 	"go.uber.org/zap"
+
+	"github.com/zkafka/zkafka/wire"
 )
 
 // Special timestamps of ListOffsets that FetchOffsetByTimestamp understands.
@@ -57,14 +59,21 @@ type Log struct {
 	truncations    uint64 // lets a flush see that the data it synced was cut away meanwhile
 	closed         bool
 	failure        error // the first write failure: the log then refuses writes, as Kafka takes its dir offline
+	// onFailure, set by the Manager before the log is shared, reports the first write failure: it
+	// takes the log's directory offline (Manager.OfflineDirs). It is called with segMu held.
+	onFailure func(error)
 
 	flushMu sync.Mutex     // serializes flushes
 	flushes sync.WaitGroup // flushes of rolled segments, which run in the background as in Kafka
 
 	// epochs is the leader-epoch cache (leader-epoch-checkpoint); writers update it holding mu.
 	epochs *leaderEpochCache
-	// producers is the idempotent producers' state (producer_state.go), guarded by mu.
+	// producers is the idempotent and transactional producers' state (producer_state.go), guarded by mu.
 	producers producerStates
+	// txnMu guards txns, the transactions that hold the last stable offset back (txn_index.go). Writers
+	// change them holding mu too; it is taken last and held only briefly.
+	txnMu sync.Mutex
+	txns  *txnTracker
 }
 
 // Dir is the log's directory, `<log.dirs entry>/<topic>-<partition>`.
@@ -109,9 +118,14 @@ func (l *Log) HighWatermark() int64 {
 // Log.updateHighWatermark does, and returns the value kept.
 func (l *Log) SetHighWatermark(hw int64) int64 {
 	l.segMu.Lock()
-	defer l.segMu.Unlock()
 	l.highWatermark = min(max(hw, l.logStartOffset), l.logEndOffset)
-	return l.highWatermark
+	hw = l.highWatermark
+	l.segMu.Unlock()
+	// Transactions whose marker is now below the high watermark are stable.
+	l.txnMu.Lock()
+	l.txns.onHighWatermark(hw)
+	l.txnMu.Unlock()
+	return hw
 }
 
 // RecoveryPoint is the offset below which the log has been flushed to disk; recovery after a crash
@@ -170,6 +184,9 @@ func (l *Log) failLocked(op string, err error) error {
 	if l.failure == nil {
 		l.failure = err
 		l.logger.Error("Log failed, refusing further writes", zap.String("op", op), zap.Error(err))
+		if l.onFailure != nil {
+			l.onFailure(err)
+		}
 	}
 	return err
 }
@@ -190,12 +207,24 @@ func (l *Log) floorSegment(offset int64) int {
 // Errors wrap kerr.CorruptMessage (torn framing, bad CRC), kerr.UnsupportedForMessageFormat (magic other
 // than 2), kerr.MessageTooLarge (a batch above MaxMessageBytes), kerr.InvalidRecord (a record count that
 // does not match lastOffsetDelta+1, no records, control batches, malformed records: Kafka 2.8 raises
-// InvalidRecordException for these), kerr.RecordListTooLarge (the append is larger than a segment) and
-// kerr.KafkaStorageError (I/O). Records holding no batch append nothing and report offsets of -1, as Kafka
-// does.
+// InvalidRecordException for these), kerr.RecordListTooLarge (the append is larger than a segment), the
+// producer state's errors (producer_state.go) and kerr.KafkaStorageError (I/O). Records holding no batch
+// append nothing and report offsets of -1, as Kafka does.
 func (l *Log) AppendAsLeader(records []byte, leaderEpoch int32) (AppendInfo, error) {
+	return l.appendAsLeader(records, leaderEpoch, originClient)
+}
+
+// AppendAsCoordinator is AppendAsLeader for a coordinator's records (Kafka's AppendOrigin.Coordinator):
+// the group and transaction coordinators' batches, and the transaction markers WriteTxnMarkers writes.
+// Control batches are allowed and batches are not held to the client rules or to producer sequences; the
+// producer epoch and a marker's coordinator epoch are still checked.
+func (l *Log) AppendAsCoordinator(records []byte, leaderEpoch int32) (AppendInfo, error) {
+	return l.appendAsLeader(records, leaderEpoch, originCoordinator)
+}
+
+func (l *Log) appendAsLeader(records []byte, leaderEpoch int32, origin appendOrigin) (AppendInfo, error) {
 	cfg := l.Config()
-	spans, err := validateBatches(records, cfg.MaxMessageBytes, originClient)
+	spans, err := validateBatches(records, cfg.MaxMessageBytes, origin)
 	if err != nil {
 		return AppendInfo{}, err
 	}
@@ -207,27 +236,28 @@ func (l *Log) AppendAsLeader(records []byte, leaderEpoch int32) (AppendInfo, err
 	if err := l.writable(); err != nil {
 		return AppendInfo{}, err
 	}
-	if dup, ok, err := l.producers.checkProducerBatches(spans); err != nil {
+	next := l.logEndOffset
+	for i := range spans {
+		spans[i].hdr.BaseOffset = next
+		next = spans[i].hdr.LastOffset() + 1
+	}
+	pa, dup, isDup, err := l.producers.prepareAppend(spans, origin)
+	if err != nil {
 		return AppendInfo{}, err
-	} else if ok {
+	}
+	if isDup {
 		// Already written (a producer's retry): nothing is appended and the original offsets are
 		// returned, as Kafka does.
 		return AppendInfo{FirstOffset: dup.FirstOffset, LastOffset: dup.LastOffset, MaxTimestamp: dup.MaxTimestamp,
 			OffsetOfMaxTimestamp: dup.LastOffset, LogAppendTime: -1, LogStartOffset: l.LogStartOffset()}, nil
 	}
-	next := l.logEndOffset
-	for i := range spans {
-		b := records[spans[i].pos:]
-		binary.BigEndian.PutUint64(b[offBaseOffset:], uint64(next))
-		binary.BigEndian.PutUint32(b[offLeaderEpoch:], uint32(leaderEpoch))
-		spans[i].hdr.baseOffset = next
-		next = spans[i].hdr.lastOffset() + 1
+	for _, sp := range spans {
+		b := records[sp.pos:]
+		wire.SetBaseOffset(b, sp.hdr.BaseOffset)
+		wire.SetPartitionLeaderEpoch(b, leaderEpoch)
 	}
-	info, err := l.appendLocked(records, spans, cfg)
+	info, err := l.appendLocked(records, spans, cfg, pa)
 	if err == nil && len(spans) > 0 {
-		for _, sp := range spans {
-			l.producers.update(sp.hdr)
-		}
 		err = l.assignEpochLocked(leaderEpoch, info.FirstOffset)
 	}
 	return info, err
@@ -258,9 +288,9 @@ func (l *Log) AppendAsFollower(records []byte) (AppendInfo, error) {
 		return AppendInfo{}, err
 	}
 	for i := 1; i < len(spans); i++ {
-		if spans[i].hdr.baseOffset <= spans[i-1].hdr.lastOffset() {
+		if spans[i].hdr.BaseOffset <= spans[i-1].hdr.LastOffset() {
 			return AppendInfo{}, fmt.Errorf("batch at offset %d follows one ending at %d: %w",
-				spans[i].hdr.baseOffset, spans[i-1].hdr.lastOffset(), ErrOffsetsOutOfOrder)
+				spans[i].hdr.BaseOffset, spans[i-1].hdr.LastOffset(), ErrOffsetsOutOfOrder)
 		}
 	}
 	l.mu.Lock()
@@ -268,14 +298,17 @@ func (l *Log) AppendAsFollower(records []byte) (AppendInfo, error) {
 	if err := l.writable(); err != nil {
 		return AppendInfo{}, err
 	}
-	if len(spans) > 0 && spans[0].hdr.baseOffset < l.logEndOffset {
+	if len(spans) > 0 && spans[0].hdr.BaseOffset < l.logEndOffset {
 		return AppendInfo{}, fmt.Errorf("first batch at offset %d, log end offset %d: %w",
-			spans[0].hdr.baseOffset, l.logEndOffset, ErrUnexpectedAppendOffset)
+			spans[0].hdr.BaseOffset, l.logEndOffset, ErrUnexpectedAppendOffset)
 	}
-	info, err := l.appendLocked(records, spans, cfg)
+	pa, _, _, err := l.producers.prepareAppend(spans, originReplication)
+	if err != nil {
+		return AppendInfo{}, err
+	}
+	info, err := l.appendLocked(records, spans, cfg, pa)
 	for i := 0; err == nil && i < len(spans); i++ {
-		l.producers.update(spans[i].hdr)
-		err = l.assignEpochLocked(spans[i].hdr.partitionLeaderEpoch, spans[i].hdr.baseOffset)
+		err = l.assignEpochLocked(spans[i].hdr.PartitionLeaderEpoch, spans[i].hdr.BaseOffset)
 	}
 	return info, err
 }
@@ -289,18 +322,20 @@ func checkAppendSize(records []byte, cfg LogConfig) error {
 	return nil
 }
 
-// appendLocked writes validated batches whose offsets are final; the caller holds mu.
-func (l *Log) appendLocked(records []byte, spans []batchSpan, cfg LogConfig) (AppendInfo, error) {
+// appendLocked writes validated batches whose offsets are final and applies their effect on the producer
+// state: the producers' entries, the transactions opened and closed, and the aborted ones in the
+// transaction index of the segment written to. The caller holds mu.
+func (l *Log) appendLocked(records []byte, spans []batchSpan, cfg LogConfig, pa producerAppend) (AppendInfo, error) {
 	info := AppendInfo{FirstOffset: -1, LastOffset: -1, MaxTimestamp: -1, OffsetOfMaxTimestamp: -1, LogAppendTime: -1, ValidBytes: len(records)}
 	if len(spans) == 0 {
 		info.LogStartOffset = l.LogStartOffset()
 		return info, nil
 	}
-	info.FirstOffset = spans[0].hdr.baseOffset
-	info.LastOffset = spans[len(spans)-1].hdr.lastOffset()
+	info.FirstOffset = spans[0].hdr.BaseOffset
+	info.LastOffset = spans[len(spans)-1].hdr.LastOffset()
 	for _, sp := range spans {
-		if sp.hdr.maxTimestamp > info.MaxTimestamp {
-			info.MaxTimestamp, info.OffsetOfMaxTimestamp = sp.hdr.maxTimestamp, sp.hdr.lastOffset()
+		if sp.hdr.MaxTimestamp > info.MaxTimestamp {
+			info.MaxTimestamp, info.OffsetOfMaxTimestamp = sp.hdr.MaxTimestamp, sp.hdr.LastOffset()
 		}
 	}
 
@@ -322,6 +357,16 @@ func (l *Log) appendLocked(records []byte, spans []batchSpan, cfg LogConfig) (Ap
 	}
 	l.logEndOffset = info.LastOffset + 1
 	info.LogStartOffset = l.logStartOffset
+	maps.Copy(l.producers, pa.updated)
+	l.txnMu.Lock()
+	defer l.txnMu.Unlock()
+	for _, ev := range pa.events {
+		if aborted := l.txns.apply(ev); aborted != nil {
+			if err := seg.txnIndex.append(*aborted); err != nil {
+				return AppendInfo{}, l.failLocked("append to the transaction index", err)
+			}
+		}
+	}
 	return info, nil
 }
 
@@ -490,7 +535,7 @@ func (l *Log) Truncate(to int64) error {
 	if err := l.epochs.truncateFromEnd(l.LogEndOffset()); err != nil {
 		return l.fail("truncate leader epochs", err)
 	}
-	if err := l.rebuildProducerStateLocked(); err != nil {
+	if err := l.rebuildProducerStateLocked(l.LogEndOffset(), nil); err != nil {
 		return l.fail("reload producer state", err)
 	}
 	return nil

@@ -11,6 +11,8 @@ import (
 	"testing"
 
 	"github.com/twmb/franz-go/pkg/kerr"
+
+	"github.com/zkafka/zkafka/wire"
 )
 
 func TestAppendReadRoundTrip(t *testing.T) {
@@ -68,11 +70,11 @@ func TestAppendStoresBatchesUnchangedButOffsetAndEpoch(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if !bytes.Equal(data[offBatchLength:offLeaderEpoch], orig[offBatchLength:offLeaderEpoch]) ||
-		!bytes.Equal(data[offMagic:], orig[offMagic:]) {
+	if !bytes.Equal(data[wire.PosLength:wire.PosPartitionLeaderEpoch], orig[wire.PosLength:wire.PosPartitionLeaderEpoch]) ||
+		!bytes.Equal(data[wire.PosMagic:], orig[wire.PosMagic:]) {
 		t.Fatal("stored batch differs from the produced one outside baseOffset and partitionLeaderEpoch")
 	}
-	if h := parseBatchHeader(data); h.baseOffset != 1 || h.partitionLeaderEpoch != 7 {
+	if h, err := wire.ReadBatchHeader(data); err != nil || h.BaseOffset != 1 || h.PartitionLeaderEpoch != 7 {
 		t.Fatalf("stored header %+v, want base offset 1 and epoch 7", h)
 	}
 }
@@ -138,16 +140,16 @@ func TestAppendRejectsBadInput(t *testing.T) {
 	badCRC := makeBatch(1, "bad")
 	badCRC[len(badCRC)-1] ^= 0xff
 	v1 := makeBatch(1, "old")
-	v1[offMagic] = 1
+	v1[wire.PosMagic] = 1
 	countMismatch := makeBatch(1, "a", "b")
-	countMismatch[offRecordCount+3] = 3 // claims 3 records, lastOffsetDelta says 2
+	countMismatch[wire.PosRecordCount+3] = 3 // claims 3 records, lastOffsetDelta says 2
 	fixCRC(countMismatch)
 	noRecords := encodeBatch(nil, 0, 1, 1, 0)
 	control := makeBatch(1, "c")
-	control[offAttributes+1] |= attrControl
+	control[wire.PosAttributes+1] |= wire.AttrControl
 	fixCRC(control)
 	junkRecords := makeBatch(1, "abc")
-	junkRecords[batchHeaderSize] = 0x7f // record length varint now claims more bytes than there are
+	junkRecords[wire.BatchHeaderSize] = 0x7f // record length varint now claims more bytes than there are
 	fixCRC(junkRecords)
 	tooLarge := makeSizedBatch(1, 4096)
 
@@ -210,14 +212,13 @@ func TestAppendLargerThanSegment(t *testing.T) {
 
 // fixCRC recomputes the CRC of a batch edited in place.
 func fixCRC(b []byte) {
-	h := parseBatchHeader(b)
-	sum := castagnoliSum(b[offAttributes:h.size()])
-	b[offCRC], b[offCRC+1], b[offCRC+2], b[offCRC+3] = byte(sum>>24), byte(sum>>16), byte(sum>>8), byte(sum)
+	sum := castagnoliSum(b[wire.PosAttributes:])
+	b[wire.PosCRC], b[wire.PosCRC+1], b[wire.PosCRC+2], b[wire.PosCRC+3] = byte(sum>>24), byte(sum>>16), byte(sum>>8), byte(sum)
 }
 
 func withLength(b []byte, length int32) []byte {
 	c := bytes.Clone(b)
-	c[offBatchLength], c[offBatchLength+1], c[offBatchLength+2], c[offBatchLength+3] = byte(length>>24), byte(length>>16), byte(length>>8), byte(length)
+	c[wire.PosLength], c[wire.PosLength+1], c[wire.PosLength+2], c[wire.PosLength+3] = byte(length>>24), byte(length>>16), byte(length>>8), byte(length)
 	return c
 }
 
@@ -327,8 +328,8 @@ func TestIndexLookups(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if h.lastOffset() != seg.baseOffset+int64(e.relOffset) {
-			t.Fatalf("entry (%d, %d) points at batch %d..%d", e.relOffset, e.position, h.baseOffset, h.lastOffset())
+		if h.LastOffset() != seg.baseOffset+int64(e.relOffset) {
+			t.Fatalf("entry (%d, %d) points at batch %d..%d", e.relOffset, e.position, h.BaseOffset, h.LastOffset())
 		}
 	}
 	// Lookup gives the greatest entry at or below the target, and reads from every offset start right.
@@ -336,8 +337,8 @@ func TestIndexLookups(t *testing.T) {
 		pos := seg.index.lookup(off)
 		if pos > 0 {
 			h, _ := seg.readHeader(pos)
-			if h.lastOffset() > off {
-				t.Fatalf("lookup(%d) = %d, a batch ending at %d", off, pos, h.lastOffset())
+			if h.LastOffset() > off {
+				t.Fatalf("lookup(%d) = %d, a batch ending at %d", off, pos, h.LastOffset())
 			}
 		}
 		data, err := l.Read(off, 100, l.LogEndOffset(), true)
@@ -433,9 +434,12 @@ func TestAppendAsFollower(t *testing.T) {
 		t.Fatalf("re-append: %v, want ErrUnexpectedAppendOffset", err)
 	}
 	// Batches out of order.
-	h := parseBatchHeader(fetched)
-	second := fetched[h.size():]
-	if _, err := follower.AppendAsFollower(bytes.Join([][]byte{second, fetched[:h.size()]}, nil)); !errors.Is(err, ErrOffsetsOutOfOrder) {
+	first, err := wire.ReadBatch(fetched)
+	if err != nil {
+		t.Fatal(err)
+	}
+	second := fetched[len(first.Raw):]
+	if _, err := follower.AppendAsFollower(bytes.Join([][]byte{second, first.Raw}, nil)); !errors.Is(err, ErrOffsetsOutOfOrder) {
 		t.Fatalf("out-of-order append: %v, want ErrOffsetsOutOfOrder", err)
 	}
 	// A gap (as compaction leaves) is accepted; the LEO follows the last batch.
@@ -454,7 +458,7 @@ func TestAppendAsFollower(t *testing.T) {
 
 func setBaseOffset(b []byte, offset int64) {
 	for i := range 8 {
-		b[offBaseOffset+i] = byte(offset >> (56 - 8*i))
+		b[wire.PosBaseOffset+i] = byte(offset >> (56 - 8*i))
 	}
 }
 
@@ -610,13 +614,13 @@ func TestConcurrentReadsDuringAppends(t *testing.T) {
 				}
 				// Whatever a reader sees is whole, valid batches in offset order up to the LEO it saw.
 				for p := 0; p < len(data); {
-					h := parseBatchHeader(data[p:])
-					if h.baseOffset != off || h.lastOffset() >= leo || checkFraming(data[p:p+int(h.size())], h) != nil {
-						errs <- fmt.Errorf("reader at %d (LEO %d) got batch %d..%d", off, leo, h.baseOffset, h.lastOffset())
+					b, err := wire.ReadBatch(data[p:])
+					if err != nil || b.BaseOffset != off || b.LastOffset() >= leo || checkFraming(b) != nil {
+						errs <- fmt.Errorf("reader at %d (LEO %d) got batch %d..%d (%v)", off, leo, b.BaseOffset, b.LastOffset(), err)
 						return
 					}
-					off = h.lastOffset() + 1
-					p += int(h.size())
+					off = b.LastOffset() + 1
+					p += len(b.Raw)
 				}
 			}
 		})
@@ -690,4 +694,39 @@ func segmentBases(l *Log) []int64 {
 		bases[i] = s.baseOffset
 	}
 	return bases
+}
+
+// One append of several batches (a follower's fetch, a producer's request) gets one offset index
+// entry: its last offset at the position of its first batch. Truncating into the middle of such an
+// append must drop that entry, as Kafka's OffsetIndex.truncateTo drops entries by offset; dropping
+// entries by position kept it, and the truncation failed with "offset index refers to offsets past
+// the segment's end" (found by `zkafka chaos`: a follower asked to truncate took its log dir offline).
+func TestTruncateIntoAMultiBatchAppend(t *testing.T) {
+	cfg := testConfig()
+	cfg.IndexIntervalBytes = 64
+	dir := t.TempDir()
+	l := openTestLog(t, dir, cfg)
+	pad := string(bytes.Repeat([]byte{'p'}, 80))
+	mustAppend(t, l, makeBatch(1, "first-"+pad))
+	info := mustAppend(t, l, makeBatch(2, "a-"+pad), makeBatch(3, "b-"+pad), makeBatch(4, "c-"+pad))
+	if info.FirstOffset != 1 || info.LastOffset != 3 {
+		t.Fatalf("append of three batches at %d..%d", info.FirstOffset, info.LastOffset)
+	}
+	if n := len(l.active().index.entries); n == 0 {
+		t.Fatal("the append of three batches has no index entry: the test needs one")
+	}
+	if err := l.Truncate(2); err != nil {
+		t.Fatalf("Truncate(2) into the append of 1..3: %v", err)
+	}
+	if l.LogEndOffset() != 2 {
+		t.Fatalf("LEO %d after Truncate(2)", l.LogEndOffset())
+	}
+	mustAppend(t, l, makeBatch(5, "after-"+pad))
+	want := readAllRecords(t, l)
+	if err := l.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if got := readAllRecords(t, openTestLog(t, dir, cfg)); !slices.Equal(got, want) {
+		t.Fatalf("reopened log holds %v, want %v", got, want)
+	}
 }

@@ -11,7 +11,10 @@ import (
 	"sync"
 	"time"
 
+	"github.com/twmb/franz-go/pkg/kerr"
 	"go.uber.org/zap"
+
+	"github.com/zkafka/zkafka/kafka"
 )
 
 // Manager owns the logs of every log.dirs entry, as Kafka's LogManager does: it loads them at start,
@@ -25,10 +28,16 @@ type Manager struct {
 	locks    []*os.File
 
 	mu     sync.Mutex
-	logs   map[TopicPartition]*Log
+	logs   map[kafka.TopicPartition]*Log
 	closed bool
 
 	checkpointMu sync.Mutex // one checkpoint writer at a time
+
+	// failMu guards failed; it is taken last, under any other lock. offline receives each directory
+	// once, when it fails: its capacity is the number of directories, so a send never blocks.
+	failMu  sync.Mutex
+	failed  map[string]bool
+	offline chan string
 }
 
 // NewManager locks every directory in dirs (creating missing ones) and loads every `<topic>-<partition>`
@@ -49,7 +58,9 @@ func NewManager(dirs []string, defaults LogConfig, logger *zap.Logger) (*Manager
 	m := &Manager{
 		logger:   logger.Named("log-manager"),
 		defaults: defaults,
-		logs:     make(map[TopicPartition]*Log),
+		logs:     make(map[kafka.TopicPartition]*Log),
+		failed:   make(map[string]bool),
+		offline:  make(chan string, len(dirs)),
 	}
 	start := time.Now()
 	for _, dir := range dirs {
@@ -106,7 +117,7 @@ func (m *Manager) loadDir(dir string) error {
 			m.logger.Warn("Skipping directory", zap.String("dir", dir), zap.String("name", name))
 			continue
 		}
-		tp, err := ParseTopicPartition(name)
+		tp, err := kafka.ParseTopicPartition(name)
 		if err != nil {
 			m.logger.Warn("Skipping directory that is not a partition log", zap.String("dir", dir), zap.String("name", name))
 			continue
@@ -125,6 +136,7 @@ func (m *Manager) loadDir(dir string) error {
 		if err != nil {
 			return err
 		}
+		l.onFailure = func(err error) { m.dirFailed(dir, err) }
 		m.logs[tp] = l
 		if hw, ok := highWatermarks[tp]; ok {
 			l.SetHighWatermark(hw)
@@ -155,7 +167,7 @@ func (m *Manager) Dirs() []string { return append([]string(nil), m.dirs...) }
 // does not exist. cfg becomes the log's config either way: Kafka hands topic overrides to its LogManager
 // at load, but this one loads without ZooKeeper, so the broker brings them here.
 func (m *Manager) GetOrCreate(topic string, partition int32, cfg LogConfig) (*Log, error) {
-	tp := TopicPartition{Topic: topic, Partition: partition}
+	tp := kafka.TopicPartition{Topic: topic, Partition: partition}
 	if err := validTopicPartition(tp); err != nil {
 		return nil, err
 	}
@@ -179,15 +191,19 @@ func (m *Manager) GetOrCreate(topic string, partition int32, cfg LogConfig) (*Lo
 	}
 	l, err := openLog(filepath.Join(dir, tp.String()), cfg, 0, 0, m.logger.Named("log"))
 	if err != nil {
+		if errors.Is(err, kerr.KafkaStorageError) {
+			m.dirFailed(dir, err)
+		}
 		return nil, err
 	}
+	l.onFailure = func(err error) { m.dirFailed(dir, err) }
 	m.logs[tp] = l
 	m.logger.Info("Created log", zap.Stringer("partition", tp), zap.String("dir", dir))
 	return l, nil
 }
 
 // validTopicPartition rejects names that could not be a directory of their own.
-func validTopicPartition(tp TopicPartition) error {
+func validTopicPartition(tp kafka.TopicPartition) error {
 	if tp.Topic == "" || tp.Topic == "." || tp.Topic == ".." || strings.ContainsAny(tp.Topic, `/\`+"\x00") || tp.Partition < 0 {
 		return fmt.Errorf("storage: invalid partition %q %d", tp.Topic, tp.Partition)
 	}
@@ -198,15 +214,15 @@ func validTopicPartition(tp TopicPartition) error {
 func (m *Manager) Get(topic string, partition int32) (*Log, bool) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	l, ok := m.logs[TopicPartition{Topic: topic, Partition: partition}]
+	l, ok := m.logs[kafka.TopicPartition{Topic: topic, Partition: partition}]
 	return l, ok
 }
 
 // All returns every log by partition.
-func (m *Manager) All() map[TopicPartition]*Log {
+func (m *Manager) All() map[kafka.TopicPartition]*Log {
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	out := make(map[TopicPartition]*Log, len(m.logs))
+	out := make(map[kafka.TopicPartition]*Log, len(m.logs))
 	for tp, l := range m.logs {
 		out[tp] = l
 	}
@@ -216,7 +232,7 @@ func (m *Manager) All() map[TopicPartition]*Log {
 // Delete removes the partition's log and its directory, then rewrites the checkpoints of its log dir so
 // they no longer name it. Deleting a partition that has no log is not an error.
 func (m *Manager) Delete(topic string, partition int32) error {
-	tp := TopicPartition{Topic: topic, Partition: partition}
+	tp := kafka.TopicPartition{Topic: topic, Partition: partition}
 	m.mu.Lock()
 	if m.closed {
 		m.mu.Unlock()
@@ -300,13 +316,15 @@ func (m *Manager) Checkpoint() error {
 	return m.checkpoint(m.All())
 }
 
-func (m *Manager) checkpoint(logs map[TopicPartition]*Log) error {
+func (m *Manager) checkpoint(logs map[kafka.TopicPartition]*Log) error {
 	m.checkpointMu.Lock()
 	defer m.checkpointMu.Unlock()
-	type offsets struct{ recovery, start, hw map[TopicPartition]int64 }
+	type offsets struct {
+		recovery, start, hw map[kafka.TopicPartition]int64
+	}
 	byDir := make(map[string]offsets, len(m.dirs))
 	for _, dir := range m.dirs {
-		byDir[dir] = offsets{map[TopicPartition]int64{}, map[TopicPartition]int64{}, map[TopicPartition]int64{}}
+		byDir[dir] = offsets{map[kafka.TopicPartition]int64{}, map[kafka.TopicPartition]int64{}, map[kafka.TopicPartition]int64{}}
 	}
 	for tp, l := range logs {
 		o := byDir[filepath.Dir(l.Dir())]
@@ -316,12 +334,33 @@ func (m *Manager) checkpoint(logs map[TopicPartition]*Log) error {
 	}
 	var err error
 	for dir, o := range byDir {
-		err = errors.Join(err,
+		derr := errors.Join(
 			WriteOffsetCheckpoint(filepath.Join(dir, RecoveryPointCheckpointFile), o.recovery),
 			WriteOffsetCheckpoint(filepath.Join(dir, LogStartOffsetCheckpointFile), o.start),
 			WriteOffsetCheckpoint(filepath.Join(dir, ReplicationOffsetCheckpointFile), o.hw))
+		if derr != nil {
+			m.dirFailed(dir, derr)
+		}
+		err = errors.Join(err, derr)
 	}
 	return err
+}
+
+// OfflineDirs delivers each log directory once, when an I/O error first takes it offline: a failed
+// append, roll, flush, truncation or log creation in it, or a failed checkpoint. It is Kafka's
+// LogDirFailureChannel; the broker decides what an offline directory costs it.
+func (m *Manager) OfflineDirs() <-chan string { return m.offline }
+
+// dirFailed takes dir offline after err, once.
+func (m *Manager) dirFailed(dir string, err error) {
+	m.failMu.Lock()
+	defer m.failMu.Unlock()
+	if m.failed[dir] {
+		return
+	}
+	m.failed[dir] = true
+	m.logger.Error("Error while writing to a log dir: it is offline", zap.String("dir", dir), zap.Error(err))
+	m.offline <- dir
 }
 
 // Close flushes and closes every log, writes the checkpoints and, when all of that succeeded, the clean

@@ -10,9 +10,13 @@ import (
 	"testing"
 	"time"
 
+	"github.com/twmb/franz-go/pkg/kerr"
 	"go.uber.org/zap"
 	"go.uber.org/zap/zapcore"
 	"go.uber.org/zap/zaptest/observer"
+
+	"github.com/zkafka/zkafka/internal/wait"
+	"github.com/zkafka/zkafka/kafka"
 )
 
 func newTestManager(t *testing.T, dirs []string, cfg LogConfig) *Manager {
@@ -25,17 +29,8 @@ func newTestManager(t *testing.T, dirs []string, cfg LogConfig) *Manager {
 	return m
 }
 
-// waitFor polls cond until it holds or five seconds pass.
-func waitFor(t *testing.T, what string, cond func() bool) {
-	t.Helper()
-	deadline := time.Now().Add(5 * time.Second)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out waiting for %s", what)
-		}
-		time.Sleep(5 * time.Millisecond)
-	}
-}
+// waitTimeout bounds every wait.For of these tests.
+const waitTimeout = 5 * time.Second
 
 func TestManagerReopenKeepsData(t *testing.T) {
 	root := t.TempDir()
@@ -44,8 +39,8 @@ func TestManagerReopenKeepsData(t *testing.T) {
 	cfg.SegmentBytes = 1024
 	m := newTestManager(t, dirs, cfg)
 
-	partitions := []TopicPartition{{"orders", 0}, {"orders", 1}, {"my-dashed-topic", 2}, {"t", 0}}
-	want := map[TopicPartition][]string{}
+	partitions := []kafka.TopicPartition{{Topic: "orders", Partition: 0}, {Topic: "orders", Partition: 1}, {Topic: "my-dashed-topic", Partition: 2}, {Topic: "t", Partition: 0}}
+	want := map[kafka.TopicPartition][]string{}
 	for i, tp := range partitions {
 		l, err := m.GetOrCreate(tp.Topic, tp.Partition, cfg)
 		if err != nil {
@@ -70,7 +65,7 @@ func TestManagerReopenKeepsData(t *testing.T) {
 	if err := l.MaybeIncrementLogStartOffset(5); err != nil {
 		t.Fatal(err)
 	}
-	want[TopicPartition{"orders", 1}] = want[TopicPartition{"orders", 1}][5:]
+	want[kafka.TopicPartition{Topic: "orders", Partition: 1}] = want[kafka.TopicPartition{Topic: "orders", Partition: 1}][5:]
 	topicCfg := cfg
 	topicCfg.RetentionMs = 1234
 	if again, err := m.GetOrCreate("orders", 1, topicCfg); err != nil || again != l {
@@ -207,7 +202,7 @@ func TestManagerDelete(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, ok := rps[TopicPartition{"t", 0}]; ok || len(rps) != 1 {
+	if _, ok := rps[kafka.TopicPartition{Topic: "t", Partition: 0}]; ok || len(rps) != 1 {
 		t.Fatalf("checkpoint after delete: %v", rps)
 	}
 	if err := m.Delete("t", 0); err != nil {
@@ -239,10 +234,10 @@ func TestManagerRunAppliesRetentionAndCheckpoints(t *testing.T) {
 		defer close(done)
 		m.Run(ctx, 10*time.Millisecond, 10*time.Millisecond)
 	}()
-	waitFor(t, "retention to leave only the active segment", func() bool { return l.NumSegments() == 1 })
-	waitFor(t, "a log start offset checkpoint", func() bool {
+	wait.For(t, waitTimeout, "retention to leave only the active segment", func() bool { return l.NumSegments() == 1 })
+	wait.For(t, waitTimeout, "a log start offset checkpoint", func() bool {
 		starts, err := ReadOffsetCheckpoint(filepath.Join(dir, LogStartOffsetCheckpointFile))
-		return err == nil && starts[TopicPartition{"t", 0}] == l.LogStartOffset()
+		return err == nil && starts[kafka.TopicPartition{Topic: "t", Partition: 0}] == l.LogStartOffset()
 	})
 	cancel()
 	<-done
@@ -258,7 +253,7 @@ func TestManagerRejectsBadInput(t *testing.T) {
 		t.Fatal("invalid config accepted")
 	}
 	m := newTestManager(t, []string{t.TempDir()}, testConfig())
-	for _, tp := range []TopicPartition{{"", 0}, {"..", 0}, {"a/b", 0}, {"t", -1}} {
+	for _, tp := range []kafka.TopicPartition{{Topic: "", Partition: 0}, {Topic: "..", Partition: 0}, {Topic: "a/b", Partition: 0}, {Topic: "t", Partition: -1}} {
 		if _, err := m.GetOrCreate(tp.Topic, tp.Partition, testConfig()); err == nil {
 			t.Errorf("GetOrCreate(%q, %d) accepted", tp.Topic, tp.Partition)
 		}
@@ -266,5 +261,40 @@ func TestManagerRejectsBadInput(t *testing.T) {
 	m.Close()
 	if _, err := m.GetOrCreate("t", 0, testConfig()); !errors.Is(err, ErrManagerClosed) {
 		t.Fatalf("GetOrCreate after Close: %v", err)
+	}
+}
+
+// A failed write takes its log directory offline, once (Kafka's LogDirFailureChannel): the
+// directory comes out of OfflineDirs a single time however many writes fail, and the other
+// directory stays online.
+func TestFailedAppendTakesTheLogDirOffline(t *testing.T) {
+	dirs := []string{t.TempDir(), t.TempDir()}
+	m := newTestManager(t, dirs, testConfig())
+	l, err := m.GetOrCreate("t", 0, testConfig())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := l.AppendAsLeader(makeBatch(1, "a"), 0); err != nil {
+		t.Fatal(err)
+	}
+	// The segment's file goes away under the log, as a disk that fails does.
+	l.active().log.Close()
+	for range 2 {
+		if _, err := l.AppendAsLeader(makeBatch(2, "b"), 0); !errors.Is(err, kerr.KafkaStorageError) {
+			t.Fatalf("append on a failed disk: %v, want KAFKA_STORAGE_ERROR", err)
+		}
+	}
+	select {
+	case dir := <-m.OfflineDirs():
+		if dir != filepath.Dir(l.Dir()) {
+			t.Fatalf("offline dir %s, want %s", dir, filepath.Dir(l.Dir()))
+		}
+	default:
+		t.Fatal("the failed append took no log dir offline")
+	}
+	select {
+	case dir := <-m.OfflineDirs():
+		t.Fatalf("%s reported offline twice", dir)
+	default:
 	}
 }

@@ -5,6 +5,7 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
+	"maps"
 	"math"
 	"os"
 	"path/filepath"
@@ -14,21 +15,34 @@ import (
 
 	"github.com/twmb/franz-go/pkg/kerr"
 	"go.uber.org/zap"
+
+	"github.com/zkafka/zkafka/wire"
 )
 
-// Idempotent producers (KIP-98), Kafka's ProducerStateManager: for every producer id that wrote to the
-// log, its epoch and the sequence numbers and offsets of its last five batches. The leader checks each
-// producer batch against it before the append: a batch already written (same epoch, same sequence range)
-// is not written again and the append reports the original offsets; an older epoch is
-// INVALID_PRODUCER_EPOCH; a sequence that does not follow the last one is OUT_OF_ORDER_SEQUENCE_NUMBER.
-// Followers update the same state from the batches they replicate, so it moves with leadership.
+// Idempotent and transactional producers (KIP-98), Kafka's ProducerStateManager: for every producer id
+// that wrote to the log, its epoch, the sequence numbers and offsets of its last five batches, the
+// coordinator epoch of its last transaction marker and the first offset of its open transaction. The
+// leader checks each producer batch against it before the append: a batch already written (same epoch,
+// same sequence range) is not written again and the append reports the original offsets; an older epoch
+// is INVALID_PRODUCER_EPOCH; a sequence that does not follow the last one is OUT_OF_ORDER_SEQUENCE_NUMBER;
+// a non-transactional batch while a transaction is open is INVALID_TXN_STATE; a marker from an older
+// coordinator than the last one is TRANSACTION_COORDINATOR_FENCED. Followers update the same state from
+// the batches they replicate, so it moves with leadership.
+//
+// A transactional batch opens its producer's transaction at its first offset; the COMMIT or ABORT marker
+// closes it. An aborted transaction is written to the transaction index of the segment the marker went to
+// (txn_index.go), with the last stable offset at that moment. Open transactions, and closed ones whose
+// marker is not yet below the high watermark, make up the first unstable offset; the last stable offset
+// (LSO) is the lower of it and the high watermark, and read_committed consumers read below it.
 //
 // The state is rebuilt from the log on open, starting from the newest snapshot at or below the log end
-// offset. Snapshots are written when a segment rolls and when the log closes, as `<offset>.snapshot`
-// (20-digit offset, as Kafka names them) in the partition directory. Their format is this broker's own,
-// simpler than Kafka's binary one: a "zkafka-producer-snapshot 1" line, then one line per remembered batch,
-// "<producerId> <epoch> <firstSeq> <lastSeq> <firstOffset> <lastOffset> <maxTimestamp>", oldest batch of
-// each producer first.
+// offset (at or below the first recovered segment, whose transaction index is rebuilt by the replay).
+// Snapshots are written when a segment rolls and when the log closes, as `<offset>.snapshot` (20-digit
+// offset, as Kafka names them) in the partition directory. Their format is this broker's own, simpler than
+// Kafka's binary one: a "zkafka-producer-snapshot 2" line, then for each producer a line
+// "p <producerId> <epoch> <coordinatorEpoch> <currentTxnFirstOffset> <lastTimestamp>" followed by one line
+// per remembered batch, oldest first, "b <firstSeq> <lastSeq> <firstOffset> <lastOffset> <maxTimestamp>".
+// A snapshot of another version is ignored and the state replayed from the log.
 
 // maxProducerBatches is how many batches per producer are remembered for duplicate detection (Kafka's
 // ProducerStateEntry.NumBatchesToRetain, matching max.in.flight.requests.per.connection <= 5).
@@ -36,10 +50,11 @@ const maxProducerBatches = 5
 
 const (
 	producerSnapshotSuffix = ".snapshot"
-	producerSnapshotHeader = "zkafka-producer-snapshot 1"
+	producerSnapshotHeader = "zkafka-producer-snapshot 2"
 	noProducerID           = -1
 	noProducerEpoch        = -1
 	noSequence             = -1
+	noOffset               = -1
 )
 
 // ProducerBatch is what the producer state remembers of one batch.
@@ -53,6 +68,22 @@ type ProducerBatch struct {
 type ProducerEntry struct {
 	Epoch   int16
 	Batches []ProducerBatch // oldest first, at most maxProducerBatches
+	// CoordinatorEpoch is the coordinator epoch of the producer's last transaction marker, -1 if none.
+	CoordinatorEpoch int32
+	// CurrentTxnFirstOffset is the first offset of the producer's open transaction, -1 if none.
+	CurrentTxnFirstOffset int64
+	// LastTimestamp is the timestamp of the producer's last batch or marker.
+	LastTimestamp int64
+}
+
+func newProducerEntry() *ProducerEntry {
+	return &ProducerEntry{Epoch: noProducerEpoch, CoordinatorEpoch: -1, CurrentTxnFirstOffset: noOffset, LastTimestamp: -1}
+}
+
+func (e *ProducerEntry) clone() *ProducerEntry {
+	c := *e
+	c.Batches = slices.Clone(e.Batches)
+	return &c
 }
 
 func (e *ProducerEntry) lastSeq() int32 {
@@ -62,14 +93,20 @@ func (e *ProducerEntry) lastSeq() int32 {
 	return e.Batches[len(e.Batches)-1].LastSeq
 }
 
-func (e *ProducerEntry) add(epoch int16, b ProducerBatch) {
+// maybeUpdateEpoch moves to a new epoch, forgetting the old epoch's batches.
+func (e *ProducerEntry) maybeUpdateEpoch(epoch int16) {
 	if epoch != e.Epoch {
 		e.Epoch, e.Batches = epoch, nil
 	}
+}
+
+func (e *ProducerEntry) add(epoch int16, b ProducerBatch) {
+	e.maybeUpdateEpoch(epoch)
 	e.Batches = append(e.Batches, b)
 	if n := len(e.Batches); n > maxProducerBatches {
 		e.Batches = slices.Delete(e.Batches, 0, n-maxProducerBatches)
 	}
+	e.LastTimestamp = b.MaxTimestamp
 }
 
 func (e *ProducerEntry) duplicateOf(epoch int16, firstSeq, lastSeq int32) (ProducerBatch, bool) {
@@ -84,17 +121,6 @@ func (e *ProducerEntry) duplicateOf(epoch int16, firstSeq, lastSeq int32) (Produ
 	return ProducerBatch{}, false
 }
 
-// batchLastSeq is a batch's last sequence number; sequences wrap at MaxInt32 to 0.
-func batchLastSeq(h batchHeader) int32 {
-	if h.baseSequence < 0 {
-		return noSequence
-	}
-	if h.baseSequence > math.MaxInt32-h.lastOffsetDelta {
-		return h.baseSequence - (math.MaxInt32 - h.lastOffsetDelta) - 1
-	}
-	return h.baseSequence + h.lastOffsetDelta
-}
-
 func inSequence(lastSeq, nextSeq int32) bool {
 	return nextSeq == lastSeq+1 || nextSeq == 0 && lastSeq == math.MaxInt32
 }
@@ -102,64 +128,138 @@ func inSequence(lastSeq, nextSeq int32) bool {
 // producerStates is a partition's producer state; the Log guards it with its writer lock.
 type producerStates map[int64]*ProducerEntry
 
-func (s producerStates) update(h batchHeader) {
-	if h.producerID == noProducerID {
-		return
-	}
-	e, ok := s[h.producerID]
-	if !ok {
-		e = &ProducerEntry{Epoch: h.producerEpoch}
-		s[h.producerID] = e
-	}
-	e.add(h.producerEpoch, ProducerBatch{
-		FirstSeq: h.baseSequence, LastSeq: batchLastSeq(h),
-		FirstOffset: h.baseOffset, LastOffset: h.lastOffset(), MaxTimestamp: h.maxTimestamp,
-	})
+// txnEvent is what one batch did to the transactions: opened one (started) or closed one (completed).
+type txnEvent struct {
+	started  bool
+	producer int64
+	first    int64 // the transaction's first offset
+	last     int64 // the marker's offset, for a completed transaction
+	aborted  bool
 }
 
-// checkProducerBatches validates a client append's producer batches against the state, in order, as
-// Kafka's ProducerAppendInfo does. It returns the original batch when the first producer batch is a
-// duplicate of one already written.
-func (s producerStates) checkProducerBatches(spans []batchSpan) (ProducerBatch, bool, error) {
-	pending := map[int64]*ProducerEntry{}
+// producerAppend is the effect of an append on the producer state, checked before the write and applied
+// after it (Kafka's ProducerAppendInfo): the producers' updated entries (nil when no batch has a producer)
+// and the transactions opened and closed, in batch order.
+type producerAppend struct {
+	updated map[int64]*ProducerEntry
+	events  []txnEvent
+}
+
+// prepareAppend checks an append's producer batches against the state, in order, and returns their
+// effect. The spans' base offsets must be the final ones. For a client append it returns the original
+// batch when the first producer batch is a duplicate of one already written. Replicated batches are not
+// checked (the leader did), except that a marker must parse.
+func (s producerStates) prepareAppend(spans []batchSpan, origin appendOrigin) (producerAppend, ProducerBatch, bool, error) {
+	var pa producerAppend
 	for i, sp := range spans {
 		h := sp.hdr
-		if h.producerID == noProducerID {
+		if h.ProducerID == noProducerID {
 			continue
 		}
-		cur, known := pending[h.producerID]
-		if !known {
-			cur = &ProducerEntry{Epoch: noProducerEpoch}
-			if e, ok := s[h.producerID]; ok {
-				cur = &ProducerEntry{Epoch: e.Epoch, Batches: slices.Clone(e.Batches)}
+		cur, ok := pa.updated[h.ProducerID]
+		if !ok {
+			cur = newProducerEntry()
+			if e, ok := s[h.ProducerID]; ok {
+				cur = e.clone()
 			}
-			pending[h.producerID] = cur
-		}
-		firstSeq, lastSeq := h.baseSequence, batchLastSeq(h)
-		if dup, ok := cur.duplicateOf(h.producerEpoch, firstSeq, lastSeq); ok {
-			if i == 0 {
-				return dup, true, nil
+			if pa.updated == nil {
+				pa.updated = map[int64]*ProducerEntry{}
 			}
-			return ProducerBatch{}, false, fmt.Errorf("producer %d: batch with sequences %d-%d duplicates one already written: %w",
-				h.producerID, firstSeq, lastSeq, kerr.DuplicateSequenceNumber)
+			pa.updated[h.ProducerID] = cur
 		}
-		switch {
-		case h.producerEpoch < cur.Epoch:
-			return ProducerBatch{}, false, fmt.Errorf("producer %d has epoch %d, below the last seen %d: %w",
-				h.producerID, h.producerEpoch, cur.Epoch, kerr.InvalidProducerEpoch)
-		case h.producerEpoch != cur.Epoch:
-			// A new epoch starts at sequence 0, unless nothing is known of the producer.
-			if firstSeq != 0 && cur.Epoch != noProducerEpoch {
-				return ProducerBatch{}, false, fmt.Errorf("producer %d: new epoch %d starts at sequence %d, not 0: %w",
-					h.producerID, h.producerEpoch, firstSeq, kerr.OutOfOrderSequenceNumber)
+		if h.Attributes.Control() {
+			if !sp.hasMarker {
+				continue // an empty control batch: the cleaner removed its transaction
 			}
-		case len(cur.Batches) > 0 && !inSequence(cur.lastSeq(), firstSeq):
-			return ProducerBatch{}, false, fmt.Errorf("producer %d epoch %d: sequence %d does not follow %d: %w",
-				h.producerID, h.producerEpoch, firstSeq, cur.lastSeq(), kerr.OutOfOrderSequenceNumber)
+			ev, err := appendEndTxnMarker(cur, h, sp.marker, origin)
+			if err != nil {
+				return producerAppend{}, ProducerBatch{}, false, err
+			}
+			if ev != nil {
+				pa.events = append(pa.events, *ev)
+			}
+			continue
 		}
-		cur.add(h.producerEpoch, ProducerBatch{FirstSeq: firstSeq, LastSeq: lastSeq})
+		firstSeq, lastSeq := h.BaseSequence, h.LastSequence()
+		if origin == originClient {
+			if dup, ok := cur.duplicateOf(h.ProducerEpoch, firstSeq, lastSeq); ok {
+				if i == 0 {
+					return producerAppend{}, dup, true, nil
+				}
+				return producerAppend{}, ProducerBatch{}, false, fmt.Errorf("producer %d: batch with sequences %d-%d duplicates one already written: %w",
+					h.ProducerID, firstSeq, lastSeq, kerr.DuplicateSequenceNumber)
+			}
+		}
+		if err := checkProducerEpoch(cur, h, origin); err != nil {
+			return producerAppend{}, ProducerBatch{}, false, err
+		}
+		if origin == originClient {
+			if err := checkSequence(cur, h); err != nil {
+				return producerAppend{}, ProducerBatch{}, false, err
+			}
+		}
+		cur.add(h.ProducerEpoch, ProducerBatch{
+			FirstSeq: firstSeq, LastSeq: lastSeq, FirstOffset: h.BaseOffset, LastOffset: h.LastOffset(), MaxTimestamp: h.MaxTimestamp,
+		})
+		switch transactional := h.Attributes.Transactional(); {
+		case cur.CurrentTxnFirstOffset >= 0 && !transactional:
+			return producerAppend{}, ProducerBatch{}, false, fmt.Errorf("producer %d wrote a non-transactional batch at %d during its transaction: %w",
+				h.ProducerID, h.BaseOffset, kerr.InvalidTxnState)
+		case cur.CurrentTxnFirstOffset < 0 && transactional:
+			cur.CurrentTxnFirstOffset = h.BaseOffset
+			pa.events = append(pa.events, txnEvent{started: true, producer: h.ProducerID, first: h.BaseOffset})
+		}
 	}
-	return ProducerBatch{}, false, nil
+	return pa, ProducerBatch{}, false, nil
+}
+
+// checkProducerEpoch refuses a batch from an older epoch than the producer's, except when replicating.
+func checkProducerEpoch(cur *ProducerEntry, h wire.BatchHeader, origin appendOrigin) error {
+	if h.ProducerEpoch < cur.Epoch && origin != originReplication {
+		// Kafka 2.7 and later answer INVALID_PRODUCER_EPOCH, which a producer may recover from, rather
+		// than the fatal PRODUCER_FENCED.
+		return fmt.Errorf("producer %d has epoch %d, below the last seen %d: %w", h.ProducerID, h.ProducerEpoch, cur.Epoch, kerr.InvalidProducerEpoch)
+	}
+	return nil
+}
+
+// checkSequence applies Kafka's sequence rules to a client's data batch.
+func checkSequence(cur *ProducerEntry, h wire.BatchHeader) error {
+	firstSeq := h.BaseSequence
+	switch {
+	case h.ProducerEpoch != cur.Epoch:
+		// A new epoch starts at sequence 0, unless nothing is known of the producer.
+		if firstSeq != 0 && cur.Epoch != noProducerEpoch {
+			return fmt.Errorf("producer %d: new epoch %d starts at sequence %d, not 0: %w",
+				h.ProducerID, h.ProducerEpoch, firstSeq, kerr.OutOfOrderSequenceNumber)
+		}
+	case len(cur.Batches) > 0 && !inSequence(cur.lastSeq(), firstSeq):
+		return fmt.Errorf("producer %d epoch %d: sequence %d does not follow %d: %w",
+			h.ProducerID, h.ProducerEpoch, firstSeq, cur.lastSeq(), kerr.OutOfOrderSequenceNumber)
+	}
+	return nil
+}
+
+// appendEndTxnMarker closes the producer's transaction with a marker (Kafka's appendEndTxnMarker): the
+// epoch and coordinator epoch are checked, the entry takes the marker's epoch and coordinator epoch, and
+// the transaction, if one was open, completes.
+func appendEndTxnMarker(cur *ProducerEntry, h wire.BatchHeader, m wire.EndTxnMarker, origin appendOrigin) (*txnEvent, error) {
+	if err := checkProducerEpoch(cur, h, origin); err != nil {
+		return nil, err
+	}
+	if cur.CoordinatorEpoch > m.CoordinatorEpoch && origin != originReplication {
+		return nil, fmt.Errorf("producer %d: marker from coordinator epoch %d, below the last %d: %w",
+			h.ProducerID, m.CoordinatorEpoch, cur.CoordinatorEpoch, kerr.TransactionCoordinatorFenced)
+	}
+	var ev *txnEvent
+	if cur.CurrentTxnFirstOffset >= 0 {
+		ev = &txnEvent{producer: h.ProducerID, first: cur.CurrentTxnFirstOffset, last: h.BaseOffset, aborted: !m.Commit}
+	}
+	cur.maybeUpdateEpoch(h.ProducerEpoch)
+	cur.CurrentTxnFirstOffset = noOffset
+	cur.CoordinatorEpoch = m.CoordinatorEpoch
+	cur.LastTimestamp = h.MaxTimestamp
+	return ev, nil
 }
 
 // ProducerStates returns a copy of the partition's producer state by producer id.
@@ -168,7 +268,7 @@ func (l *Log) ProducerStates() map[int64]ProducerEntry {
 	defer l.mu.Unlock()
 	out := make(map[int64]ProducerEntry, len(l.producers))
 	for id, e := range l.producers {
-		out[id] = ProducerEntry{Epoch: e.Epoch, Batches: slices.Clone(e.Batches)}
+		out[id] = *e.clone()
 	}
 	return out
 }
@@ -206,8 +306,9 @@ func (l *Log) writeProducerSnapshotLocked() error {
 	slices.Sort(ids)
 	for _, id := range ids {
 		e := l.producers[id]
+		fmt.Fprintf(&buf, "p %d %d %d %d %d\n", id, e.Epoch, e.CoordinatorEpoch, e.CurrentTxnFirstOffset, e.LastTimestamp)
 		for _, b := range e.Batches {
-			fmt.Fprintf(&buf, "%d %d %d %d %d %d %d\n", id, e.Epoch, b.FirstSeq, b.LastSeq, b.FirstOffset, b.LastOffset, b.MaxTimestamp)
+			fmt.Fprintf(&buf, "b %d %d %d %d %d\n", b.FirstSeq, b.LastSeq, b.FirstOffset, b.LastOffset, b.MaxTimestamp)
 		}
 	}
 	if err := writeFileAtomic(snapshotPath(l.dir, leo), buf.Bytes()); err != nil {
@@ -227,6 +328,19 @@ func (l *Log) writeProducerSnapshotLocked() error {
 	return nil
 }
 
+// ReadProducerSnapshot reads a producer snapshot file, for tools (dump-log).
+func ReadProducerSnapshot(path string) (map[int64]ProducerEntry, error) {
+	s, err := readProducerSnapshot(path)
+	if err != nil {
+		return nil, err
+	}
+	out := make(map[int64]ProducerEntry, len(s))
+	for id, e := range s {
+		out[id] = *e
+	}
+	return out, nil
+}
+
 func readProducerSnapshot(path string) (producerStates, error) {
 	data, err := os.ReadFile(path)
 	if err != nil {
@@ -234,40 +348,44 @@ func readProducerSnapshot(path string) (producerStates, error) {
 	}
 	sc := bufio.NewScanner(bytes.NewReader(data))
 	if !sc.Scan() || sc.Text() != producerSnapshotHeader {
-		return nil, fmt.Errorf("%s: not a producer snapshot", path)
+		return nil, fmt.Errorf("%s: not a version 2 producer snapshot", path)
 	}
 	s := producerStates{}
+	var cur *ProducerEntry
 	for sc.Scan() {
 		f := strings.Fields(sc.Text())
-		if len(f) != 7 {
-			return nil, fmt.Errorf("%s: bad line %q", path, sc.Text())
+		bad := fmt.Errorf("%s: bad line %q", path, sc.Text())
+		if len(f) != 6 || (f[0] != "p" && f[0] != "b") || (f[0] == "b" && cur == nil) {
+			return nil, bad
 		}
-		var n [7]int64
-		for i, x := range f {
+		var n [5]int64
+		for i, x := range f[1:] {
 			if n[i], err = strconv.ParseInt(x, 10, 64); err != nil {
-				return nil, fmt.Errorf("%s: bad line %q", path, sc.Text())
+				return nil, bad
 			}
 		}
-		e, ok := s[n[0]]
-		if !ok {
-			e = &ProducerEntry{Epoch: int16(n[1])}
-			s[n[0]] = e
+		if f[0] == "p" {
+			cur = &ProducerEntry{Epoch: int16(n[1]), CoordinatorEpoch: int32(n[2]), CurrentTxnFirstOffset: n[3], LastTimestamp: n[4]}
+			s[n[0]] = cur
+			continue
 		}
-		e.add(int16(n[1]), ProducerBatch{FirstSeq: int32(n[2]), LastSeq: int32(n[3]), FirstOffset: n[4], LastOffset: n[5], MaxTimestamp: n[6]})
+		cur.Batches = append(cur.Batches, ProducerBatch{FirstSeq: int32(n[0]), LastSeq: int32(n[1]), FirstOffset: n[2], LastOffset: n[3], MaxTimestamp: n[4]})
 	}
 	return s, sc.Err()
 }
 
-// rebuildProducerStateLocked reloads the producer state for the current log: from the newest readable
-// snapshot at or below the LEO (snapshots above it describe data that is gone and are deleted), then by
-// replaying the batches after it. The caller holds mu, or is opening the log.
-func (l *Log) rebuildProducerStateLocked() error {
+// rebuildProducerStateLocked reloads the producer state and the transactions for the current log: from the
+// newest readable snapshot at or below from (snapshots above the LEO describe data that is gone and are
+// deleted), then by replaying the batches after it. Aborted transactions whose marker lies in one of the
+// segments of reindex (by base offset) are written to its transaction index, which the caller emptied; from
+// must be at or below the first of them. The caller holds mu, or is opening the log.
+func (l *Log) rebuildProducerStateLocked(from int64, reindex map[int64]bool) error {
 	leo, start := l.LogEndOffset(), l.LogStartOffset()
 	offsets, err := listSnapshots(l.dir)
 	if err != nil {
 		return err
 	}
-	state, from := producerStates{}, start
+	state, replayFrom := producerStates{}, start
 	for i := len(offsets) - 1; i >= 0; i-- {
 		off := offsets[i]
 		if off > leo {
@@ -276,38 +394,86 @@ func (l *Log) rebuildProducerStateLocked() error {
 			}
 			continue
 		}
+		if off > from {
+			continue
+		}
 		s, err := readProducerSnapshot(snapshotPath(l.dir, off))
 		if err != nil {
 			l.logger.Warn("Ignoring unreadable producer snapshot", zap.Int64("offset", off), zap.Error(err))
 			continue
 		}
-		state, from = s, max(off, start)
+		state, replayFrom = s, max(off, start)
 		break
 	}
-	for from < leo {
-		data, err := l.Read(from, 8<<20, leo, true)
+	txns := newTxnTracker()
+	for id, e := range state {
+		if e.CurrentTxnFirstOffset >= 0 {
+			txns.ongoing[e.CurrentTxnFirstOffset] = id
+		}
+	}
+	for replayFrom < leo {
+		data, err := l.Read(replayFrom, 8<<20, leo, true)
 		if err != nil {
 			return err
 		}
 		if len(data) == 0 {
 			break
 		}
-		for len(data) >= batchHeaderSize {
-			h := parseBatchHeader(data)
-			if h.lastOffset() >= from {
-				state.update(h)
+		for b, err := range wire.Batches(data) {
+			if err != nil {
+				return fmt.Errorf("rebuild producer state at %d: %w", replayFrom, err)
 			}
-			from = h.lastOffset() + 1
-			data = data[min(int(h.size()), len(data)):]
+			if b.LastOffset() >= replayFrom {
+				if err := l.replayBatch(state, txns, b, reindex); err != nil {
+					return fmt.Errorf("rebuild producer state at %d: %w", b.BaseOffset, err)
+				}
+			}
+			replayFrom = b.LastOffset() + 1
 		}
 	}
 	l.producers = state
+	l.txnMu.Lock()
+	l.txns = txns
+	l.txns.onHighWatermark(l.HighWatermark())
+	l.txnMu.Unlock()
 	return nil
 }
 
-// clearProducerStateLocked forgets every producer and snapshot (the log was replaced wholesale).
+// replayBatch takes one batch read back from the log into the state, as a follower's append would.
+func (l *Log) replayBatch(state producerStates, txns *txnTracker, b wire.Batch, reindex map[int64]bool) error {
+	sp, err := newBatchSpan(b)
+	if err != nil {
+		return err
+	}
+	pa, _, _, err := state.prepareAppend([]batchSpan{sp}, originReplication)
+	if err != nil {
+		return err
+	}
+	maps.Copy(state, pa.updated)
+	for _, ev := range pa.events {
+		entry := txns.apply(ev)
+		if entry == nil {
+			continue
+		}
+		l.segMu.RLock()
+		seg := l.segments[l.floorSegment(ev.last)]
+		l.segMu.RUnlock()
+		if reindex[seg.baseOffset] {
+			if err := seg.txnIndex.append(*entry); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+// clearProducerStateLocked forgets every producer, transaction and snapshot (the log was replaced
+// wholesale).
 func (l *Log) clearProducerStateLocked() error {
 	l.producers = producerStates{}
+	l.txnMu.Lock()
+	l.txns = newTxnTracker()
+	l.txnMu.Unlock()
 	offsets, err := listSnapshots(l.dir)
 	if err != nil {
 		return err

@@ -10,6 +10,8 @@ import (
 
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
+
+	"github.com/zkafka/zkafka/wire"
 )
 
 // producerBatch is a batch of an idempotent producer: its id, epoch and the
@@ -21,12 +23,12 @@ func producerBatch(pid int64, epoch int16, seq int32, values ...string) []byte {
 	}
 	n := int32(len(values))
 	b := kmsg.RecordBatch{
-		Length: int32(minBatchLength + len(recs)), PartitionLeaderEpoch: -1, Magic: 2,
+		Length: int32(wire.MinBatchLength + len(recs)), PartitionLeaderEpoch: -1, Magic: 2,
 		LastOffsetDelta: n - 1, FirstTimestamp: 1, MaxTimestamp: 1,
 		ProducerID: pid, ProducerEpoch: epoch, FirstSequence: seq, NumRecords: n, Records: recs,
 	}
 	raw := b.AppendTo(nil)
-	binary.BigEndian.PutUint32(raw[offCRC:], crc32.Checksum(raw[offAttributes:], crc32.MakeTable(crc32.Castagnoli)))
+	binary.BigEndian.PutUint32(raw[wire.PosCRC:], crc32.Checksum(raw[wire.PosAttributes:], crc32.MakeTable(crc32.Castagnoli)))
 	return raw
 }
 

@@ -12,6 +12,8 @@ import (
 	"go.uber.org/zap"
 	"go.uber.org/zap/zapcore"
 	"go.uber.org/zap/zaptest/observer"
+
+	"github.com/zkafka/zkafka/wire"
 )
 
 // writeLog fills a log in dir with n batches of two records and closes it, returning the values
@@ -145,7 +147,7 @@ func TestRecoveryDropsSegmentsAfterCorruption(t *testing.T) {
 	// Corrupt the first batch of the second segment; recover everything from 0.
 	victim := segmentPath(dir, bases[1], logSuffix)
 	data, _ := os.ReadFile(victim)
-	data[batchHeaderSize+2] ^= 0xff
+	data[wire.BatchHeaderSize+2] ^= 0xff
 	os.WriteFile(victim, data, 0o644)
 
 	l2 := openTestLog(t, dir, cfg)
@@ -174,7 +176,7 @@ func TestRecoveryTrustsSegmentsBelowRecoveryPoint(t *testing.T) {
 	// A corrupt CRC in a trusted segment goes unnoticed: only data past the recovery point is verified.
 	victim := segmentPath(dir, bases[0], logSuffix)
 	data, _ := os.ReadFile(victim)
-	data[batchHeaderSize+2] ^= 0xff
+	data[wire.BatchHeaderSize+2] ^= 0xff
 	os.WriteFile(victim, data, 0o644)
 
 	l2, err := Open(dir, cfg, bases[2], testLogger(t))

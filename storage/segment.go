@@ -4,14 +4,14 @@ import (
 	"bufio"
 	"errors"
 	"fmt"
-	"hash/crc32"
 	"io"
 	"math"
 	"os"
 	"path/filepath"
+	"slices"
 	"time"
 
-	"github.com/twmb/franz-go/pkg/kgo"
+	"github.com/zkafka/zkafka/wire"
 )
 
 // File name suffixes of a segment, named by its base offset as %020d.
@@ -34,6 +34,7 @@ type segment struct {
 	log        *os.File
 	index      *offsetIndex
 	timeIndex  *timeIndex
+	txnIndex   *transactionIndex
 
 	size                 int64 // bytes of complete batches
 	nextOffset           int64 // last offset in the segment + 1, or baseOffset when empty
@@ -68,12 +69,20 @@ func openSegment(dir string, baseOffset int64) (s *segment, rawIndex, rawTimeInd
 		idx.file.f.Close()
 		return nil, nil, nil, err
 	}
+	txnIdx, err := openTransactionIndex(txnIndexPath(dir, baseOffset))
+	if err != nil {
+		lf.Close()
+		idx.file.f.Close()
+		tidx.file.f.Close()
+		return nil, nil, nil, err
+	}
 	s = &segment{
 		dir:                   dir,
 		baseOffset:            baseOffset,
 		log:                   lf,
 		index:                 idx,
 		timeIndex:             tidx,
+		txnIndex:              txnIdx,
 		size:                  st.Size(),
 		nextOffset:            baseOffset,
 		maxTimestamp:          -1,
@@ -155,17 +164,17 @@ func (s *segment) restoreTail() error {
 	start := s.index.lastPosition()
 	sc := newBatchScanner(s.log, start, s.size)
 	for {
-		_, h, err := sc.next(false)
+		_, b, err := sc.next(false)
 		if errors.Is(err, io.EOF) {
 			break
 		}
 		if err != nil {
 			return err
 		}
-		if err := s.checkOffsets(h); err != nil {
+		if err := s.checkOffsets(b.BatchHeader); err != nil {
 			return err
 		}
-		s.observe(h)
+		s.observe(b.BatchHeader)
 	}
 	if n := len(s.index.entries); n > 0 && s.baseOffset+int64(s.index.entries[n-1].relOffset) >= s.nextOffset {
 		return fmt.Errorf("offset index refers to offsets past the segment's end %d", s.nextOffset)
@@ -179,28 +188,28 @@ func (s *segment) restoreTail() error {
 		if err != nil {
 			return err
 		}
-		s.rollingBasedTimestamp = h.maxTimestamp
+		s.rollingBasedTimestamp = h.MaxTimestamp
 	}
 	return nil
 }
 
 // checkOffsets verifies that a batch read back from the file follows the previous one and fits the
 // segment's relative offsets.
-func (s *segment) checkOffsets(h batchHeader) error {
-	if h.baseOffset < s.nextOffset {
-		return &badBatchError{fmt.Sprintf("batch base offset %d is below the expected %d", h.baseOffset, s.nextOffset)}
+func (s *segment) checkOffsets(h wire.BatchHeader) error {
+	if h.BaseOffset < s.nextOffset {
+		return &badBatchError{fmt.Sprintf("batch base offset %d is below the expected %d", h.BaseOffset, s.nextOffset)}
 	}
-	if h.lastOffset()-s.baseOffset > math.MaxInt32 {
-		return &badBatchError{fmt.Sprintf("batch last offset %d does not fit the segment based at %d", h.lastOffset(), s.baseOffset)}
+	if h.LastOffset()-s.baseOffset > math.MaxInt32 {
+		return &badBatchError{fmt.Sprintf("batch last offset %d does not fit the segment based at %d", h.LastOffset(), s.baseOffset)}
 	}
 	return nil
 }
 
 // observe advances the in-memory state past batch h.
-func (s *segment) observe(h batchHeader) {
-	s.nextOffset = h.lastOffset() + 1
-	if h.maxTimestamp > s.maxTimestamp {
-		s.maxTimestamp, s.offsetOfMaxTimestamp = h.maxTimestamp, h.lastOffset()
+func (s *segment) observe(h wire.BatchHeader) {
+	s.nextOffset = h.LastOffset() + 1
+	if h.MaxTimestamp > s.maxTimestamp {
+		s.maxTimestamp, s.offsetOfMaxTimestamp = h.MaxTimestamp, h.LastOffset()
 	}
 }
 
@@ -216,12 +225,12 @@ func (s *segment) recover(cfg LogConfig) (truncated int64, reason error, err err
 	var lastIndexEntry int64
 	sc := newBatchScanner(s.log, 0, s.size)
 	for {
-		pos, h, err := sc.next(true)
+		pos, b, err := sc.next(true)
 		if errors.Is(err, io.EOF) {
 			break
 		}
 		if err == nil {
-			err = s.checkOffsets(h)
+			err = s.checkOffsets(b.BatchHeader)
 		}
 		var bad *badBatchError
 		if errors.As(err, &bad) {
@@ -232,11 +241,11 @@ func (s *segment) recover(cfg LogConfig) (truncated int64, reason error, err err
 			return 0, nil, err
 		}
 		if pos == 0 {
-			s.rollingBasedTimestamp = h.maxTimestamp
+			s.rollingBasedTimestamp = b.MaxTimestamp
 		}
-		s.observe(h)
+		s.observe(b.BatchHeader)
 		if pos-lastIndexEntry > int64(cfg.IndexIntervalBytes) {
-			if err := s.index.append(h.lastOffset(), pos); err != nil {
+			if err := s.index.append(b.LastOffset(), pos); err != nil {
 				return 0, nil, err
 			}
 			if err := s.timeIndex.maybeAppend(s.maxTimestamp, s.offsetOfMaxTimestamp); err != nil {
@@ -256,29 +265,34 @@ func (s *segment) recover(cfg LogConfig) (truncated int64, reason error, err err
 	return truncated, reason, nil
 }
 
-// readHeader reads the batch header at pos.
-func (s *segment) readHeader(pos int64) (batchHeader, error) {
-	var buf [batchHeaderSize]byte
+// readHeader reads and frames the batch header at pos, which the caller has checked lies inside the
+// segment with a whole header after it; a batch that does not fit the segment is malformed.
+func (s *segment) readHeader(pos int64) (wire.BatchHeader, error) {
+	var buf [wire.BatchHeaderSize]byte
 	if _, err := s.log.ReadAt(buf[:], pos); err != nil {
-		return batchHeader{}, err
+		return wire.BatchHeader{}, err
 	}
-	return parseBatchHeader(buf[:]), nil
+	h, err := wire.ReadBatchHeader(buf[:])
+	if err == nil && pos+h.Size() > s.size {
+		err = fmt.Errorf("batch of %d bytes is torn: only %d bytes remain", h.Size(), s.size-pos)
+	}
+	if err != nil {
+		return h, fmt.Errorf("segment %d has a malformed batch at %d: %w", s.baseOffset, pos, err)
+	}
+	return h, nil
 }
 
 // locate finds the first batch whose last offset is at least offset, scanning headers from the offset
 // index entry for offset. ok is false when every batch in the segment is below offset.
-func (s *segment) locate(offset int64) (pos int64, h batchHeader, ok bool, err error) {
-	for pos = s.index.lookup(offset); pos < s.size; pos += h.size() {
-		if s.size-pos < batchHeaderSize {
+func (s *segment) locate(offset int64) (pos int64, h wire.BatchHeader, ok bool, err error) {
+	for pos = s.index.lookup(offset); pos < s.size; pos += h.Size() {
+		if s.size-pos < wire.BatchHeaderSize {
 			return 0, h, false, fmt.Errorf("segment %d ends inside a batch header at %d", s.baseOffset, pos)
 		}
 		if h, err = s.readHeader(pos); err != nil {
 			return 0, h, false, err
 		}
-		if h.batchLength < minBatchLength || pos+h.size() > s.size {
-			return 0, h, false, fmt.Errorf("segment %d has a malformed batch at %d", s.baseOffset, pos)
-		}
-		if h.lastOffset() >= offset {
+		if h.LastOffset() >= offset {
 			return pos, h, true, nil
 		}
 	}
@@ -292,28 +306,27 @@ func (s *segment) read(offset int64, maxBytes int32, maxOffset int64, minOneMess
 	if err != nil || !ok {
 		return nil, ok, err
 	}
-	if h.lastOffset() >= maxOffset {
+	if h.LastOffset() >= maxOffset {
 		return []byte{}, true, nil
 	}
 	want := min(int64(max(maxBytes, 0)), s.size-pos)
-	if h.size() > want {
+	if h.Size() > want {
 		if !minOneMessage {
 			return []byte{}, true, nil
 		}
-		want = h.size() // KIP-74: the first batch is returned whole even past maxBytes
+		want = h.Size() // KIP-74: the first batch is returned whole even past maxBytes
 	}
 	buf := make([]byte, want)
 	if _, err := s.log.ReadAt(buf, pos); err != nil {
 		return nil, true, err
 	}
+	// Only whole batches below maxOffset go out: the buffer may end inside one.
 	end := 0
-	for end+batchHeaderSize <= len(buf) {
-		b := buf[end:]
-		bh := parseBatchHeader(b)
-		if bh.batchLength < minBatchLength || bh.size() > int64(len(b)) || bh.lastOffset() >= maxOffset {
+	for b, err := range wire.Batches(buf) {
+		if err != nil || b.LastOffset() >= maxOffset {
 			break
 		}
-		end += int(bh.size())
+		end += len(b.Raw)
 	}
 	return buf[:end:end], true, nil
 }
@@ -322,18 +335,15 @@ func (s *segment) read(offset int64, maxBytes int32, maxOffset int64, minOneMess
 // using the time index to skip ahead, as Kafka's LogSegment.findOffsetByTimestamp does.
 func (s *segment) findByTimestamp(ts, startingOffset int64) (offset, timestamp int64, ok bool, err error) {
 	from := max(s.timeIndex.lookup(ts), startingOffset)
-	var h batchHeader
-	for pos := s.index.lookup(from); pos < s.size; pos += h.size() {
-		if s.size-pos < batchHeaderSize {
+	var h wire.BatchHeader
+	for pos := s.index.lookup(from); pos < s.size; pos += h.Size() {
+		if s.size-pos < wire.BatchHeaderSize {
 			return 0, 0, false, fmt.Errorf("segment %d ends inside a batch header at %d", s.baseOffset, pos)
 		}
 		if h, err = s.readHeader(pos); err != nil {
 			return 0, 0, false, err
 		}
-		if h.batchLength < minBatchLength || pos+h.size() > s.size {
-			return 0, 0, false, fmt.Errorf("segment %d has a malformed batch at %d", s.baseOffset, pos)
-		}
-		if h.lastOffset() >= startingOffset && h.maxTimestamp >= ts {
+		if h.LastOffset() >= startingOffset && h.MaxTimestamp >= ts {
 			offset, timestamp, err := s.searchBatch(pos, h, ts, startingOffset)
 			return offset, timestamp, err == nil, err
 		}
@@ -341,41 +351,24 @@ func (s *segment) findByTimestamp(ts, startingOffset int64) (offset, timestamp i
 	return 0, 0, false, nil
 }
 
-// decompressor inflates stored batches for timestamp searches; franz-go's is safe for concurrent use.
-var decompressor = kgo.DefaultDecompressor()
-
 // searchBatch finds the first record in the batch at pos with timestamp >= ts and offset >=
 // startingOffset. Should the records not parse, it answers with the batch itself, which a consumer
 // seeking by time can still start from.
-func (s *segment) searchBatch(pos int64, h batchHeader, ts, startingOffset int64) (offset, timestamp int64, err error) {
-	fallbackOffset, fallbackTimestamp := max(h.baseOffset, startingOffset), h.maxTimestamp
-	b := make([]byte, h.size())
-	if _, err := s.log.ReadAt(b, pos); err != nil {
+func (s *segment) searchBatch(pos int64, h wire.BatchHeader, ts, startingOffset int64) (offset, timestamp int64, err error) {
+	fallbackOffset, fallbackTimestamp := max(h.BaseOffset, startingOffset), h.MaxTimestamp
+	b := wire.Batch{BatchHeader: h, Raw: make([]byte, h.Size())}
+	if _, err := s.log.ReadAt(b.Raw, pos); err != nil {
 		return 0, 0, err
 	}
-	records := b[batchHeaderSize:]
-	if codec := h.compression(); codec != 0 {
-		if records, err = decompressor.Decompress(records, kgo.CompressionCodecType(codec)); err != nil {
-			return fallbackOffset, fallbackTimestamp, nil
+	for r, err := range b.Records() {
+		if err != nil {
+			break
+		}
+		if recTs, recOffset := h.RecordTimestamp(r), h.RecordOffset(r); recTs >= ts && recOffset >= startingOffset {
+			return recOffset, recTs, nil
 		}
 	}
-	found := false
-	walkErr := walkRecords(records, h.recordCount, func(tsDelta int64, offDelta int32) bool {
-		recTs := h.baseTimestamp + tsDelta
-		if h.attributes&attrLogAppendTime != 0 {
-			recTs = h.maxTimestamp
-		}
-		recOffset := h.baseOffset + int64(offDelta)
-		if recTs >= ts && recOffset >= startingOffset {
-			offset, timestamp, found = recOffset, recTs, true
-			return false
-		}
-		return true
-	})
-	if walkErr != nil || !found {
-		return fallbackOffset, fallbackTimestamp, nil
-	}
-	return offset, timestamp, nil
+	return fallbackOffset, fallbackTimestamp, nil
 }
 
 // truncateTo drops every batch holding an offset at or above offset: the file is cut at the first such
@@ -388,9 +381,12 @@ func (s *segment) truncateTo(offset int64, maxIndexSize int32) error {
 	if err := s.log.Truncate(pos); err != nil {
 		return err
 	}
+	if err := s.txnIndex.truncateTo(offset); err != nil {
+		return err
+	}
 	s.size = pos
-	s.index.truncateToPosition(pos)
-	s.timeIndex.truncateToOffset(h.baseOffset)
+	s.index.truncateToOffset(h.BaseOffset)
+	s.timeIndex.truncateToOffset(h.BaseOffset)
 	if err := s.preallocateIndexes(maxIndexSize); err != nil {
 		return err
 	}
@@ -430,7 +426,7 @@ func (s *segment) flush() error {
 			return err
 		}
 	}
-	return nil
+	return s.txnIndex.flush()
 }
 
 // close seals and closes the segment's files.
@@ -440,13 +436,13 @@ func (s *segment) close() error {
 }
 
 func (s *segment) closeFiles() error {
-	return errors.Join(s.log.Close(), s.index.file.f.Close(), s.timeIndex.file.f.Close())
+	return errors.Join(s.log.Close(), s.index.file.f.Close(), s.timeIndex.file.f.Close(), s.txnIndex.close())
 }
 
 // remove closes and deletes the segment's files.
 func (s *segment) remove() error {
 	err := s.closeFiles()
-	for _, suffix := range []string{logSuffix, indexSuffix, timeIndexSuffix} {
+	for _, suffix := range []string{logSuffix, indexSuffix, timeIndexSuffix, txnIndexSuffix} {
 		if rmErr := os.Remove(segmentPath(s.dir, s.baseOffset, suffix)); rmErr != nil && !errors.Is(rmErr, os.ErrNotExist) {
 			err = errors.Join(err, rmErr)
 		}
@@ -464,57 +460,51 @@ type batchScanner struct {
 	r   *bufio.Reader
 	pos int64 // position of the next batch
 	end int64
-	hdr [batchHeaderSize]byte
-	buf []byte
+	buf []byte // the last batch read
 }
 
 func newBatchScanner(f *os.File, from, to int64) *batchScanner {
 	return &batchScanner{r: bufio.NewReaderSize(io.NewSectionReader(f, from, to-from), 64<<10), pos: from, end: to}
 }
 
-// next reads the batch at the scanner's position and returns that position with the header. With verify
-// it also reads the records and checks the CRC. It returns io.EOF when the data ends exactly after a
-// batch, and a *badBatchError for a torn or malformed batch.
-func (sc *batchScanner) next(verify bool) (int64, batchHeader, error) {
+// next reads the batch at the scanner's position and returns that position with the batch, whose bytes
+// are valid until the next call. With verify it also checks the CRC. It returns io.EOF when the data
+// ends exactly after a batch, and a *badBatchError for a torn or malformed batch.
+func (sc *batchScanner) next(verify bool) (int64, wire.Batch, error) {
 	pos := sc.pos
 	if pos == sc.end {
-		return pos, batchHeader{}, io.EOF
+		return pos, wire.Batch{}, io.EOF
 	}
-	if sc.end-pos < batchHeaderSize {
-		return pos, batchHeader{}, &badBatchError{fmt.Sprintf("%d bytes are too short for a batch header", sc.end-pos)}
+	sc.buf = slices.Grow(sc.buf[:0], wire.BatchHeaderSize)[:min(sc.end-pos, wire.BatchHeaderSize)]
+	if _, err := io.ReadFull(sc.r, sc.buf); err != nil {
+		return pos, wire.Batch{}, noEOF(err)
 	}
-	if _, err := io.ReadFull(sc.r, sc.hdr[:]); err != nil {
-		return pos, batchHeader{}, noEOF(err)
-	}
-	h := parseBatchHeader(sc.hdr[:])
+	h, err := wire.ReadBatchHeader(sc.buf)
+	var be *wire.BatchError
 	switch {
-	case h.magic != magicV2:
-		return pos, h, &badBatchError{fmt.Sprintf("batch has magic %d", h.magic)}
-	case h.batchLength < minBatchLength:
-		return pos, h, &badBatchError{fmt.Sprintf("batch has length %d", h.batchLength)}
-	case pos+h.size() > sc.end:
-		return pos, h, &badBatchError{fmt.Sprintf("batch of %d bytes is torn: only %d bytes remain", h.size(), sc.end-pos)}
-	case h.lastOffsetDelta < 0:
-		return pos, h, &badBatchError{fmt.Sprintf("batch has negative lastOffsetDelta %d", h.lastOffsetDelta)}
+	case errors.As(err, &be) && be.Err == wire.ErrUnsupportedMagic:
+		return pos, wire.Batch{}, &badBatchError{fmt.Sprintf("batch has magic %d", be.Magic)}
+	case errors.As(err, &be) && be.Err == wire.ErrBatchLength:
+		return pos, wire.Batch{}, &badBatchError{fmt.Sprintf("batch has length %d", be.Length)}
+	case err != nil:
+		return pos, wire.Batch{}, &badBatchError{fmt.Sprintf("%d bytes are too short for a batch header", sc.end-pos)}
+	case pos+h.Size() > sc.end:
+		return pos, wire.Batch{}, &badBatchError{fmt.Sprintf("batch of %d bytes is torn: only %d bytes remain", h.Size(), sc.end-pos)}
+	case h.LastOffsetDelta < 0:
+		return pos, wire.Batch{}, &badBatchError{fmt.Sprintf("batch has negative lastOffsetDelta %d", h.LastOffsetDelta)}
 	}
-	body := h.size() - batchHeaderSize
+	sc.buf = slices.Grow(sc.buf, int(h.Size())-len(sc.buf))
+	if _, err := io.ReadFull(sc.r, sc.buf[len(sc.buf):h.Size()]); err != nil {
+		return pos, wire.Batch{}, noEOF(err)
+	}
+	b := wire.Batch{BatchHeader: h, Raw: sc.buf[:h.Size()]}
 	if verify {
-		if sc.buf == nil {
-			sc.buf = make([]byte, 32<<10)
+		if err := b.VerifyCRC(); err != nil {
+			return pos, b, &badBatchError{err.Error()}
 		}
-		crc := crc32.New(castagnoli)
-		crc.Write(sc.hdr[offAttributes:])
-		if n, err := io.CopyBuffer(crc, io.LimitReader(sc.r, body), sc.buf); err != nil || n != body {
-			return pos, h, noEOF(errors.Join(err, io.ErrUnexpectedEOF))
-		}
-		if got := crc.Sum32(); got != h.crc {
-			return pos, h, &badBatchError{fmt.Sprintf("batch CRC is %#08x, computed %#08x", h.crc, got)}
-		}
-	} else if _, err := sc.r.Discard(int(body)); err != nil {
-		return pos, h, noEOF(err)
 	}
-	sc.pos += h.size()
-	return pos, h, nil
+	sc.pos += h.Size()
+	return pos, b, nil
 }
 
 // noEOF turns an early end of file into io.ErrUnexpectedEOF: the scanner's bounds come from the file's

@@ -11,17 +11,33 @@ import (
 // ErrFrameTooLarge before any of the body is read, so a hostile size prefix
 // cannot make the caller allocate.
 func ReadFrame(r io.Reader, maxSize int32) ([]byte, error) {
+	size, err := ReadFrameSize(r, maxSize)
+	if err != nil {
+		return nil, err
+	}
+	return ReadFrameBody(r, size)
+}
+
+// ReadFrameSize reads a frame's size prefix and checks it against maxSize,
+// so a caller can account for the body's memory before ReadFrameBody reads
+// it, as Kafka's memory pool does (queued.max.request.bytes).
+func ReadFrameSize(r io.Reader, maxSize int32) (int32, error) {
 	var sizeBuf [4]byte
 	if _, err := io.ReadFull(r, sizeBuf[:]); err != nil {
-		return nil, err
+		return 0, err
 	}
 	size := int32(binary.BigEndian.Uint32(sizeBuf[:]))
 	switch {
 	case size < 0:
-		return nil, fmt.Errorf("size %d: %w", size, ErrNegativeSize)
+		return 0, fmt.Errorf("size %d: %w", size, ErrNegativeSize)
 	case size > maxSize:
-		return nil, fmt.Errorf("size %d over %d: %w", size, maxSize, ErrFrameTooLarge)
+		return 0, fmt.Errorf("size %d over %d: %w", size, maxSize, ErrFrameTooLarge)
 	}
+	return size, nil
+}
+
+// ReadFrameBody reads a frame body of the size ReadFrameSize returned.
+func ReadFrameBody(r io.Reader, size int32) ([]byte, error) {
 	if size <= eagerAllocation {
 		buf := make([]byte, size)
 		if _, err := io.ReadFull(r, buf); err != nil {

@@ -6,6 +6,7 @@ import (
 	"encoding/binary"
 	"errors"
 	"io"
+	"runtime"
 	"testing"
 	"time"
 
@@ -70,6 +71,24 @@ func TestReadFrameLimits(t *testing.T) {
 	short := append(binary.BigEndian.AppendUint32(nil, 10), 1, 2, 3)
 	if _, err := ReadFrame(bytes.NewReader(short), 100); !errors.Is(err, io.ErrUnexpectedEOF) {
 		t.Fatalf("truncated frame: %v", err)
+	}
+}
+
+// TestReadFrameOverMaxAllocatesNothing: a size prefix above the limit fails
+// before a byte of the announced body is allocated, so a peer announcing
+// 100 MiB frames costs the broker nothing.
+func TestReadFrameOverMaxAllocatesNothing(t *testing.T) {
+	prefix := binary.BigEndian.AppendUint32(nil, 100<<20+1)
+	var before, after runtime.MemStats
+	runtime.ReadMemStats(&before)
+	for range 100 {
+		if _, err := ReadFrame(bytes.NewReader(prefix), 100<<20); !errors.Is(err, ErrFrameTooLarge) {
+			t.Fatal(err)
+		}
+	}
+	runtime.ReadMemStats(&after)
+	if n := after.TotalAlloc - before.TotalAlloc; n > 1<<20 {
+		t.Fatalf("100 oversized announcements allocated %d bytes", n)
 	}
 }
 

@@ -3,15 +3,12 @@ package zkpaths
 import (
 	"encoding/json"
 	"fmt"
+
+	"github.com/zkafka/zkafka/kafka"
 )
 
-// TopicPartition names one partition.
-type TopicPartition struct {
-	Topic     string
-	Partition int32
-}
-
-func (tp TopicPartition) json() []byte {
+// encodeTopicPartition is one entry of a partition list: {"topic":"orders","partition":0}.
+func encodeTopicPartition(tp kafka.TopicPartition) []byte {
 	return newObject().str("topic", tp.Topic).int("partition", int64(tp.Partition)).bytes()
 }
 
@@ -46,7 +43,7 @@ func (r ReassignPartitionsData) Encode() []byte {
 // are ignored.
 func DecodeReassignPartitionsData(data []byte) (ReassignPartitionsData, error) {
 	var r ReassignPartitionsData
-	err := decodePartitionList("partition reassignment", data, func(o object, tp TopicPartition) error {
+	err := decodePartitionList("partition reassignment", data, func(o object, tp kafka.TopicPartition) error {
 		var replicas []int32
 		if err := o.required("replicas", &replicas); err != nil {
 			return err
@@ -66,7 +63,7 @@ func DecodeReassignPartitionsData(data []byte) (ReassignPartitionsData, error) {
 //
 //	{"version":1,"partitions":[{"topic":"orders","partition":0}]}
 type PreferredReplicaElectionData struct {
-	Partitions []TopicPartition
+	Partitions []kafka.TopicPartition
 }
 
 // Encode returns the version-1 JSON.
@@ -88,7 +85,7 @@ func DecodePreferredReplicaElectionData(data []byte) (PreferredReplicaElectionDa
 //
 //	{"version":1,"partitions":[{"topic":"orders","partition":0}]}
 type IsrChangeNotificationData struct {
-	Partitions []TopicPartition
+	Partitions []kafka.TopicPartition
 }
 
 // Encode returns the version-1 JSON.
@@ -151,17 +148,17 @@ func jsonArray(elems [][]byte) []byte {
 	return append(b, ']')
 }
 
-func encodeTopicPartitions(tps []TopicPartition) []byte {
+func encodeTopicPartitions(tps []kafka.TopicPartition) []byte {
 	list := make([][]byte, len(tps))
 	for i, tp := range tps {
-		list[i] = tp.json()
+		list[i] = encodeTopicPartition(tp)
 	}
 	return newObject().int("version", 1).raw("partitions", jsonArray(list)).bytes()
 }
 
-func decodeTopicPartitions(kind string, data []byte) ([]TopicPartition, error) {
-	var tps []TopicPartition
-	err := decodePartitionList(kind, data, func(_ object, tp TopicPartition) error {
+func decodeTopicPartitions(kind string, data []byte) ([]kafka.TopicPartition, error) {
+	var tps []kafka.TopicPartition
+	err := decodePartitionList(kind, data, func(_ object, tp kafka.TopicPartition) error {
 		tps = append(tps, tp)
 		return nil
 	})
@@ -173,7 +170,7 @@ func decodeTopicPartitions(kind string, data []byte) ([]TopicPartition, error) {
 
 // decodePartitionList reads {"version":1,"partitions":[{"topic":..,"partition":..},..]}
 // and calls each for every entry, with the entry's fields for more lookups.
-func decodePartitionList(kind string, data []byte, each func(object, TopicPartition) error) error {
+func decodePartitionList(kind string, data []byte, each func(object, kafka.TopicPartition) error) error {
 	o, err := parseObject(kind, data)
 	if err != nil {
 		return err
@@ -190,7 +187,7 @@ func decodePartitionList(kind string, data []byte, each func(object, TopicPartit
 		if err != nil {
 			return err
 		}
-		var tp TopicPartition
+		var tp kafka.TopicPartition
 		if err := e.required("topic", &tp.Topic); err != nil {
 			return err
 		}

@@ -15,6 +15,7 @@ import (
 	"go.uber.org/zap/zapcore"
 
 	"github.com/zkafka/zkafka/broker"
+	"github.com/zkafka/zkafka/brokerconfig"
 )
 
 // overrides collects repeated --override key=value flags.
@@ -45,7 +46,7 @@ func runBroker(args []string, stderr io.Writer) int {
 	}
 	environ := os.Environ()
 	props, err := brokerProperties(file, environ, ov)
-	if errors.Is(err, broker.ErrConfig) {
+	if errors.Is(err, brokerconfig.ErrConfig) {
 		fmt.Fprintf(stderr, "zkafka broker: %v\n", err)
 		return 2
 	}
@@ -58,7 +59,7 @@ func runBroker(args []string, stderr io.Writer) int {
 		fmt.Fprintln(stderr, "       (or no file, with KAFKA_ZOOKEEPER_CONNECT and other KAFKA_* variables set)")
 		return 2
 	}
-	cfg, err := broker.NewConfig(props)
+	cfg, err := brokerconfig.New(props)
 	if err != nil {
 		fmt.Fprintf(stderr, "zkafka broker: %v\n", err)
 		return 1
@@ -77,7 +78,13 @@ func runBroker(args []string, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "zkafka broker: %v\n", err)
 		return 1
 	}
-	<-ctx.Done()
+	select {
+	case err := <-s.Fatal():
+		// Kafka's Exit.halt(1): no controlled shutdown, the logs recover at the next start.
+		logger.Error("Halting the broker", zap.Error(err))
+		return 1
+	case <-ctx.Done():
+	}
 	if err := s.Shutdown(); err != nil && !errors.Is(err, context.Canceled) {
 		logger.Error("Shutdown finished with errors", zap.Error(err))
 		return 1

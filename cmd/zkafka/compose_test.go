@@ -14,12 +14,12 @@ import (
 
 	"go.yaml.in/yaml/v3"
 
-	"github.com/zkafka/zkafka/broker"
+	"github.com/zkafka/zkafka/brokerconfig"
 )
 
-// The compose files cannot run here (no Docker engine); these tests check
-// that what they say agrees with the broker's config parser, its CLI and the
-// Dockerfile.
+// These tests check, without a Docker engine, that what the compose files say
+// agrees with the broker's config parser, its CLI and the Dockerfile;
+// internal/dockertest runs them.
 
 type composeFile struct {
 	Services map[string]composeService `yaml:"services"`
@@ -36,6 +36,7 @@ type composeService struct {
 	Healthcheck struct{ Test []string }               `yaml:"healthcheck"`
 	DependsOn   map[string]struct{ Condition string } `yaml:"depends_on"`
 	Volumes     []string                              `yaml:"volumes"`
+	Command     []string                              `yaml:"command"`
 }
 
 func readCompose(t *testing.T, names ...string) composeFile {
@@ -92,12 +93,15 @@ func mergeCompose(base, over composeFile) composeFile {
 		if o.Volumes != nil {
 			s.Volumes = o.Volumes
 		}
+		if o.Command != nil {
+			s.Command = o.Command
+		}
 		base.Services[name] = s
 	}
 	return base
 }
 
-var interpolation = regexp.MustCompile(`\$\{([A-Z_]+):-([^}]*)\}`)
+var interpolation = regexp.MustCompile(`\$\{([A-Z0-9_]+):-([^}]*)\}`)
 
 // environ renders a service's environment as os.Environ does, with compose's
 // ${VAR:-default} taking its default.
@@ -174,7 +178,7 @@ func checkCompose(t *testing.T, f composeFile, zookeepers int) {
 		if len(props) != len(s.Environment) {
 			t.Errorf("%s: %d variables gave %d properties: %v", name, len(s.Environment), len(props), props)
 		}
-		cfg, err := broker.NewConfig(props)
+		cfg, err := brokerconfig.New(props)
 		if err != nil {
 			t.Fatalf("%s: %v", name, err)
 		}
@@ -193,7 +197,8 @@ func checkCompose(t *testing.T, f composeFile, zookeepers int) {
 		if !ok || internal.Host != name || cfg.InterBrokerListenerName != "INTERNAL" {
 			t.Errorf("%s: INTERNAL advertised as %v, inter.broker.listener.name %s", name, internal, cfg.InterBrokerListenerName)
 		}
-		// EXTERNAL: localhost on a published port that is the same inside and out.
+		// EXTERNAL: localhost on the published host port, which maps to
+		// the port the listener binds in the container.
 		external, ok := cfg.AdvertisedListener("EXTERNAL")
 		if !ok || external.Host != "localhost" {
 			t.Errorf("%s: EXTERNAL advertised as %v", name, external)
@@ -202,11 +207,11 @@ func checkCompose(t *testing.T, f composeFile, zookeepers int) {
 		for _, l := range cfg.Listeners {
 			bound[l.Name] = l.Port
 		}
-		if bound["INTERNAL"] != internal.Port || bound["EXTERNAL"] != external.Port {
-			t.Errorf("%s: listeners %v do not bind the advertised ports %d and %d", name, cfg.Listeners, internal.Port, external.Port)
+		if bound["INTERNAL"] != internal.Port {
+			t.Errorf("%s: listeners %v do not bind the advertised INTERNAL port %d", name, cfg.Listeners, internal.Port)
 		}
-		wantPort := fmt.Sprintf("%d:%d", external.Port, external.Port)
-		if !slices.Equal(s.Ports, []string{wantPort}) {
+		wantPort := fmt.Sprintf("%d:%d", external.Port, bound["EXTERNAL"])
+		if len(s.Ports) != 1 || interpolation.ReplaceAllString(s.Ports[0], "$2") != wantPort {
 			t.Errorf("%s: ports %v, want [%s]", name, s.Ports, wantPort)
 		}
 		if other, dup := hostPorts[wantPort]; dup {
@@ -257,6 +262,17 @@ func checkCompose(t *testing.T, f composeFile, zookeepers int) {
 		zn.Environment["AUTO_CONNECT_CONNECTION_ID"] != "ZKAFKA" {
 		t.Errorf("zoonavigator: profiles %v, environment %v; want profile ui connected to %s", zn.Profiles, zn.Environment, zkConnect)
 	}
+
+	// The dashboard follows the brokers' ZooKeeper, asks the INTERNAL listeners, and is published on
+	// the host's loopback only, as zkafka ui's default address would be.
+	ui := f.Services["ui"]
+	wantCommand := []string{"ui", "--zookeeper", zkConnect, "--bootstrap-server", "kafka1:19092,kafka2:19092,kafka3:19092", "--listen", "0.0.0.0:8080"}
+	if !slices.Equal(ui.Profiles, []string{"ui"}) || !slices.Equal(ui.Command, wantCommand) || ui.Build == nil {
+		t.Errorf("ui: profiles %v, command %v, build %v; want profile ui, command %v", ui.Profiles, ui.Command, ui.Build, wantCommand)
+	}
+	if len(ui.Ports) != 1 || interpolation.ReplaceAllString(ui.Ports[0], "$2") != "127.0.0.1:8080:8080" {
+		t.Errorf("ui: ports %v, want [127.0.0.1:8080:8080]", ui.Ports)
+	}
 }
 
 // dockerfileLogDirs checks the Dockerfile's promises (static, non-root,
@@ -288,4 +304,45 @@ func dockerfileLogDirs(t *testing.T) string {
 		t.Fatalf("KAFKA_LOG_DIRS maps to %q", key)
 	}
 	return m[1]
+}
+
+// TestDockerComposeOffline checks that the offline overrides only swap
+// images: every service they name exists in the files they override, and
+// they set nothing but image and build.
+func TestDockerComposeOffline(t *testing.T) {
+	for _, tc := range []struct {
+		override string
+		base     []string
+	}{
+		{"docker-compose.offline.yml", []string{"docker-compose.yml"}},
+		{"docker-compose.ensemble-offline.yml", []string{"docker-compose.yml", "docker-compose.ensemble.yml"}},
+	} {
+		base := readCompose(t, tc.base...)
+		data, err := os.ReadFile(filepath.Join("..", "..", tc.override))
+		if err != nil {
+			t.Fatal(err)
+		}
+		var f struct {
+			Services map[string]map[string]any `yaml:"services"`
+		}
+		if err := yaml.Unmarshal(data, &f); err != nil {
+			t.Fatalf("%s: %v", tc.override, err)
+		}
+		if len(f.Services) == 0 {
+			t.Errorf("%s names no services", tc.override)
+		}
+		for name, s := range f.Services {
+			if _, ok := base.Services[name]; !ok {
+				t.Errorf("%s: service %s is not in %v", tc.override, name, tc.base)
+			}
+			for key := range s {
+				if key != "image" && key != "build" {
+					t.Errorf("%s: %s sets %s; an offline override only swaps image and build", tc.override, name, key)
+				}
+			}
+			if img, _ := s["image"].(string); !strings.HasSuffix(img, ":offline") {
+				t.Errorf("%s: %s's image %q is not one of scripts/docker-images.sh's", tc.override, name, img)
+			}
+		}
+	}
 }

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"maps"
 	"slices"
 	"strconv"
 	"strings"
@@ -13,7 +14,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kgo"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
-	"github.com/zkafka/zkafka/broker"
+	"github.com/zkafka/zkafka/brokerconfig"
 	"github.com/zkafka/zkafka/internal/zkclient"
 	"github.com/zkafka/zkafka/zkpaths"
 )
@@ -159,7 +160,7 @@ func newConfigCommand(opts toolOptions) (*configCommand, error) {
 		return nil, errors.New("At least one of --add-config, --add-config-file, or --delete-config must be specified with --alter")
 	}
 	if file := opts.value("add-config-file"); file != "" {
-		props, err := broker.ReadPropertiesFile(file)
+		props, err := brokerconfig.ReadPropertiesFile(file)
 		if err != nil {
 			return nil, err
 		}
@@ -349,15 +350,16 @@ func describeEntity(ctx context.Context, cl *kgo.Client, typ kmsg.ConfigResource
 	if err != nil {
 		return nil, err
 	}
-	for _, res := range resp.(*kmsg.DescribeConfigsResponse).Resources {
-		if err := withMessage(res.ErrorCode, res.ErrorMessage); err != nil {
-			return nil, err
-		}
-		configs := res.Configs
-		slices.SortFunc(configs, func(a, b kmsg.DescribeConfigsResponseResourceConfig) int { return strings.Compare(a.Name, b.Name) })
-		return configs, nil
+	resources := resp.(*kmsg.DescribeConfigsResponse).Resources
+	if len(resources) == 0 {
+		return nil, fmt.Errorf("no answer for %s", name)
 	}
-	return nil, fmt.Errorf("no answer for %s", name)
+	if err := withMessage(resources[0].ErrorCode, resources[0].ErrorMessage); err != nil {
+		return nil, err
+	}
+	configs := resources[0].Configs
+	slices.SortFunc(configs, func(a, b kmsg.DescribeConfigsResponseResourceConfig) int { return strings.Compare(a.Name, b.Name) })
+	return configs, nil
 }
 
 func (c *configCommand) alterAdmin(ctx context.Context, cl *kgo.Client, out io.Writer) error {
@@ -427,10 +429,6 @@ func (c *configCommand) zkEntityLabel(entity string) string {
 	return fmt.Sprintf("%s '%s'", typeName, entity)
 }
 
-func (c *configCommand) configPath(entity string) string {
-	return zkpaths.EntityConfigPath(c.entityType, entity)
-}
-
 func (c *configCommand) runZooKeeper(zkc *zkclient.Client, out io.Writer) error {
 	if c.opts.has("alter") {
 		return c.alterZooKeeper(zkc, out)
@@ -444,36 +442,24 @@ func (c *configCommand) runZooKeeper(zkc *zkclient.Client, out io.Writer) error 
 		}
 		slices.Sort(entities)
 	}
+	admin := newAdminZk(zkc)
 	for _, entity := range entities {
-		cfg, _, err := readEntityConfig(zkc, c.configPath(entity))
+		cfg, err := admin.FetchEntityConfig(c.entityType, entity)
 		if err != nil {
 			return err
 		}
-		pairs := make([]string, 0, len(cfg.Config))
-		for _, k := range sortedKeys(cfg.Config) {
-			pairs = append(pairs, k+"="+cfg.Config[k])
+		pairs := make([]string, 0, len(cfg))
+		for _, k := range sortedKeys(cfg) {
+			pairs = append(pairs, k+"="+cfg[k])
 		}
 		fmt.Fprintf(out, "Configs for %s are %s\n", c.zkEntityLabel(entity), strings.Join(pairs, ","))
 	}
 	return nil
 }
 
-// readEntityConfig reads a config znode; a missing one is an empty config
-// with version -1.
-func readEntityConfig(zkc *zkclient.Client, path string) (zkpaths.EntityConfig, int32, error) {
-	data, stat, err := zkc.Get(path)
-	if errors.Is(err, zk.ErrNoNode) {
-		return zkpaths.EntityConfig{Config: map[string]string{}}, -1, nil
-	}
-	if err != nil {
-		return zkpaths.EntityConfig{}, 0, err
-	}
-	cfg, err := zkpaths.DecodeEntityConfig(data)
-	return cfg, stat.Version, err
-}
-
-// alterZooKeeper rewrites /config/<type>/<name> and announces it with a
-// sequential /config/changes/config_change_ node, as AdminZkClient does.
+// alterZooKeeper changes /config/<type>/<name> through adminzk, which
+// announces it with a sequential /config/changes/config_change_ node and
+// applies the change again if another writer got in first.
 func (c *configCommand) alterZooKeeper(zkc *zkclient.Client, out io.Writer) error {
 	if c.entityType == "topics" {
 		if ok, _, err := zkc.Exists(zkpaths.TopicPath(c.entityName)); err != nil {
@@ -487,58 +473,42 @@ func (c *configCommand) alterZooKeeper(zkc *zkclient.Client, out io.Writer) erro
 			return err
 		}
 	}
-	path := c.configPath(c.entityName)
-	cfg, version, err := readEntityConfig(zkc, path)
+	err := newAdminZk(zkc).ChangeEntityConfig(c.entityType, c.entityName, func(cfg map[string]string) (bool, error) {
+		var invalid []string
+		for _, k := range c.del {
+			if _, ok := cfg[k]; !ok {
+				invalid = append(invalid, k)
+			}
+		}
+		if len(invalid) > 0 {
+			return false, &usageError{"Invalid config(s): " + strings.Join(invalid, ",")}
+		}
+		return true, applyConfigChange(cfg, c.add, c.del, c.entityType == "topics")
+	})
 	if err != nil {
-		return err
-	}
-	var invalid []string
-	for _, k := range c.del {
-		if _, ok := cfg.Config[k]; !ok {
-			invalid = append(invalid, k)
-		}
-	}
-	if len(invalid) > 0 {
-		return &usageError{"Invalid config(s): " + strings.Join(invalid, ",")}
-	}
-	for k, v := range c.add {
-		cfg.Config[k] = v
-	}
-	for _, k := range c.del {
-		delete(cfg.Config, k)
-	}
-	if c.entityType == "topics" {
-		if cfg.Config, err = broker.ValidateTopicConfig(cfg.Config); err != nil {
-			return err
-		}
-	}
-	if err := writeEntityConfig(zkc, c.entityType, c.entityName, cfg, version); err != nil {
 		return err
 	}
 	fmt.Fprintf(out, "Completed updating config for entity: %s.\n", c.zkEntityLabel(c.entityName))
 	return nil
 }
 
-// writeEntityConfig stores an entity's config (version -1: create it) and
-// announces the change with a sequential /config/changes/config_change_
-// node, as Kafka's AdminZkClient.changeEntityConfig.
-func writeEntityConfig(zkc *zkclient.Client, entityType, entityName string, cfg zkpaths.EntityConfig, version int32) error {
-	path := zkpaths.EntityConfigPath(entityType, entityName)
-	var err error
-	if version < 0 {
-		err = zkc.CreateIfMissing(path, cfg.Encode())
-	} else {
-		_, err = zkc.Set(path, cfg.Encode(), version)
+// applyConfigChange sets add and removes del in an entity's config; a topic's
+// result must pass Kafka's LogConfig validation, which also normalises it.
+func applyConfigChange(cfg, add map[string]string, del []string, topic bool) error {
+	maps.Copy(cfg, add)
+	for _, k := range del {
+		delete(cfg, k)
 	}
+	if !topic {
+		return nil
+	}
+	valid, err := brokerconfig.ValidateTopicConfig(cfg)
 	if err != nil {
 		return err
 	}
-	note := zkpaths.ConfigChangeNotification{EntityPath: entityType + "/" + entityName}
-	if err := zkc.CreateIfMissing(zkpaths.ConfigChanges, nil); err != nil {
-		return err
-	}
-	_, err = zkc.Create(zkpaths.ConfigChangePrefix, note.Encode(), zk.FlagSequence, zk.WorldACL(zk.PermAll))
-	return err
+	clear(cfg)
+	maps.Copy(cfg, valid)
+	return nil
 }
 
 // zkUpdatableBrokerConfigs may change through ZooKeeper while brokers run

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/zkafka/zkafka/internal/testcluster"
+	"github.com/zkafka/zkafka/internal/wait"
 	"github.com/zkafka/zkafka/zkpaths"
 )
 
@@ -41,7 +42,7 @@ func TestConfigsGolden(t *testing.T) {
 	if err != nil || !slices.ContainsFunc(children, func(n string) bool { return strings.HasPrefix(n, "config_change_") }) {
 		t.Errorf("config changes: %v %v", children, err)
 	}
-	testcluster.WaitFor(t, 20*time.Second, "the brokers to apply the ZooKeeper change", func() bool {
+	wait.For(t, 20*time.Second, "the brokers to apply the ZooKeeper change", func() bool {
 		_, out, _ := runTool(configs("bs", "--describe", "--topic", "events")...)
 		return strings.Contains(out, "  max.message.bytes=2000 ") && !strings.Contains(out, "cleanup.policy")
 	})
@@ -51,12 +52,12 @@ func TestConfigsGolden(t *testing.T) {
 	// Brokers: one broker's dynamic config, then the cluster default.
 	expectTool(t, "Completed updating config for broker 1.\n", configs("bs", "--alter", "--entity-type", "brokers", "--entity-name", "1", "--add-config", "num.io.threads=4")...)
 	// Brokers apply a dynamic config when the change notification reaches them.
-	testcluster.WaitFor(t, 20*time.Second, "broker 1 to show its dynamic config", func() bool {
+	wait.For(t, 20*time.Second, "broker 1 to show its dynamic config", func() bool {
 		_, out, _ := runTool(configs("bs", "--describe", "--broker", "1")...)
 		return strings.HasPrefix(out, "Dynamic configs for broker 1 are:\n  num.io.threads=4 sensitive=false synonyms={DYNAMIC_BROKER_CONFIG:num.io.threads=4, ")
 	})
 	expectTool(t, "Completed updating default config for brokers in the cluster.\n", configs("bs", "--alter", "--entity-type", "brokers", "--entity-default", "--add-config", "unclean.leader.election.enable=true")...)
-	testcluster.WaitFor(t, 20*time.Second, "the cluster default to show", func() bool {
+	wait.For(t, 20*time.Second, "the cluster default to show", func() bool {
 		_, out, _ := runTool(configs("bs", "--describe", "--entity-type", "brokers", "--entity-default")...)
 		return out == "Default configs for brokers in the cluster are:\n  unclean.leader.election.enable=true sensitive=false synonyms={DYNAMIC_DEFAULT_BROKER_CONFIG:unclean.leader.election.enable=true}\n"
 	})
@@ -112,7 +113,7 @@ func TestConfigsBadInput(t *testing.T) {
 		t.Fatal(err)
 	}
 	expectTool(t, "Completed updating config for topic t.\n", "configs", "--bootstrap-server", bs, "--alter", "--topic", "t", "--add-config-file", file)
-	testcluster.WaitFor(t, 20*time.Second, "the config from the file", func() bool {
+	wait.For(t, 20*time.Second, "the config from the file", func() bool {
 		_, out, _ := runTool("configs", "--bootstrap-server", bs, "--describe", "--topic", "t")
 		return strings.Contains(out, "\n  retention.ms=2000 sensitive=false synonyms={DYNAMIC_TOPIC_CONFIG:retention.ms=2000")
 	})
@@ -124,7 +125,7 @@ func TestConfigsBadInput(t *testing.T) {
 func awaitTopic(t *testing.T, bootstrap, topic string) {
 	t.Helper()
 	for _, addr := range strings.Split(bootstrap, ",") {
-		testcluster.WaitFor(t, 20*time.Second, topic+" in the metadata of "+addr, func() bool {
+		wait.For(t, 20*time.Second, topic+" in the metadata of "+addr, func() bool {
 			code, _, _ := runTool("topics", "--bootstrap-server", addr, "--describe", "--topic", topic)
 			return code == 0
 		})

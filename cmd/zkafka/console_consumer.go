@@ -18,8 +18,9 @@ import (
 	"github.com/twmb/franz-go/pkg/kgo"
 	"go.uber.org/zap"
 
-	"github.com/zkafka/zkafka/broker"
+	"github.com/zkafka/zkafka/brokerconfig"
 	"github.com/zkafka/zkafka/consumer"
+	"github.com/zkafka/zkafka/transaction"
 )
 
 // runConsoleConsumer is kafka-console-consumer.sh: it prints a topic's
@@ -45,6 +46,8 @@ func runConsoleConsumer(args []string, stdout, stderr io.Writer) int {
 		printKey   = fs.Bool("print-key", false, "print key<TAB>value (same as --property print.key=true)")
 		offsetArg  = fs.String("offset", "", "with --partition: earliest, latest or a non-negative offset (default latest, or earliest with --from-beginning)")
 		timeoutMs  = fs.Int("timeout-ms", 0, "exit when no message arrives for this many milliseconds (0: never)")
+		events     = fs.Bool("print-events", false, "print the consumer's rebalance events to stderr as they happen, and its counters on exit (not with --partition)")
+		formatName = fs.String("formatter", defaultFormatterClass, "the message formatter: "+defaultFormatterClass+" or "+transactionLogFormatterClass+" (__transaction_state)")
 		_          = fs.Bool("skip-message-on-error", false, "accepted for Kafka compatibility: formatting a record cannot fail here")
 		partition  = int32(-1)
 		props      overrides
@@ -97,18 +100,30 @@ func runConsoleConsumer(args []string, stdout, stderr io.Writer) int {
 	if set["group"] && set["partition"] {
 		return usageDie(stderr, "Options group and partition cannot be specified together.")
 	}
+	if set["partition"] && *events {
+		fmt.Fprintln(stderr, "zkafka console-consumer: --print-events needs a group, not --partition")
+		return 2
+	}
 	if set["partition"] && *bootstrap == "" {
 		fmt.Fprintln(stderr, "zkafka console-consumer: --partition needs --bootstrap-server")
 		return 2
 	}
-	fmtConf, err := broker.ParseOverrides(fmtProps)
+	fmtConf, err := brokerconfig.ParseOverrides(fmtProps)
 	if err != nil {
 		fmt.Fprintf(stderr, "zkafka console-consumer: %v\n", err)
 		return 2
 	}
-	formatter := newMessageFormatter(fmtConf, *printKey)
+	var formatter recordFormatter = newMessageFormatter(fmtConf, *printKey)
+	switch *formatName {
+	case defaultFormatterClass:
+	case transactionLogFormatterClass:
+		formatter = transactionLogFormatter{}
+	default:
+		fmt.Fprintf(stderr, "zkafka console-consumer: unknown formatter %q\n", *formatName)
+		return 2
+	}
 
-	extra, err := broker.ParseOverrides(props)
+	extra, err := brokerconfig.ParseOverrides(props)
 	if err != nil {
 		fmt.Fprintf(stderr, "zkafka console-consumer: %v\n", err)
 		return 2
@@ -157,6 +172,11 @@ func runConsoleConsumer(args []string, stdout, stderr io.Writer) int {
 	logger := newLogger()
 	defer logger.Sync()
 	cfg.Logger = logger
+	var printer *eventPrinter
+	if *events {
+		printer = newEventPrinter(stderr)
+		cfg.OnEvent = printer.onEvent
+	}
 
 	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGTERM, syscall.SIGINT)
 	defer stop()
@@ -212,6 +232,9 @@ func runConsoleConsumer(args []string, stdout, stderr io.Writer) int {
 	// --max-messages count as consumed: Close commits the positions.
 	if err := src.close(); err != nil && !errors.Is(err, context.Canceled) {
 		logger.Warn("close", zap.Error(err))
+	}
+	if g, ok := src.(*groupSource); ok && printer != nil {
+		printer.printStats(g.c.Stats())
 	}
 	fmt.Fprintf(stderr, "Processed a total of %d messages\n", n)
 	return code
@@ -324,6 +347,34 @@ func (a *assignedSource) poll(ctx context.Context) ([]consoleRecord, error) {
 func (a *assignedSource) close() error {
 	a.cl.Close()
 	return nil
+}
+
+// The formatters --formatter names, by Kafka's class names.
+const (
+	defaultFormatterClass        = "kafka.tools.DefaultMessageFormatter"
+	transactionLogFormatterClass = "kafka.coordinator.transaction.TransactionLog$TransactionLogMessageFormatter"
+)
+
+// recordFormatter writes one record.
+type recordFormatter interface {
+	writeTo(w *bufio.Writer, r consoleRecord)
+}
+
+// transactionLogFormatter is Kafka's TransactionLogMessageFormatter: a
+// __transaction_state record as "<transactional id>::<TransactionMetadata>"
+// (NULL for a tombstone); records without a key are skipped.
+type transactionLogFormatter struct{}
+
+func (transactionLogFormatter) writeTo(w *bufio.Writer, r consoleRecord) {
+	if r.Key == nil {
+		return
+	}
+	e, err := transaction.DecodeRecord(r.Key, r.Value)
+	if err != nil {
+		fmt.Fprintf(w, "ERROR: offset %d: %v\n", r.Offset, err)
+		return
+	}
+	w.WriteString(e.String() + "\n")
 }
 
 // messageFormatter is Kafka's DefaultMessageFormatter: for each record the

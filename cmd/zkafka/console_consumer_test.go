@@ -68,9 +68,19 @@ func TestConsoleConsumerBothModes(t *testing.T) {
 	for _, mode := range [][]string{{"--zookeeper", c.ZK}, {"--bootstrap-server", strings.Join(c.BootstrapAddrs(), ",")}} {
 		var stdout, stderr bytes.Buffer
 		args := append([]string{"console-consumer", "--topic", "lines", "--group", "cli", "--from-beginning", "--max-messages", "5",
-			"--consumer-property", "rebalance.backoff.ms=200"}, mode...)
+			"--consumer-property", "rebalance.backoff.ms=200", "--print-events"}, mode...)
 		if code := run(args, &stdout, &stderr); code != 0 || stdout.String() != want {
 			t.Errorf("zkafka %v: exit %d, stdout %q, stderr tail %q", args, code, stdout.String(), tail(stderr.String()))
+		}
+		// --print-events: the member's first rebalance, and its counters.
+		first := "] registered consumer-id="
+		if mode[0] == "--bootstrap-server" {
+			first = "] joined generation=1 member-id="
+		}
+		for _, line := range []string{first, "] partitions-assigned lines[0]\n", "] partitions-revoked lines[0]\n", "[stats] rebalances=1 "} {
+			if !strings.Contains(stderr.String(), line) {
+				t.Errorf("zkafka %v --print-events: stderr lacks %q:\n%s", args, line, stderr.String())
+			}
 		}
 	}
 	// A group member formats with the same properties, and --timeout-ms

@@ -16,7 +16,7 @@ import (
 
 	"github.com/twmb/franz-go/pkg/kgo"
 
-	"github.com/zkafka/zkafka/broker"
+	"github.com/zkafka/zkafka/brokerconfig"
 )
 
 var consoleProducerOptions = []optionSpec{
@@ -88,7 +88,7 @@ func newConsoleProducer(opts toolOptions) (*consoleProducer, error) {
 		}
 		servers = opts.value("broker-list")
 	}
-	reader, err := broker.ParseOverrides(opts.all("property"))
+	reader, err := brokerconfig.ParseOverrides(opts.all("property"))
 	if err != nil {
 		return nil, err
 	}
@@ -104,38 +104,58 @@ func newConsoleProducer(opts toolOptions) (*consoleProducer, error) {
 	}
 	props := map[string]string{}
 	if file := opts.value("producer.config"); file != "" {
-		if props, err = broker.ReadPropertiesFile(file); err != nil {
+		if props, err = brokerconfig.ReadPropertiesFile(file); err != nil {
 			return nil, err
 		}
 	}
-	// The tool's own options come after the config file, and
-	// --producer-property overrides both, as in Kafka.
-	props["acks"] = "1"
-	props["linger.ms"] = "1000"
-	props["compression.type"] = "none"
-	for opt, prop := range map[string]string{"request-required-acks": "acks", "timeout": "linger.ms",
-		"compression-codec": "compression.type", "batch-size": "batch.size", "message-send-max-retries": "retries",
-		"request-timeout-ms": "request.timeout.ms", "max-block-ms": "max.block.ms"} {
-		if opts.has(opt) {
-			props[prop] = opts.value(opt)
-		}
-	}
-	extra, err := broker.ParseOverrides(opts.all("producer-property"))
+	extra, err := brokerconfig.ParseOverrides(opts.all("producer-property"))
 	if err != nil {
 		return nil, err
 	}
 	for k, v := range extra {
 		props[k] = v
 	}
+	// As 2.8's maybeMergeOptions: an option given on the command line wins,
+	// and its default fills a property the config file and
+	// --producer-property left unset.
+	props["compression.type"] = "none"
+	if opts.has("compression-codec") {
+		props["compression.type"] = opts.value("compression-codec")
+	}
+	for _, m := range consoleProducerMergedOptions {
+		if opts.has(m.option) {
+			props[m.property] = opts.value(m.option)
+		} else if _, set := props[m.property]; !set {
+			props[m.property] = m.fallback
+		}
+	}
+	if opts.has("batch-size") {
+		props["batch.size"] = opts.value("batch-size")
+	}
 	p.kgoOpts, err = producerOpts(servers, props)
 	return p, err
+}
+
+// consoleProducerMergedOptions are the console producer's options that set a
+// producer property, with 2.8's defaults: three retries of a request that
+// times out after 1.5 s, so a produce the cluster cannot take (acks=all below
+// min.insync.replicas) fails within seconds with the broker's error.
+var consoleProducerMergedOptions = []struct{ option, property, fallback string }{
+	{"timeout", "linger.ms", "1000"},
+	{"request-required-acks", "acks", "1"},
+	{"request-timeout-ms", "request.timeout.ms", "1500"},
+	{"message-send-max-retries", "retries", "3"},
+	{"max-block-ms", "max.block.ms", "60000"},
 }
 
 // producerOpts maps the producer properties the console producer uses onto
 // kgo options; an unknown property is refused rather than ignored.
 func producerOpts(servers string, props map[string]string) ([]kgo.Opt, error) {
 	opts := []kgo.Opt{kgo.SeedBrokers(strings.Split(servers, ",")...), kgo.ClientID("console-producer"),
-		kgo.DefaultProduceTopic(""), kgo.RecordPartitioner(kgo.StickyKeyPartitioner(nil))}
+		kgo.DefaultProduceTopic(""), kgo.RecordPartitioner(kgo.StickyKeyPartitioner(nil)),
+		// The Java producer's Metadata requests ask the broker to create a
+		// missing topic (auto.create.topics.enable decides).
+		kgo.AllowAutoTopicCreation()}
 	for k, v := range props {
 		bad := fmt.Errorf("Invalid value %s for configuration %s", v, k)
 		switch k {

@@ -84,3 +84,19 @@ func TestConsoleProducerBadInput(t *testing.T) {
 		expectToolError(t, tc.want, append([]string{"console-producer"}, tc.args...)...)
 	}
 }
+
+// TestConsoleProducerAutoCreatesTopic: a produce to a missing topic creates
+// it through Metadata, as the Java producer asks the broker to.
+func TestConsoleProducerAutoCreatesTopic(t *testing.T) {
+	c := testcluster.Start(t, testcluster.Options{})
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	bs := strings.Join(c.BootstrapAddrs(), ",")
+	withStdin("created on demand\n", func() {
+		expectTool(t, "", "console-producer", "--bootstrap-server", bs, "--topic", "auto-created")
+	})
+	topics, err := kadm.NewClient(c.Client()).ListTopics(ctx, "auto-created")
+	if err != nil || !topics.Has("auto-created") {
+		t.Fatalf("auto-created topic: %v %v", topics, err)
+	}
+}

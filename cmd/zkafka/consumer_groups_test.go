@@ -11,6 +11,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kgo"
 
 	"github.com/zkafka/zkafka/internal/testcluster"
+	"github.com/zkafka/zkafka/internal/wait"
 	"github.com/zkafka/zkafka/zkpaths"
 )
 
@@ -62,7 +63,7 @@ func TestConsumerGroupsGolden(t *testing.T) {
 
 	// A live member holding both partitions, having committed nothing.
 	member := c.Client(kgo.ConsumerGroup("live"), kgo.ConsumeTopics("orders"), kgo.ClientID("cli-test"), kgo.DisableAutoCommit())
-	testcluster.WaitFor(t, 20*time.Second, "the live group to be stable", func() bool {
+	wait.For(t, 20*time.Second, "the live group to be stable", func() bool {
 		member.PollRecords(ctx, 1)
 		d, err := adm.DescribeGroups(ctx, "live")
 		g := d["live"]
@@ -124,7 +125,7 @@ func TestConsumerGroupsGolden(t *testing.T) {
 
 	// A static member adds the GROUP-INSTANCE-ID column.
 	static := c.Client(kgo.ConsumerGroup("static"), kgo.ConsumeTopics("orders"), kgo.ClientID("cli-static"), kgo.InstanceID("i-1"), kgo.DisableAutoCommit())
-	testcluster.WaitFor(t, 20*time.Second, "the static group to be stable", func() bool {
+	wait.For(t, 20*time.Second, "the static group to be stable", func() bool {
 		static.PollRecords(ctx, 1)
 		d, err := adm.DescribeGroups(ctx, "static")
 		return err == nil && d["static"].State == "Stable"

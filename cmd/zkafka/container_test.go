@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/zkafka/zkafka/internal/testcluster"
+	"github.com/zkafka/zkafka/internal/wait"
 	"github.com/zkafka/zkafka/internal/zktest"
 )
 
@@ -56,7 +57,7 @@ func TestBrokerFromEnvironmentOnly(t *testing.T) {
 	for _, port := range []int{internal, external} {
 		addr := fmt.Sprintf("127.0.0.1:%d", port)
 		var stdout, stderr bytes.Buffer
-		testcluster.WaitFor(t, 30*time.Second, "broker-health on "+addr, func() bool {
+		wait.For(t, 30*time.Second, "broker-health on "+addr, func() bool {
 			select {
 			case <-done:
 				t.Fatalf("broker exited: %v\n%s", waitErr, log.String())

@@ -8,20 +8,25 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"hash/crc32"
 	"io"
+	"maps"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 
-	"github.com/twmb/franz-go/pkg/kgo"
 	"github.com/twmb/franz-go/pkg/kmsg"
+
+	"github.com/zkafka/zkafka/storage"
+	"github.com/zkafka/zkafka/transaction"
+	"github.com/zkafka/zkafka/wire"
 )
 
 var dumpLogOptions = []optionSpec{
 	{"files", true}, {"print-data-log", false}, {"verify-index-only", false}, {"index-sanity-check", false},
-	{"max-message-size", true}, {"deep-iteration", false}, {"offsets-decoder", false}, {"help", false},
+	{"max-message-size", true}, {"deep-iteration", false}, {"offsets-decoder", false}, {"transaction-log-decoder", false},
+	{"help", false},
 }
 
 // runDumpLog is kafka-dump-log.sh (Kafka 2.8's DumpLogSegments): the batches
@@ -45,8 +50,9 @@ func runDumpLog(args []string, stdout, stderr io.Writer) int {
 	d := &logDumper{
 		out:           bufio.NewWriter(stdout),
 		stderr:        stderr,
-		printData:     opts.has("print-data-log") || opts.has("offsets-decoder"),
+		printData:     opts.has("print-data-log") || opts.has("offsets-decoder") || opts.has("transaction-log-decoder"),
 		offsets:       opts.has("offsets-decoder"),
+		txnLog:        opts.has("transaction-log-decoder"),
 		verifyOnly:    opts.has("verify-index-only"),
 		sanityOnly:    opts.has("index-sanity-check"),
 		maxMessage:    5 * 1024 * 1024,
@@ -80,6 +86,7 @@ type logDumper struct {
 	out                           *bufio.Writer
 	stderr                        io.Writer
 	printData, offsets, deep      bool
+	txnLog                        bool // --transaction-log-decoder
 	verifyOnly, sanityOnly        bool
 	maxMessage                    int32
 	problems                      *bytes.Buffer         // time index problems, printed after the mismatches
@@ -129,91 +136,46 @@ func siblingFile(file, suffix string) string {
 	return filepath.Join(dir, base+suffix)
 }
 
-// fileBatch is one v2 record batch as it sits in a segment file.
-type fileBatch struct {
-	position int64
-	raw      []byte // the whole batch, base offset first
-	kmsg.RecordBatch
-}
-
-func (b *fileBatch) lastOffset() int64 { return b.FirstOffset + int64(b.LastOffsetDelta) }
-
-func (b *fileBatch) valid() bool {
-	return len(b.raw) >= 61 && crc32.Checksum(b.raw[21:], crc32.MakeTable(crc32.Castagnoli)) == uint32(b.CRC)
-}
-
-func (b *fileBatch) timestampType() string {
-	if b.Attributes&0x08 != 0 {
+func timestampType(a wire.Attributes) string {
+	if a.LogAppendTime() {
 		return "LogAppendTime"
 	}
 	return "CreateTime"
 }
 
-// readBatches splits a segment into its batches from position on; trailing
-// bytes that do not make a whole batch are left over and their count is
-// returned. A batch whose magic is not 2 ends the walk: these brokers write
-// only v2 batches.
-func readBatches(data []byte, position int64) ([]fileBatch, int64, error) {
-	var batches []fileBatch
-	pos := position
-	for int64(len(data))-pos >= 12 {
-		size := int64(int32(binary.BigEndian.Uint32(data[pos+8:]))) + 12
-		if size < 12+14 {
-			return batches, 0, fmt.Errorf("Record size %d is less than the minimum record overhead (14)", size-12)
+// readBatches splits a segment into its batches from position on, each
+// with its position in the segment; trailing bytes that do not make a whole
+// batch are left over and their count is returned. A batch whose magic is
+// not 2 ends the walk: these brokers write only v2 batches.
+func readBatches(data []byte, position int64) ([]wire.Batch, int64, error) {
+	var batches []wire.Batch
+	for b, err := range wire.Batches(data[position:]) {
+		var be *wire.BatchError
+		if errors.As(err, &be) {
+			// Kafka's log input stream rejects a size below the smallest
+			// message of any format before it looks at the magic.
+			if be.Err == wire.ErrBatchLength && be.Length < 14 {
+				return batches, 0, fmt.Errorf("Record size %d is less than the minimum record overhead (14)", be.Length)
+			}
+			return batches, int64(be.Avail), nil
 		}
-		if pos+size > int64(len(data)) || size < 61 || data[pos+16] != 2 {
-			break
-		}
-		b := fileBatch{position: pos, raw: data[pos : pos+size]}
-		if err := b.ReadFrom(b.raw); err != nil {
-			return batches, 0, fmt.Errorf("batch at position %d: %w", pos, err)
-		}
+		b.Pos += int(position)
 		batches = append(batches, b)
-		pos += size
 	}
-	return batches, int64(len(data)) - pos, nil
+	return batches, 0, nil
 }
 
-var logDecompressor = kgo.DefaultDecompressor()
-
 // records decodes a batch's records, decompressing them first.
-func (b *fileBatch) records() ([]kmsg.Record, error) {
-	recs := b.Records
-	if codec := b.Attributes & 0x07; codec != 0 {
-		var err error
-		if recs, err = logDecompressor.Decompress(recs, kgo.CompressionCodecType(codec)); err != nil {
-			return nil, fmt.Errorf("batch at offset %d: %w", b.FirstOffset, err)
-		}
-	}
-	var out []kmsg.Record
-	for i := int32(0); i < b.NumRecords; i++ {
-		length, n := binary.Varint(recs)
-		if n <= 0 || length < 0 || int64(len(recs)-n) < length {
-			return nil, fmt.Errorf("batch at offset %d: record %d is truncated", b.FirstOffset, i)
-		}
-		var r kmsg.Record
-		if err := r.ReadFrom(recs[:n+int(length)]); err != nil {
-			return nil, fmt.Errorf("batch at offset %d: %w", b.FirstOffset, err)
+func records(b wire.Batch) ([]wire.Record, error) {
+	var out []wire.Record
+	for r, err := range b.Records() {
+		if err != nil {
+			return nil, fmt.Errorf("batch at offset %d: %w", b.BaseOffset, err)
 		}
 		out = append(out, r)
-		recs = recs[n+int(length):]
 	}
 	return out, nil
 }
-
-// sequenceAt is Kafka's DefaultRecordBatch.incrementSequence: sequences
-// wrap at int32's maximum; -1 means none.
-func sequenceAt(base, delta int32) int32 {
-	if base == -1 {
-		return -1
-	}
-	if base > int32(^uint32(0)>>1)-delta {
-		return delta - (int32(^uint32(0)>>1) - base) - 1
-	}
-	return base + delta
-}
-
-var compressionNames = []string{"NONE", "GZIP", "SNAPPY", "LZ4", "ZSTD"}
 
 func (d *logDumper) dumpLog(file string) error {
 	base, err := baseOffsetOf(file)
@@ -231,27 +193,22 @@ func (d *logDumper) dumpLog(file string) error {
 	}
 	abs, _ := filepath.Abs(file)
 	last := int64(-1)
-	for i := range batches {
-		b := &batches[i]
-		codec := "UNKNOWN"
-		if c := int(b.Attributes & 0x07); c < len(compressionNames) {
-			codec = compressionNames[c]
-		}
+	for _, b := range batches {
 		fmt.Fprintf(d.out, "baseOffset: %d lastOffset: %d count: %d baseSequence: %d lastSequence: %d producerId: %d "+
 			"producerEpoch: %d partitionLeaderEpoch: %d isTransactional: %t isControl: %t position: %d %s: %d size: %d "+
 			"magic: %d compresscodec: %s crc: %d isvalid: %t\n",
-			b.FirstOffset, b.lastOffset(), b.NumRecords, b.FirstSequence, sequenceAt(b.FirstSequence, b.LastOffsetDelta),
-			b.ProducerID, b.ProducerEpoch, b.PartitionLeaderEpoch, b.Attributes&0x10 != 0, b.Attributes&0x20 != 0,
-			b.position, b.timestampType(), b.MaxTimestamp, len(b.raw), b.Magic, codec, uint32(b.CRC), b.valid())
+			b.BaseOffset, b.LastOffset(), b.RecordCount, b.BaseSequence, b.LastSequence(),
+			b.ProducerID, b.ProducerEpoch, b.PartitionLeaderEpoch, b.Attributes.Transactional(), b.Attributes.Control(),
+			b.Pos, timestampType(b.Attributes), b.MaxTimestamp, len(b.Raw), b.Magic, b.Attributes.Codec(), b.CRC, b.VerifyCRC() == nil)
 		if !d.deep {
 			continue
 		}
-		recs, err := b.records()
+		recs, err := records(b)
 		if err != nil {
 			return err
 		}
 		for _, r := range recs {
-			offset := b.FirstOffset + int64(r.OffsetDelta)
+			offset := b.RecordOffset(r)
 			if last != -1 && offset != last+1 {
 				if len(d.nonConsec[abs]) == 0 {
 					d.nonConsecOrder = append(d.nonConsecOrder, abs)
@@ -270,21 +227,25 @@ func (d *logDumper) dumpLog(file string) error {
 	return nil
 }
 
-func (d *logDumper) printRecord(b *fileBatch, r kmsg.Record, offset int64) error {
-	ts := b.FirstTimestamp + r.TimestampDelta64
-	if b.timestampType() == "LogAppendTime" {
-		ts = b.MaxTimestamp
-	}
+func (d *logDumper) printRecord(b wire.Batch, r wire.Record, offset int64) error {
 	keys := make([]string, len(r.Headers))
 	for i, h := range r.Headers {
 		keys[i] = h.Key
 	}
 	fmt.Fprintf(d.out, "| offset: %d %s: %d keysize: %d valuesize: %d sequence: %d headerKeys: [%s]",
-		offset, b.timestampType(), ts, nullableLen(r.Key), nullableLen(r.Value),
-		sequenceAt(b.FirstSequence, r.OffsetDelta), strings.Join(keys, ","))
+		offset, timestampType(b.Attributes), b.RecordTimestamp(r), nullableLen(r.Key), nullableLen(r.Value),
+		b.Sequence(r.OffsetDelta), strings.Join(keys, ","))
 	switch {
-	case b.Attributes&0x20 != 0:
+	case b.Attributes.Control():
 		d.printControlRecord(r)
+	case d.printData && d.txnLog:
+		// Kafka's TransactionLogMessageParser: a tombstone prints <DELETE>.
+		e, err := transaction.DecodeRecord(r.Key, r.Value)
+		if err != nil {
+			return err
+		}
+		key, payload := e.DumpString()
+		fmt.Fprintf(d.out, " key: %s payload: %s", key, payload)
 	case d.printData && r.Value != nil:
 		key, payload, err := d.parseRecord(r)
 		if err != nil {
@@ -299,20 +260,18 @@ func (d *logDumper) printRecord(b *fileBatch, r kmsg.Record, offset int64) error
 	return nil
 }
 
-// printControlRecord prints a transaction marker (key: version, type;
-// value: version, coordinator epoch).
-func (d *logDumper) printControlRecord(r kmsg.Record) {
-	if len(r.Key) < 4 {
-		fmt.Fprint(d.out, " controlType: UNKNOWN(-1)")
+// printControlRecord prints a transaction marker as DumpLogSegments does,
+// or the control type it does not know.
+func (d *logDumper) printControlRecord(r wire.Record) {
+	if m, err := wire.ParseEndTxnMarker(r); err == nil {
+		fmt.Fprintf(d.out, " endTxnMarker: %s coordinatorEpoch: %d", m, m.CoordinatorEpoch)
 		return
 	}
-	typ := int16(binary.BigEndian.Uint16(r.Key[2:]))
-	name := map[int16]string{0: "ABORT", 1: "COMMIT"}[typ]
-	if name == "" || len(r.Value) < 6 {
-		fmt.Fprintf(d.out, " controlType: UNKNOWN(%d)", typ)
-		return
+	typ := int16(-1)
+	if len(r.Key) >= 4 {
+		typ = int16(binary.BigEndian.Uint16(r.Key[2:]))
 	}
-	fmt.Fprintf(d.out, " endTxnMarker: %s coordinatorEpoch: %d", name, int32(binary.BigEndian.Uint32(r.Value[2:])))
+	fmt.Fprintf(d.out, " controlType: UNKNOWN(%d)", typ)
 }
 
 func nullableLen(b []byte) int {
@@ -324,7 +283,7 @@ func nullableLen(b []byte) int {
 
 // parseRecord is Kafka's message parser: strings by default, the records of
 // __consumer_offsets with --offsets-decoder.
-func (d *logDumper) parseRecord(r kmsg.Record) (key, payload string, err error) {
+func (d *logDumper) parseRecord(r wire.Record) (key, payload string, err error) {
 	if !d.offsets {
 		return string(r.Key), string(r.Value), nil
 	}
@@ -479,11 +438,11 @@ func (d *logDumper) dumpIndex(file string) error {
 		}
 		end := min(position+int64(d.maxMessage), int64(len(logData)))
 		if position <= end {
-			if batches, _, err := readBatches(logData[:end], position); err == nil && len(batches) > 0 && batches[0].lastOffset() != offset {
+			if batches, _, err := readBatches(logData[:end], position); err == nil && len(batches) > 0 && batches[0].LastOffset() != offset {
 				if len(d.indexMismatch[abs]) == 0 {
 					d.mismatchOrder = append(d.mismatchOrder, abs)
 				}
-				d.indexMismatch[abs] = append([][2]int64{{offset, batches[0].lastOffset()}}, d.indexMismatch[abs]...)
+				d.indexMismatch[abs] = append([][2]int64{{offset, batches[0].LastOffset()}}, d.indexMismatch[abs]...)
 			}
 		}
 		if !d.verifyOnly {
@@ -537,7 +496,7 @@ func (d *logDumper) dumpTimeIndex(file string) error {
 		}
 		found := -1
 		for j := range batches {
-			if batches[j].lastOffset() >= offset {
+			if batches[j].LastOffset() >= offset {
 				found = j
 				break
 			}
@@ -545,19 +504,20 @@ func (d *logDumper) dumpTimeIndex(file string) error {
 		switch {
 		case found < 0:
 			notFound = append(notFound, fmt.Sprintf("Indexed offset: %d, found log offset: -1", offset))
-		case batches[found].lastOffset() != offset:
-			notFound = append(notFound, fmt.Sprintf("Indexed offset: %d, found log offset: %d", offset, batches[found].lastOffset()))
+		case batches[found].LastOffset() != offset:
+			notFound = append(notFound, fmt.Sprintf("Indexed offset: %d, found log offset: %d", offset, batches[found].LastOffset()))
 		default:
-			recs, err := batches[found].records()
+			b := batches[found]
+			recs, err := records(b)
 			if err != nil {
 				return err
 			}
 			maxTS := int64(-1)
 			for _, r := range recs {
-				maxTS = max(maxTS, batches[found].FirstTimestamp+r.TimestampDelta64)
+				maxTS = max(maxTS, b.RecordTimestamp(r))
 			}
-			if batches[found].timestampType() == "LogAppendTime" {
-				maxTS = batches[found].MaxTimestamp
+			if b.Attributes.LogAppendTime() {
+				maxTS = b.MaxTimestamp
 			}
 			if maxTS != ts {
 				mismatches = append(mismatches, fmt.Sprintf("  Index timestamp: %d, log timestamp: %d", ts, maxTS))
@@ -583,58 +543,46 @@ func (d *logDumper) dumpTimeIndex(file string) error {
 	return nil
 }
 
-// dumpTxnIndex prints the aborted transactions of a .txnindex file
-// (version int16, producer id, first, last and last stable offsets).
+// dumpTxnIndex prints the aborted transactions of a .txnindex file.
 func (d *logDumper) dumpTxnIndex(file string) error {
-	entries, _, err := indexEntries(file, 34)
+	data, err := os.ReadFile(file)
 	if err != nil {
 		return err
 	}
-	for _, e := range entries {
-		fmt.Fprintf(d.out, "version: %d producerId: %d firstOffset: %d lastOffset: %d lastStableOffset: %d\n",
-			int16(binary.BigEndian.Uint16(e)), int64(binary.BigEndian.Uint64(e[2:])), int64(binary.BigEndian.Uint64(e[10:])),
-			int64(binary.BigEndian.Uint64(e[18:])), int64(binary.BigEndian.Uint64(e[26:])))
+	entries, err := storage.ParseTransactionIndex(data)
+	if err != nil {
+		return err
+	}
+	for _, a := range entries {
+		fmt.Fprintf(d.out, "version: 0 producerId: %d firstOffset: %d lastOffset: %d lastStableOffset: %d\n",
+			a.ProducerID, a.FirstOffset, a.LastOffset, a.LastStableOffset)
 	}
 	return nil
 }
 
 // dumpProducerSnapshot prints a producer snapshot as Kafka does, one line
-// per producer with its newest batch. The file is this broker's text format
-// (storage/producer_state.go): a header line, then "<producerId> <epoch>
-// <firstSeq> <lastSeq> <firstOffset> <lastOffset> <maxTimestamp>" per batch,
-// oldest first.
+// per producer, by producer id, with its newest batch (Kafka's snapshots
+// keep only that one). The file is this broker's format
+// (storage/producer_state.go).
 func (d *logDumper) dumpProducerSnapshot(file string) error {
-	data, err := os.ReadFile(file)
+	entries, err := storage.ReadProducerSnapshot(file)
 	if err != nil {
 		return err
 	}
-	lines := strings.Split(strings.TrimSpace(string(data)), "\n")
-	if len(lines) == 0 || lines[0] != "zkafka-producer-snapshot 1" {
-		return fmt.Errorf("%s is not a producer snapshot", file)
-	}
-	var order []int64
-	newest := map[int64][7]int64{}
-	for _, line := range lines[1:] {
-		f := strings.Fields(line)
-		if len(f) != 7 {
-			return fmt.Errorf("%s: bad line %q", file, line)
+	for _, pid := range slices.Sorted(maps.Keys(entries)) {
+		e := entries[pid]
+		txn := "None"
+		if e.CurrentTxnFirstOffset >= 0 {
+			txn = fmt.Sprintf("Some(%d)", e.CurrentTxnFirstOffset)
 		}
-		var n [7]int64
-		for i, x := range f {
-			if n[i], err = strconv.ParseInt(x, 10, 64); err != nil {
-				return fmt.Errorf("%s: bad line %q", file, line)
-			}
+		fmt.Fprintf(d.out, "producerId: %d producerEpoch: %d coordinatorEpoch: %d currentTxnFirstOffset: %s ",
+			pid, e.Epoch, e.CoordinatorEpoch, txn)
+		if n := len(e.Batches); n > 0 {
+			b := e.Batches[n-1]
+			fmt.Fprintf(d.out, "firstSequence: %d lastSequence: %d lastOffset: %d offsetDelta: %d timestamp: %d",
+				b.FirstSeq, b.LastSeq, b.LastOffset, b.LastOffset-b.FirstOffset, b.MaxTimestamp)
 		}
-		if _, ok := newest[n[0]]; !ok {
-			order = append(order, n[0])
-		}
-		newest[n[0]] = n
-	}
-	for _, pid := range order {
-		n := newest[pid]
-		fmt.Fprintf(d.out, "producerId: %d producerEpoch: %d coordinatorEpoch: -1 currentTxnFirstOffset: None "+
-			"firstSequence: %d lastSequence: %d lastOffset: %d offsetDelta: %d timestamp: %d\n",
-			n[0], n[1], n[2], n[3], n[5], n[5]-n[4], n[6])
+		fmt.Fprintln(d.out)
 	}
 	return nil
 }

@@ -7,7 +7,7 @@ import (
 	"sort"
 	"strings"
 
-	"github.com/zkafka/zkafka/broker"
+	"github.com/zkafka/zkafka/brokerconfig"
 )
 
 // envPrefix marks the environment variables that become broker properties,
@@ -84,7 +84,7 @@ func envProperties(environ []string) map[string]string {
 func brokerProperties(file string, environ, overrides []string) (map[string]string, error) {
 	props := map[string]string{}
 	if file != "" {
-		fromFile, err := broker.ReadPropertiesFile(file)
+		fromFile, err := brokerconfig.ReadPropertiesFile(file)
 		if err != nil {
 			return nil, err
 		}
@@ -92,7 +92,7 @@ func brokerProperties(file string, environ, overrides []string) (map[string]stri
 	}
 	env := envProperties(environ)
 	maps.Copy(props, env)
-	extra, err := broker.ParseOverrides(overrides)
+	extra, err := brokerconfig.ParseOverrides(overrides)
 	if err != nil {
 		return nil, err
 	}
@@ -117,11 +117,11 @@ func bindAllListeners(advertised string) (string, error) {
 		}
 		name, addr, ok := strings.Cut(entry, "://")
 		if !ok {
-			return "", fmt.Errorf("KAFKA_ADVERTISED_LISTENERS entry %q is not NAME://host:port: %w", entry, broker.ErrConfig)
+			return "", fmt.Errorf("KAFKA_ADVERTISED_LISTENERS entry %q is not NAME://host:port: %w", entry, brokerconfig.ErrConfig)
 		}
 		_, port, err := net.SplitHostPort(addr)
 		if err != nil {
-			return "", fmt.Errorf("KAFKA_ADVERTISED_LISTENERS entry %q: %v: %w", entry, err, broker.ErrConfig)
+			return "", fmt.Errorf("KAFKA_ADVERTISED_LISTENERS entry %q: %v: %w", entry, err, brokerconfig.ErrConfig)
 		}
 		out = append(out, name+"://"+net.JoinHostPort("0.0.0.0", port))
 	}

@@ -9,7 +9,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/zkafka/zkafka/broker"
+	"github.com/zkafka/zkafka/brokerconfig"
 )
 
 func TestEnvKey(t *testing.T) {
@@ -90,7 +90,7 @@ func TestBrokerPropertiesWithoutFile(t *testing.T) {
 	if got, want := props["listeners"], "INTERNAL://0.0.0.0:19092,EXTERNAL://0.0.0.0:9092"; got != want {
 		t.Errorf("listeners %q, want %q", got, want)
 	}
-	cfg, err := broker.NewConfig(props)
+	cfg, err := brokerconfig.New(props)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -124,7 +124,7 @@ func TestBrokerPropertiesWithoutFile(t *testing.T) {
 }
 
 func TestBrokerPropertiesErrors(t *testing.T) {
-	if _, err := brokerProperties("", []string{"KAFKA_ADVERTISED_LISTENERS=kafka1:9092"}, nil); !errors.Is(err, broker.ErrConfig) {
+	if _, err := brokerProperties("", []string{"KAFKA_ADVERTISED_LISTENERS=kafka1:9092"}, nil); !errors.Is(err, brokerconfig.ErrConfig) {
 		t.Errorf("advertised listener without a name: %v, want ErrConfig", err)
 	}
 	if _, err := brokerProperties(filepath.Join(t.TempDir(), "none"), nil, nil); !errors.Is(err, os.ErrNotExist) {

@@ -8,15 +8,15 @@ import (
 	"io"
 	"os"
 	"slices"
-	"strconv"
 	"strings"
 
-	"github.com/go-zookeeper/zk"
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kgo"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
+	"github.com/zkafka/zkafka/adminzk"
 	"github.com/zkafka/zkafka/internal/zkclient"
+	"github.com/zkafka/zkafka/kafka"
 	"github.com/zkafka/zkafka/zkpaths"
 )
 
@@ -68,7 +68,7 @@ func leaderElection(args []string, stdout io.Writer) error {
 	default:
 		return fmt.Errorf("Cannot parse argument '%s' of option election-type", opts.value("election-type"))
 	}
-	var partitions []zkpaths.TopicPartition // nil: every partition
+	var partitions []kafka.TopicPartition // nil: every partition
 	switch {
 	case opts.has("path-to-json-file"):
 		if partitions, err = readElectionFile(opts.value("path-to-json-file"), "Replica election data"); err != nil {
@@ -79,7 +79,7 @@ func leaderElection(args []string, stdout io.Writer) error {
 		if err != nil {
 			return err
 		}
-		partitions = []zkpaths.TopicPartition{{Topic: opts.value("topic"), Partition: p}}
+		partitions = []kafka.TopicPartition{{Topic: opts.value("topic"), Partition: p}}
 	}
 	cl, _, err := dialAdmin(opts.value("bootstrap-server"))
 	if err != nil {
@@ -125,7 +125,7 @@ func preferredReplicaElection(args []string, stdout io.Writer) error {
 	if opts.has("bootstrap-server") == opts.has("zookeeper") {
 		return usageErrorf("Exactly one of '[bootstrap-server]' or '[zookeeper]' must be provided")
 	}
-	var partitions []zkpaths.TopicPartition
+	var partitions []kafka.TopicPartition
 	if opts.has("path-to-json-file") {
 		if partitions, err = readElectionFile(opts.value("path-to-json-file"), "Preferred replica election data"); err != nil {
 			return err
@@ -162,12 +162,12 @@ func preferredReplicaElection(args []string, stdout io.Writer) error {
 // writePreferredReplicaElection is the --zookeeper path: the requested
 // partitions that exist (all of them without a JSON file) go into
 // /admin/preferred_replica_election; the others are reported as skipped.
-func writePreferredReplicaElection(zkc *zkclient.Client, requested []zkpaths.TopicPartition, stdout io.Writer) error {
+func writePreferredReplicaElection(zkc *zkclient.Client, requested []kafka.TopicPartition, stdout io.Writer) error {
 	existing, err := zkPartitions(zkc)
 	if err != nil {
 		return err
 	}
-	valid, invalid := existing, []zkpaths.TopicPartition(nil)
+	valid, invalid := existing, []kafka.TopicPartition(nil)
 	if requested != nil {
 		valid = nil
 		for _, tp := range requested {
@@ -178,43 +178,41 @@ func writePreferredReplicaElection(zkc *zkclient.Client, requested []zkpaths.Top
 			}
 		}
 	}
-	data := zkpaths.PreferredReplicaElectionData{Partitions: valid}.Encode()
-	if _, err := zkc.Create(zkpaths.PreferredReplicaElection, data, 0, zk.WorldACL(zk.PermAll)); err != nil {
-		if errors.Is(err, zk.ErrNodeExists) {
+	admin := newAdminZk(zkc)
+	if err := admin.WritePreferredReplicaElection(valid); err != nil {
+		if errors.Is(err, adminzk.ErrPreferredElectionInProgress) {
 			pending := "?"
-			if cur, _, err := zkc.Get(zkpaths.PreferredReplicaElection); err == nil {
-				if d, err := zkpaths.DecodePreferredReplicaElectionData(cur); err == nil {
-					pending = joinPartitions(d.Partitions, ",")
-				}
+			if d, ok, err := admin.PendingPreferredReplicaElection(); ok && err == nil {
+				pending = joinPartitions(d.Partitions, ",")
 			}
 			return fmt.Errorf("Preferred replica leader election currently in progress for %s. Aborting operation", pending)
 		}
-		return fmt.Errorf("write %s: %w", zkpaths.PreferredReplicaElection, err)
+		return err
 	}
 	fmt.Fprintf(stdout, "Created preferred replica election path with %s\n", joinPartitions(valid, ","))
 	// Kafka prints the Scala Set itself here: "Set(t-0, t-1)".
 	fmt.Fprintf(stdout, "Successfully started preferred replica election for partitions Set(%s)\n", joinPartitions(valid, ", "))
 	for _, tp := range invalid {
-		fmt.Fprintf(stdout, "Skipping preferred replica leader election for partition %s since it doesn't exist.\n", tpString(tp))
+		fmt.Fprintf(stdout, "Skipping preferred replica leader election for partition %s since it doesn't exist.\n", tp.String())
 	}
 	return nil
 }
 
 // zkPartitions lists every partition of every topic in ZooKeeper, in order.
-func zkPartitions(zkc *zkclient.Client) ([]zkpaths.TopicPartition, error) {
+func zkPartitions(zkc *zkclient.Client) ([]kafka.TopicPartition, error) {
 	topics, _, err := zkc.Children(zkpaths.BrokerTopics)
 	if err != nil {
 		return nil, fmt.Errorf("list topics: %w", err)
 	}
 	slices.Sort(topics)
-	var all []zkpaths.TopicPartition
+	var all []kafka.TopicPartition
 	for _, t := range topics {
 		a, err := zkTopicAssignment(zkc, t)
 		if err != nil {
 			return nil, err
 		}
 		for _, p := range a.PartitionIDs() {
-			all = append(all, zkpaths.TopicPartition{Topic: t, Partition: p})
+			all = append(all, kafka.TopicPartition{Topic: t, Partition: p})
 		}
 	}
 	return all, nil
@@ -232,7 +230,7 @@ func zkTopicAssignment(zkc *zkclient.Client, topic string) (zkpaths.TopicAssignm
 
 // readElectionFile reads {"partitions":[{"topic":"t","partition":0},...]}
 // with the messages of Kafka's parsers; what names the data in them.
-func readElectionFile(path, what string) ([]zkpaths.TopicPartition, error) {
+func readElectionFile(path, what string) ([]kafka.TopicPartition, error) {
 	data, err := os.ReadFile(path)
 	if err != nil {
 		return nil, err
@@ -255,12 +253,12 @@ func readElectionFile(path, what string) ([]zkpaths.TopicPartition, error) {
 	if err := json.Unmarshal(raw, &entries); err != nil {
 		return nil, fmt.Errorf("%s: partitions: %w", what, err)
 	}
-	var tps, dups []zkpaths.TopicPartition
+	var tps, dups []kafka.TopicPartition
 	for i, e := range entries {
 		if e.Topic == nil || e.Partition == nil {
 			return nil, fmt.Errorf("%s: partitions[%d] needs topic and partition", what, i)
 		}
-		tp := zkpaths.TopicPartition{Topic: *e.Topic, Partition: *e.Partition}
+		tp := kafka.TopicPartition{Topic: *e.Topic, Partition: *e.Partition}
 		if slices.Contains(tps, tp) {
 			if !slices.Contains(dups, tp) {
 				dups = append(dups, tp)
@@ -277,13 +275,13 @@ func readElectionFile(path, what string) ([]zkpaths.TopicPartition, error) {
 
 // electionResult is one partition's answer to ElectLeaders.
 type electionResult struct {
-	tp  zkpaths.TopicPartition
+	tp  kafka.TopicPartition
 	err error // nil: elected
 }
 
 // electLeaders sends ElectLeaders to the controller; nil partitions means
 // every partition (a null topic list).
-func electLeaders(cl *kgo.Client, electionType int8, partitions []zkpaths.TopicPartition) ([]electionResult, error) {
+func electLeaders(cl *kgo.Client, electionType int8, partitions []kafka.TopicPartition) ([]electionResult, error) {
 	ctx, cancel := context.WithTimeout(context.Background(), adminTimeout)
 	defer cancel()
 	req := kmsg.NewPtrElectLeadersRequest()
@@ -310,14 +308,14 @@ func electLeaders(cl *kgo.Client, electionType int8, partitions []zkpaths.TopicP
 	var results []electionResult
 	for _, t := range resp.Topics {
 		for _, p := range t.Partitions {
-			r := electionResult{tp: zkpaths.TopicPartition{Topic: t.Topic, Partition: p.Partition}}
+			r := electionResult{tp: kafka.TopicPartition{Topic: t.Topic, Partition: p.Partition}}
 			if p.ErrorCode != 0 {
 				r.err = brokerError(kerr.ErrorForCode(p.ErrorCode), p.ErrorMessage)
 			}
 			results = append(results, r)
 		}
 	}
-	slices.SortFunc(results, func(a, b electionResult) int { return compareTP(a.tp, b.tp) })
+	slices.SortFunc(results, func(a, b electionResult) int { return kafka.Compare(a.tp, b.tp) })
 	return results, nil
 }
 
@@ -326,7 +324,7 @@ func electLeaders(cl *kgo.Client, electionType int8, partitions []zkpaths.TopicP
 // printed the elected set on the "already elected" line by mistake (fixed
 // in later versions); we print the partitions the line is about.
 func printElection(stdout io.Writer, results []electionResult, okFormat, noopFormat, errFormat, failFormat string) error {
-	var ok, noop []zkpaths.TopicPartition
+	var ok, noop []kafka.TopicPartition
 	var failed []electionResult
 	for _, r := range results {
 		switch {
@@ -345,7 +343,7 @@ func printElection(stdout io.Writer, results []electionResult, okFormat, noopFor
 		fmt.Fprintf(stdout, noopFormat, joinPartitions(noop, ", "))
 	}
 	for _, r := range failed {
-		fmt.Fprintf(stdout, errFormat, tpString(r.tp), javaException(r.err))
+		fmt.Fprintf(stdout, errFormat, r.tp.String(), javaException(r.err))
 	}
 	if len(failed) > 0 {
 		return fmt.Errorf(failFormat, len(failed))
@@ -399,23 +397,12 @@ func derefOr(s *string, def string) string {
 	return *s
 }
 
-func tpString(tp zkpaths.TopicPartition) string {
-	return tp.Topic + "-" + strconv.Itoa(int(tp.Partition))
-}
-
-func joinPartitions(tps []zkpaths.TopicPartition, sep string) string {
+func joinPartitions(tps []kafka.TopicPartition, sep string) string {
 	s := make([]string, len(tps))
 	for i, tp := range tps {
-		s[i] = tpString(tp)
+		s[i] = tp.String()
 	}
 	return strings.Join(s, sep)
-}
-
-func compareTP(a, b zkpaths.TopicPartition) int {
-	if c := strings.Compare(a.Topic, b.Topic); c != 0 {
-		return c
-	}
-	return int(a.Partition - b.Partition)
 }
 
 // helpNeeded is Kafka's CommandLineUtils.printHelpAndExitIfNeeded: with no

@@ -28,6 +28,9 @@ commands:
   broker-api-versions --bootstrap-server h:9092                API versions of every broker (kafka-broker-api-versions.sh)
   dump-log --files 00000000000000000000.log[,...] [--print-data-log] [--deep-iteration] [--offsets-decoder]   (kafka-dump-log.sh)
   zookeeper-shell host:2181[/chroot] [command]                 the real zkCli (zookeeper-shell.sh)
+  lab list|run|report                                          the rebalance lab: one scenario under every rebalance mode
+  ui [--zookeeper h:2181] [--bootstrap-server h:9092] [--listen 127.0.0.1:8080] [--allow-actions]   the live dashboard
+  chaos list|run|report                                        faults against ./scripts/cluster.sh's cluster, and a checker of what survived
 `
 
 func main() {
@@ -45,7 +48,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 	case "broker-health":
 		return runBrokerHealth(args[1:], stdout, stderr)
 	case "bench":
-		return bench.Main(args[1:], stdout, stderr)
+		return bench.Main(args[1:], stdout, stderr, nil)
 	case "console-consumer":
 		return runConsoleConsumer(args[1:], stdout, stderr)
 	case "consumer-groups":
@@ -68,6 +71,12 @@ func run(args []string, stdout, stderr io.Writer) int {
 		return runDumpLog(args[1:], stdout, stderr)
 	case "zookeeper-shell":
 		return runZooKeeperShell(args[1:], os.Stdin, stdout, stderr)
+	case "lab":
+		return runLab(args[1:], stdout, stderr)
+	case "ui":
+		return runUI(args[1:], stdout, stderr)
+	case "chaos":
+		return runChaos(args[1:], stdout, stderr)
 	case "help", "-h", "--help":
 		fmt.Fprint(stdout, usage)
 		return 0

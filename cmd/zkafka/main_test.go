@@ -32,6 +32,13 @@ func TestCommandLineErrors(t *testing.T) {
 		{[]string{"broker", noZK}, 1, "zookeeper.connect is required"},
 		{[]string{"broker", noZK, "--override", "novalue"}, 2, `override "novalue" is not key=value`},
 		{[]string{"broker", noZK, "--override", "zookeeper.connect=localhost:2181", "--override", "broker.id=x"}, 1, `broker.id="x" is not a 32-bit integer`},
+		{[]string{"lab"}, 2, "zkafka lab report DIR"},
+		{[]string{"lab", "report"}, 2, "zkafka lab report DIR"},
+		{[]string{"chaos", "frobnicate"}, 2, `zkafka chaos: unknown command "frobnicate"`},
+		{[]string{"chaos", "report", filepath.Join(dir, "none")}, 1, "zkafka chaos report: not a chaos run directory"},
+		{[]string{"ui", "extra"}, 2, `unexpected argument "extra"`},
+		{[]string{"ui", "--allow-actions", "--listen", "0.0.0.0:8080"}, 2, "--allow-actions serves on loopback only"},
+		{[]string{"ui", "--allow-actions", "--zookeeper", "zk.example.com:2181"}, 1, "actions need a local ./scripts/cluster.sh cluster: ZooKeeper zk.example.com:2181 is not on this machine"},
 	}
 	for _, tc := range cases {
 		var stdout, stderr bytes.Buffer

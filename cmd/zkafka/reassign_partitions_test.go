@@ -16,6 +16,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"github.com/zkafka/zkafka/internal/testcluster"
+	"github.com/zkafka/zkafka/kafka"
 	"github.com/zkafka/zkafka/zkpaths"
 )
 
@@ -141,9 +142,12 @@ func TestAdminToolsAgainstCluster(t *testing.T) {
 		done := "Status of partition reassignment:\nReassignment of partition moves-0 is complete.\nReassignment of partition moves-1 is complete.\n\n" +
 			"Clearing broker-level throttles on brokers 1,2,3\nClearing topic-level throttles on topic moves\n"
 		var last zkafkaResult
+		// Between the controller finishing a move and every broker's metadata
+		// showing it, --verify reports "no active reassignment ... but replica
+		// set is ...", as Kafka's does: wait for both partitions to read complete.
 		c.WaitFor("the reassignment to complete", func() bool {
 			last = runZkafka("reassign-partitions", "--bootstrap-server", bootstrap, "--verify", "--reassignment-json-file", plan)
-			return !strings.Contains(last.stdout, "in progress")
+			return strings.Count(last.stdout, " is complete.") == 2
 		})
 		expectZkafka(t, last, 0, done)
 		expectZkafka(t, runZkafka("reassign-partitions", "--bootstrap-server", bootstrap, "--list"), 0, "No partition reassignments found.\n")
@@ -163,7 +167,7 @@ func TestAdminToolsAgainstCluster(t *testing.T) {
 				"Successfully started partition reassignments for moves-0,moves-1\n")
 		c.WaitFor("the ZooKeeper reassignment to complete", func() bool {
 			last = runZkafka("reassign-partitions", "--zookeeper", c.ZK, "--verify", "--reassignment-json-file", back)
-			return !strings.Contains(last.stdout, "in progress")
+			return strings.Count(last.stdout, " is complete.") == 2
 		})
 		expectZkafka(t, last, 0, warning+"Warning: because you are using the deprecated --zookeeper option, the results may be incomplete.  "+
 			"Use --bootstrap-server instead for more accurate results.\n"+
@@ -270,12 +274,12 @@ func TestAdminToolsAgainstCluster(t *testing.T) {
 func TestReassignmentReports(t *testing.T) {
 	var out bytes.Buffer
 	r := &reassigner{out: &out}
-	r.printStates(map[zkpaths.TopicPartition]reassignmentState{
+	r.printStates(map[kafka.TopicPartition]reassignmentState{
 		{Topic: "b", Partition: 0}:  {current: []int32{1, 2}, target: []int32{2, 3}},
 		{Topic: "a", Partition: 10}: {current: []int32{3}, target: []int32{3}, done: true},
 		{Topic: "a", Partition: 2}:  {current: []int32{1}, target: []int32{2}, done: true},
 	})
-	r.printReassignments(map[zkpaths.TopicPartition]kmsg.ListPartitionReassignmentsResponseTopicPartition{
+	r.printReassignments(map[kafka.TopicPartition]kmsg.ListPartitionReassignmentsResponseTopicPartition{
 		{Topic: "b", Partition: 0}: {Replicas: []int32{2, 3, 1}, AddingReplicas: []int32{3}, RemovingReplicas: []int32{1}},
 		{Topic: "a", Partition: 1}: {Replicas: []int32{1, 2}},
 	})
@@ -292,11 +296,11 @@ func TestReassignmentReports(t *testing.T) {
 
 	// Kafka's throttle lists: sources throttled as leaders, new replicas
 	// as followers; an ongoing reassignment keeps its original sources.
-	moves := proposedMoves(map[zkpaths.TopicPartition]kmsg.ListPartitionReassignmentsResponseTopicPartition{
+	moves := proposedMoves(map[kafka.TopicPartition]kmsg.ListPartitionReassignmentsResponseTopicPartition{
 		{Topic: "t", Partition: 1}: {Replicas: []int32{4, 1}, AddingReplicas: []int32{4}, RemovingReplicas: []int32{1}},
 	}, []reassignTarget{
-		{tp: zkpaths.TopicPartition{Topic: "t", Partition: 0}, replicas: []int32{2, 3}},
-		{tp: zkpaths.TopicPartition{Topic: "t", Partition: 1}, replicas: []int32{5}},
+		{tp: kafka.TopicPartition{Topic: "t", Partition: 0}, replicas: []int32{2, 3}},
+		{tp: kafka.TopicPartition{Topic: "t", Partition: 1}, replicas: []int32{5}},
 	}, assignment{{Topic: "t", Partition: 0}: {1, 2}, {Topic: "t", Partition: 1}: {4, 1}})
 	leader, follower := topicThrottleValues(moves)
 	if leader["t"] != "0:1,0:2,1:1" || follower["t"] != "0:3,1:5" {

@@ -6,7 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"maps"
 	"regexp"
 	"slices"
 	"strconv"
@@ -18,7 +17,8 @@ import (
 	"github.com/twmb/franz-go/pkg/kgo"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
-	"github.com/zkafka/zkafka/broker"
+	"github.com/zkafka/zkafka/adminzk"
+	"github.com/zkafka/zkafka/brokerconfig"
 	"github.com/zkafka/zkafka/controller"
 	"github.com/zkafka/zkafka/internal/zkclient"
 	"github.com/zkafka/zkafka/zkpaths"
@@ -68,7 +68,7 @@ func runTopics(args []string, stdout, stderr io.Writer) int {
 			return finishTool(err, "topic", stderr)
 		}
 		defer zkc.Close()
-		svc = &zkTopicService{zk: zkc, out: stdout}
+		svc = &zkTopicService{zk: zkc, admin: newAdminZk(zkc), out: stdout}
 	} else {
 		cl, adm, err := dialAdmin(opts.value("bootstrap-server"))
 		if err != nil {
@@ -552,11 +552,13 @@ func (s *adminTopicService) delete(ctx context.Context, topic string) error {
 	return nil
 }
 
-// zkTopicService reads and writes the znodes, as Kafka's TopicCommand did
-// with --zookeeper: the controller's watches do the rest.
+// zkTopicService reads the znodes and writes them through adminzk, as
+// Kafka's TopicCommand did with --zookeeper: the controller's watches do
+// the rest.
 type zkTopicService struct {
-	zk  *zkclient.Client
-	out io.Writer
+	zk    *zkclient.Client
+	admin *adminzk.Client
+	out   io.Writer
 }
 
 func (s *zkTopicService) listTopics(_ context.Context, excludeInternal bool) ([]string, error) {
@@ -571,7 +573,7 @@ func (s *zkTopicService) listTopics(_ context.Context, excludeInternal bool) ([]
 }
 
 func (s *zkTopicService) markedForDeletion(topic string) bool {
-	ok, _, err := s.zk.Exists(zkpaths.DeleteTopicPath(topic))
+	ok, err := s.admin.MarkedForDeletion(topic)
 	return err == nil && ok
 }
 
@@ -594,18 +596,6 @@ func (s *zkTopicService) create(_ context.Context, c *topicCommand) error {
 	if err := zkpaths.ValidateTopicName(c.topic); err != nil {
 		return err
 	}
-	existing, err := s.listTopics(context.Background(), false)
-	if err != nil {
-		return err
-	}
-	for _, t := range existing {
-		if t == c.topic {
-			return &messageError{msg: fmt.Sprintf("Topic '%s' already exists.", c.topic), code: kerr.TopicAlreadyExists}
-		}
-		if zkpaths.TopicNamesCollide(t, c.topic) {
-			return fmt.Errorf("Topic '%s' collides with existing topics: %s", c.topic, t)
-		}
-	}
 	assignment := c.assignment
 	if assignment == nil {
 		brokers, err := s.liveBrokers()
@@ -616,28 +606,12 @@ func (s *zkTopicService) create(_ context.Context, c *topicCommand) error {
 			return err
 		}
 	}
-	configs, err := broker.ValidateTopicConfig(c.configs)
+	configs, err := brokerconfig.ValidateTopicConfig(c.configs)
 	if err != nil {
 		return err
 	}
-	// Kafka writes the config first so that brokers creating the log see it.
-	configData := zkpaths.EntityConfig{Config: configs}.Encode()
-	if _, err := s.zk.Set(zkpaths.TopicConfigPath(c.topic), configData, -1); errors.Is(err, zk.ErrNoNode) {
-		err = s.zk.CreateIfMissing(zkpaths.TopicConfigPath(c.topic), configData)
-		if err != nil {
-			return err
-		}
-	} else if err != nil {
-		return err
-	}
-	ta := zkpaths.TopicAssignment{TopicID: zkpaths.NewTopicID(), Partitions: assignment}
-	if _, err := s.zk.Create(zkpaths.TopicPath(c.topic), ta.Encode(), 0, zk.WorldACL(zk.PermAll)); err != nil {
-		if errors.Is(err, zk.ErrNodeExists) {
-			return &messageError{msg: fmt.Sprintf("Topic '%s' already exists.", c.topic), code: kerr.TopicAlreadyExists}
-		}
-		return err
-	}
-	return nil
+	_, err = s.admin.CreateTopic(c.topic, assignment, configs)
+	return err
 }
 
 func (s *zkTopicService) describe(_ context.Context, topics []string) ([]topicDescription, map[int32]bool, error) {
@@ -693,40 +667,32 @@ func (s *zkTopicService) describe(_ context.Context, topics []string) ([]topicDe
 
 func (s *zkTopicService) alterPartitions(_ context.Context, topic string, total int32, assignment map[int32][]int32) error {
 	fmt.Fprintln(s.out, "WARNING: If partitions are increased for a topic that has a key, the partition logic or ordering of the messages will be affected")
-	data, stat, err := s.zk.Get(zkpaths.TopicPath(topic))
+	_, err := s.admin.AddPartitions(topic, func(ta zkpaths.TopicAssignment) (map[int32][]int32, error) {
+		current := int32(len(ta.Partitions))
+		var added map[int32][]int32
+		if assignment != nil {
+			if int32(len(assignment)) != total {
+				return nil, fmt.Errorf("Increasing the number of partitions by %d but %d assignments provided.", total-current, int32(len(assignment))-current)
+			}
+			added = map[int32][]int32{}
+			for p := current; p < total; p++ {
+				added[p] = assignment[p]
+			}
+		} else {
+			brokers, err := s.liveBrokers()
+			if err != nil {
+				return nil, err
+			}
+			if added, err = controller.AssignNewPartitions(brokers, ta.Partitions, total); err != nil {
+				return nil, err
+			}
+		}
+		if total <= current {
+			return nil, fmt.Errorf("The number of partitions for a topic can only be increased. Topic %s currently has %d partitions, %d would not be an increase.", topic, current, total)
+		}
+		return added, nil
+	}, false)
 	if err != nil {
-		return err
-	}
-	ta, err := zkpaths.DecodeTopicAssignment(data)
-	if err != nil {
-		return err
-	}
-	current := int32(len(ta.Partitions))
-	var added map[int32][]int32
-	if assignment != nil {
-		if int32(len(assignment)) != total {
-			return fmt.Errorf("Increasing the number of partitions by %d but %d assignments provided.", total-current, int32(len(assignment))-current)
-		}
-		added = map[int32][]int32{}
-		for p := current; p < total; p++ {
-			added[p] = assignment[p]
-		}
-	} else {
-		brokers, err := s.liveBrokers()
-		if err != nil {
-			return err
-		}
-		if added, err = controller.AssignNewPartitions(brokers, ta.Partitions, total); err != nil {
-			return err
-		}
-	}
-	if total <= current {
-		return fmt.Errorf("The number of partitions for a topic can only be increased. Topic %s currently has %d partitions, %d would not be an increase.", topic, current, total)
-	}
-	for p, r := range added {
-		ta.Partitions[p] = r
-	}
-	if _, err := s.zk.Set(zkpaths.TopicPath(topic), ta.Encode(), stat.Version); err != nil {
 		return err
 	}
 	fmt.Fprintln(s.out, "Adding partitions succeeded!")
@@ -738,18 +704,14 @@ func (s *zkTopicService) alterPartitions(_ context.Context, topic string, total 
 func (s *zkTopicService) alterConfig(topic string, add map[string]string, del []string) error {
 	fmt.Fprintln(s.out, "WARNING: Altering topic configuration from this script has been deprecated and may be removed in future releases.")
 	fmt.Fprintln(s.out, "         Going forward, please use kafka-configs.sh for this functionality")
-	cfg, version, err := readEntityConfig(s.zk, zkpaths.TopicConfigPath(topic))
+	trimmed := make([]string, len(del))
+	for i, k := range del {
+		trimmed[i] = strings.TrimSpace(k)
+	}
+	err := s.admin.ChangeEntityConfig(zkpaths.EntityTopics, topic, func(cfg map[string]string) (bool, error) {
+		return true, applyConfigChange(cfg, add, trimmed, true)
+	})
 	if err != nil {
-		return err
-	}
-	maps.Copy(cfg.Config, add)
-	for _, k := range del {
-		delete(cfg.Config, strings.TrimSpace(k))
-	}
-	if cfg.Config, err = broker.ValidateTopicConfig(cfg.Config); err != nil {
-		return err
-	}
-	if err := writeEntityConfig(s.zk, "topics", topic, cfg, version); err != nil {
 		return err
 	}
 	fmt.Fprintf(s.out, "Updated config for topic %s.\n", topic)
@@ -760,12 +722,9 @@ func (s *zkTopicService) delete(_ context.Context, topic string) error {
 	if topic == "__consumer_offsets" || topic == "__transaction_state" {
 		return fmt.Errorf("Topic %s is a kafka internal topic and is not allowed to be marked for deletion.", topic)
 	}
-	exists, _, err := s.zk.Exists(zkpaths.DeleteTopicPath(topic))
-	if err == nil && !exists {
-		err = s.zk.CreateIfMissing(zkpaths.DeleteTopicPath(topic), nil)
-	}
+	err := s.admin.MarkTopicForDeletion(topic)
 	switch {
-	case exists:
+	case errors.Is(err, adminzk.ErrMarkedForDeletion):
 		fmt.Fprintf(s.out, "Topic %s is already marked for deletion.\n", topic)
 	case err != nil:
 		return fmt.Errorf("Error while deleting topic %s: %w", topic, err)

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/zkafka/zkafka/internal/testcluster"
+	"github.com/zkafka/zkafka/internal/wait"
 	"github.com/zkafka/zkafka/zkpaths"
 )
 
@@ -101,7 +102,7 @@ func TestTopicsGolden(t *testing.T) {
 	// Without broker 3, partitions it replicated are under-replicated and
 	// only_3, which lives on broker 3 alone, is unavailable.
 	c.StopBroker(3)
-	testcluster.WaitFor(t, 20*time.Second, "ISR without broker 3", func() bool {
+	wait.For(t, 20*time.Second, "ISR without broker 3", func() bool {
 		_, out, _ := runTool(topics(zkc, "--describe", "--topic", "legacy")...)
 		return strings.Contains(out, "Partition: 1\tLeader: 2\tReplicas: 2,3\tIsr: 2\n")
 	})
@@ -111,7 +112,7 @@ func TestTopicsGolden(t *testing.T) {
 		t.Errorf("--under-replicated-partitions: exit %d\n%s", code, out)
 	}
 
-	testcluster.WaitFor(t, 20*time.Second, "partition 2 led by broker 1", func() bool {
+	wait.For(t, 20*time.Second, "partition 2 led by broker 1", func() bool {
 		_, out, _ := runTool(topics(zkc, "--describe", "--topic", "legacy")...)
 		return strings.Contains(out, "Partition: 2\tLeader: 1\tReplicas: 3,1\tIsr: 1\n")
 	})
@@ -134,7 +135,7 @@ func TestTopicsGolden(t *testing.T) {
 
 	expectTool(t, "Topic legacy is marked for deletion.\nNote: This will have no impact if delete.topic.enable is not set to true.\n", topics(zkc, "--delete", "--topic", "legacy")...)
 	expectTool(t, "", topics(bs, "--delete", "--topic", "orders")...)
-	testcluster.WaitFor(t, 20*time.Second, "topics deleted", func() bool {
+	wait.For(t, 20*time.Second, "topics deleted", func() bool {
 		_, out, _ := runTool(topics(bs, "--list", "--exclude-internal")...)
 		return out == "only_3\n"
 	})

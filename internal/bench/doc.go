@@ -12,9 +12,18 @@
 //  3. a second kgo client, with no group, reads the topic from the start
 //     until it has seen every record produced, checking count and bytes.
 //
-// Run targets the brokers in Options; RunKfake runs the same load against an
-// in-process kfake cluster capped at Kafka 2.8, which gives an upper bound for
-// protocol and client cost on the same machine (kfake has no disk and no
-// replication). Main is the command line: it prints one table row per target
-// and, when comparing, the ratio of the target's rates to kfake's.
+// With Options.TransactionSize (--transaction-size N) the producer is
+// transactional: N records per transaction, each committed before the next
+// begins, EndTransaction's latency measured, and the consumer reads
+// committed records. Main then runs the same load idempotently beside it
+// and prints the transactional/idempotent ratio and the commit latency.
+//
+// Run targets the brokers in Options. Main is the command line, shared by
+// `zkafka bench` and the separately built `zkafka-bench`, which passes a
+// Reference (franz-go's in-process kfake cluster, capped at Kafka 2.8) to run
+// the same load against: an upper bound for protocol and client cost on the
+// same machine (kfake has no disk and no replication). Main prints one table
+// row per target and, when comparing, the ratio of the target's rates to the
+// reference's. Keeping kfake out of this package keeps a second Kafka
+// implementation out of the broker's binary.
 package bench

@@ -18,12 +18,17 @@ import (
 // that loses records fails the run instead of hanging it.
 const defaultTimeout = 10 * time.Minute
 
-// Main is `zkafka bench`: it parses args (without the program and
-// subcommand names), runs the load, prints a table to stdout and logs to
-// stderr. It returns the exit code: 0 on success, 1 if a run failed, 2 for
-// bad usage.
-func Main(args []string, stdout, stderr io.Writer) int {
-	fs := flag.NewFlagSet("zkafka bench", flag.ContinueOnError)
+// Main is `zkafka bench` (ref nil) and `zkafka-bench` (ref the in-memory
+// cluster to compare with, which adds --compare-kfake and --only-kfake): it
+// parses args (without the program and subcommand names), runs the load,
+// prints a table to stdout and logs to stderr. It returns the exit code: 0 on
+// success, 1 if a run failed, 2 for bad usage.
+func Main(args []string, stdout, stderr io.Writer, ref *Reference) int {
+	name := "zkafka bench"
+	if ref != nil {
+		name = "zkafka-bench"
+	}
+	fs := flag.NewFlagSet(name, flag.ContinueOnError)
 	fs.SetOutput(io.Discard) // errors are reported on one line below
 	var (
 		bootstrap   = fs.String("bootstrap-server", "localhost:9092", "comma-separated bootstrap servers of the target cluster")
@@ -36,17 +41,22 @@ func Main(args []string, stdout, stderr io.Writer) int {
 		compression = fs.String("compression", DefaultCompression, "batch compression: none, snappy, lz4, zstd or gzip")
 		idempotent  = fs.Bool("idempotent", false, "use the idempotent producer (needs InitProducerId and acks=all)")
 		linger      = fs.Duration("linger", 0, "producer linger (0 keeps kgo's default)")
-		compare     = fs.Bool("compare-kfake", false, "also run against an in-process kfake cluster and print the ratio")
-		onlyKfake   = fs.Bool("only-kfake", false, "run only against an in-process kfake cluster")
+		txnSize     = fs.Int("transaction-size", 0, "produce in transactions of this many records (acks=all), beside an idempotent run of the same load, and compare them")
 		timeout     = fs.Duration("timeout", defaultTimeout, "give up if the whole benchmark takes longer")
+		compare     = new(bool)
+		onlyKfake   = new(bool)
 	)
+	if ref != nil {
+		fs.BoolVar(compare, "compare-kfake", false, "also run against an in-process "+ref.Name+" cluster and print the ratio")
+		fs.BoolVar(onlyKfake, "only-kfake", false, "run only against an in-process "+ref.Name+" cluster")
+	}
 	usageErr := func(err error) int {
-		fmt.Fprintf(stderr, "zkafka bench: %v (see zkafka bench -h)\n", err)
+		fmt.Fprintf(stderr, "%s: %v (see %s -h)\n", name, err, name)
 		return 2
 	}
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
-			fmt.Fprintln(stdout, "usage: zkafka bench [flags]")
+			fmt.Fprintf(stdout, "usage: %s [flags]\n", name)
 			fs.SetOutput(stdout)
 			fs.PrintDefaults()
 			return 0
@@ -80,6 +90,8 @@ func Main(args []string, stdout, stderr io.Writer) int {
 		Compression: *compression,
 		Idempotent:  *idempotent,
 		Linger:      *linger,
+		// Transactions of N records, compared with an idempotent run.
+		TransactionSize: *txnSize,
 	}.withDefaults()
 	if err != nil {
 		return usageErr(err)
@@ -93,30 +105,57 @@ func Main(args []string, stdout, stderr io.Writer) int {
 	ctx, cancel := context.WithTimeout(ctx, *timeout)
 	defer cancel()
 
-	var results []Result
-	if !*onlyKfake {
-		res, err := Run(ctx, opts, stderr)
-		if err != nil {
-			fmt.Fprintf(stderr, "zkafka bench: %v\n", err)
-			return 1
-		}
-		results = append(results, res)
+	// A transactional load runs beside the same load produced idempotently.
+	variants := []Options{opts}
+	if opts.TransactionSize > 0 {
+		idem := opts
+		idem.TransactionSize, idem.TransactionalID, idem.Idempotent, idem.Topic = 0, "", true, opts.Topic+"-idempotent"
+		variants = []Options{idem, opts}
 	}
-	if *compare || *onlyKfake {
-		res, err := RunKfake(ctx, opts, stderr)
-		if err != nil {
-			fmt.Fprintf(stderr, "zkafka bench: %v\n", err)
-			return 1
+	var results []Result
+	runAll := func(run func(context.Context, Options, io.Writer) (Result, error)) bool {
+		for _, v := range variants {
+			res, err := run(ctx, v, stderr)
+			if err != nil {
+				fmt.Fprintf(stderr, "%s: %v\n", name, err)
+				return false
+			}
+			switch {
+			case v.TransactionSize > 0:
+				res.Target += fmt.Sprintf("[txn=%d]", v.TransactionSize)
+			case len(variants) > 1:
+				res.Target += "[idempotent]"
+			}
+			results = append(results, res)
 		}
-		results = append(results, res)
+		return true
+	}
+	if !*onlyKfake && !runAll(Run) {
+		return 1
+	}
+	if (*compare || *onlyKfake) && !runAll(ref.Run) {
+		return 1
 	}
 
 	writeTable(stdout, opts, results)
 	if *compare {
-		target, kf := results[0], results[1]
-		fmt.Fprintf(stdout, "zkafka/kfake produce ratio %.2f, consume ratio %.2f\n",
-			ratio(target.ProduceRecordsPerSec, kf.ProduceRecordsPerSec),
-			ratio(target.ConsumeRecordsPerSec, kf.ConsumeRecordsPerSec))
+		for i := range variants {
+			target, kf := results[i], results[len(variants)+i]
+			fmt.Fprintf(stdout, "zkafka/%s produce ratio %.2f, consume ratio %.2f", ref.Name,
+				ratio(target.ProduceRecordsPerSec, kf.ProduceRecordsPerSec),
+				ratio(target.ConsumeRecordsPerSec, kf.ConsumeRecordsPerSec))
+			if len(variants) > 1 {
+				fmt.Fprintf(stdout, " %s", strings.TrimPrefix(target.Target, strings.Join(opts.Brokers, ",")))
+			}
+			fmt.Fprintln(stdout)
+		}
+	}
+	if opts.TransactionSize > 0 {
+		for i := 0; i+1 < len(results); i += 2 {
+			idem, txn := results[i], results[i+1]
+			fmt.Fprintf(stdout, "%s: transactional/idempotent produce ratio %.2f; commit p50 %.2f ms, p99 %.2f ms over %d transactions\n",
+				txn.Target, ratio(txn.ProduceRecordsPerSec, idem.ProduceRecordsPerSec), millis(txn.CommitP50), millis(txn.CommitP99), txn.Transactions)
+		}
 	}
 	return 0
 }

@@ -2,15 +2,29 @@ package bench
 
 import (
 	"bytes"
+	"context"
+	"io"
 	"regexp"
 	"strings"
 	"testing"
 )
 
 func runMain(args ...string) (code int, stdout, stderr string) {
+	return runMainWith(nil, args...)
+}
+
+func runMainWith(ref *Reference, args ...string) (code int, stdout, stderr string) {
 	var out, errOut bytes.Buffer
-	code = Main(args, &out, &errOut)
+	code = Main(args, &out, &errOut, ref)
 	return code, out.String(), errOut.String()
+}
+
+// kfakeReference stands in for zkafka-bench's reference: a kfake cluster
+// started for each run.
+func kfakeReference(t *testing.T) *Reference {
+	return &Reference{Name: "kfake", Run: func(ctx context.Context, opts Options, log io.Writer) (Result, error) {
+		return RunAgainst(ctx, opts, log, "kfake", newCluster(t).ListenAddrs())
+	}}
 }
 
 func TestMainUsageErrors(t *testing.T) {
@@ -24,7 +38,7 @@ func TestMainUsageErrors(t *testing.T) {
 		{"--record-size", "-1"},
 		{"--linger", "soon"},
 		{"--idempotent", "--acks", "1"},
-		{"--compare-kfake", "--only-kfake"},
+		{"--compare-kfake"}, // only zkafka-bench has the in-memory reference
 		{"--bootstrap-server", " , "},
 		{"extra"},
 	} {
@@ -41,10 +55,21 @@ func TestMainUsageErrors(t *testing.T) {
 	}
 }
 
+func TestMainReferenceUsageError(t *testing.T) {
+	code, stdout, stderr := runMainWith(kfakeReference(t), "--compare-kfake", "--only-kfake")
+	if code != 2 || stdout != "" || stderr != "zkafka-bench: --compare-kfake and --only-kfake are mutually exclusive (see zkafka-bench -h)\n" {
+		t.Errorf("Main = %d, stdout %q, stderr %q; want 2 and one line", code, stdout, stderr)
+	}
+}
+
 func TestMainHelp(t *testing.T) {
 	code, stdout, _ := runMain("-h")
-	if code != 0 || !strings.Contains(stdout, "-bootstrap-server") || !strings.Contains(stdout, "-compare-kfake") {
-		t.Errorf("Main(-h) = %d, stdout %q; want 0 and the flag list", code, stdout)
+	if code != 0 || !strings.Contains(stdout, "usage: zkafka bench") || !strings.Contains(stdout, "-bootstrap-server") || strings.Contains(stdout, "kfake") {
+		t.Errorf("Main(-h) = %d, stdout %q; want 0 and the flag list without the kfake reference", code, stdout)
+	}
+	code, stdout, _ = runMainWith(kfakeReference(t), "-h")
+	if code != 0 || !strings.Contains(stdout, "usage: zkafka-bench") || !strings.Contains(stdout, "-compare-kfake") || !strings.Contains(stdout, "-only-kfake") {
+		t.Errorf("Main(-h) with a reference = %d, stdout %q; want 0 and the kfake flags", code, stdout)
 	}
 }
 
@@ -74,11 +99,11 @@ func checkTable(t *testing.T, stdout string, targets ...string) []string {
 }
 
 func TestMainOnlyKfake(t *testing.T) {
-	code, stdout, stderr := runMain("--only-kfake", "--records", "2000", "--partitions", "3")
+	code, stdout, stderr := runMainWith(kfakeReference(t), "--only-kfake", "--records", "2000", "--partitions", "3")
 	if code != 0 {
 		t.Fatalf("Main = %d, stderr:\n%s", code, stderr)
 	}
-	if rest := checkTable(t, stdout, KfakeTarget); len(rest) != 0 {
+	if rest := checkTable(t, stdout, "kfake"); len(rest) != 0 {
 		t.Errorf("unexpected lines after the table: %q", rest)
 	}
 	if !strings.Contains(stderr, "produced") || !strings.Contains(stderr, "consumed") {
@@ -89,11 +114,11 @@ func TestMainOnlyKfake(t *testing.T) {
 func TestMainCompareKfake(t *testing.T) {
 	target := newCluster(t) // stands in for zkafka
 	addrs := strings.Join(target.ListenAddrs(), ",")
-	code, stdout, stderr := runMain("--bootstrap-server", addrs, "--compare-kfake", "--records", "2000", "--partitions", "3")
+	code, stdout, stderr := runMainWith(kfakeReference(t), "--bootstrap-server", addrs, "--compare-kfake", "--records", "2000", "--partitions", "3")
 	if code != 0 {
 		t.Fatalf("Main = %d, stderr:\n%s", code, stderr)
 	}
-	rest := checkTable(t, stdout, addrs, KfakeTarget)
+	rest := checkTable(t, stdout, addrs, "kfake")
 	if len(rest) != 1 || !regexp.MustCompile(`^zkafka/kfake produce ratio \d+\.\d\d, consume ratio \d+\.\d\d$`).MatchString(rest[0]) {
 		t.Errorf("want one ratio line after the table, got %q", rest)
 	}
@@ -112,5 +137,33 @@ func TestMainRunFailureExits1(t *testing.T) {
 	}
 	if !strings.Contains(stderr, "INVALID_REPLICATION_FACTOR") {
 		t.Errorf("stderr does not name the broker's error:\n%s", stderr)
+	}
+}
+
+// TestMainTransactional runs the load in transactions of 100 beside an
+// idempotent run, against both clusters, and reports the ratio and the
+// commit latency.
+func TestMainTransactional(t *testing.T) {
+	target := newCluster(t)
+	addrs := strings.Join(target.ListenAddrs(), ",")
+	code, stdout, stderr := runMainWith(kfakeReference(t), "--bootstrap-server", addrs, "--compare-kfake", "--records", "2000",
+		"--partitions", "3", "--transaction-size", "100")
+	if code != 0 {
+		t.Fatalf("Main = %d, stderr:\n%s", code, stderr)
+	}
+	rest := checkTable(t, stdout, addrs+"[idempotent]", addrs+"[txn=100]", "kfake[idempotent]", "kfake[txn=100]")
+	want := []*regexp.Regexp{
+		regexp.MustCompile(`^zkafka/kfake produce ratio \d+\.\d\d, consume ratio \d+\.\d\d \[idempotent\]$`),
+		regexp.MustCompile(`^zkafka/kfake produce ratio \d+\.\d\d, consume ratio \d+\.\d\d \[txn=100\]$`),
+		regexp.MustCompile(`^\S+\[txn=100\]: transactional/idempotent produce ratio \d+\.\d\d; commit p50 \d+\.\d\d ms, p99 \d+\.\d\d ms over 20 transactions$`),
+		regexp.MustCompile(`^kfake\[txn=100\]: transactional/idempotent produce ratio \d+\.\d\d; commit p50 \d+\.\d\d ms, p99 \d+\.\d\d ms over 20 transactions$`),
+	}
+	if len(rest) != len(want) {
+		t.Fatalf("lines after the table: %q", rest)
+	}
+	for i, re := range want {
+		if !re.MatchString(rest[i]) {
+			t.Errorf("line %q does not match %s", rest[i], re)
+		}
 	}
 }

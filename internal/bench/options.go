@@ -28,8 +28,15 @@ type Options struct {
 	Replication int16         // default 1
 	Acks        string        // "0", "1", "all" (default "all")
 	Compression string        // "none" (default), "snappy", "lz4", "zstd", "gzip"
-	Idempotent  bool          // default false: our broker lacks InitProducerId for now
+	Idempotent  bool          // default false
 	Linger      time.Duration // kgo's default if 0
+	// TransactionSize, when positive, makes the producer transactional:
+	// records go in transactions of this many, each committed before the
+	// next begins, and the consumer reads committed records only.
+	TransactionSize int
+	// TransactionalID is the transactional id of a transactional run;
+	// default "zkafka-bench-<unix ms>".
+	TransactionalID string
 }
 
 // withDefaults fills zero fields and rejects values no run could use.
@@ -66,6 +73,11 @@ func (o Options) withDefaults() (Options, error) {
 		return o, fmt.Errorf("replication factor must be positive, got %d", o.Replication)
 	case o.Linger < 0:
 		return o, fmt.Errorf("linger must not be negative, got %v", o.Linger)
+	case o.TransactionSize < 0:
+		return o, fmt.Errorf("transaction size must not be negative, got %d", o.TransactionSize)
+	}
+	if o.TransactionSize > 0 && o.TransactionalID == "" {
+		o.TransactionalID = fmt.Sprintf("zkafka-bench-%d", time.Now().UnixNano())
 	}
 	if _, err := o.requiredAcks(); err != nil {
 		return o, err
@@ -76,6 +88,9 @@ func (o Options) withDefaults() (Options, error) {
 	// kgo refuses idempotence without acks=all; say so before dialing.
 	if o.Idempotent && o.Acks != "all" {
 		return o, fmt.Errorf("idempotent produce requires acks=all, got acks=%s", o.Acks)
+	}
+	if o.TransactionSize > 0 && o.Acks != "all" {
+		return o, fmt.Errorf("transactional produce requires acks=all, got acks=%s", o.Acks)
 	}
 	return o, nil
 }
@@ -125,7 +140,10 @@ func (o Options) producerOpts() ([]kgo.Opt, error) {
 		// kgo compresses with snappy unless told otherwise; "none" must be explicit.
 		kgo.ProducerBatchCompression(codec),
 	}
-	if !o.Idempotent {
+	switch {
+	case o.TransactionSize > 0:
+		opts = append(opts, kgo.TransactionalID(o.TransactionalID))
+	case !o.Idempotent:
 		opts = append(opts, kgo.DisableIdempotentWrite())
 	}
 	if o.Linger > 0 {

@@ -15,20 +15,23 @@ import (
 
 	"github.com/twmb/franz-go/pkg/kadm"
 	"github.com/twmb/franz-go/pkg/kerr"
-	"github.com/twmb/franz-go/pkg/kfake"
 	"github.com/twmb/franz-go/pkg/kgo"
-	"github.com/twmb/franz-go/pkg/kversion"
 	"go.uber.org/zap"
 	"go.uber.org/zap/zapcore"
 )
 
-// KfakeTarget is the Result.Target of RunKfake.
-const KfakeTarget = "kfake"
+// Reference is an in-process cluster that `zkafka-bench` runs the same load
+// against, to print zkafka's rates as ratios of its own. Run starts the
+// cluster, points opts at it, calls RunAgainst and stops it.
+type Reference struct {
+	Name string
+	Run  func(ctx context.Context, opts Options, log io.Writer) (Result, error)
+}
 
 // Result is what one run measured against one target. Rates count record
 // values only (no keys, headers or framing); MB is 10^6 bytes.
 type Result struct {
-	Target  string // the bootstrap servers, or KfakeTarget
+	Target  string // the bootstrap servers, or a Reference's name
 	Records int    // records produced, and consumed back
 	Bytes   int64  // value bytes produced
 
@@ -39,6 +42,11 @@ type Result struct {
 	ConsumeRecordsPerSec, ConsumeMBPerSec float64
 
 	P50, P99 time.Duration // produce latency: record enqueue to its promise
+
+	// Transactions is how many transactions a transactional run committed;
+	// CommitP50 and CommitP99 are the latency of EndTransaction(commit).
+	Transactions         int
+	CommitP50, CommitP99 time.Duration
 }
 
 // Run produces opts.Records records to opts.Brokers, then consumes them all
@@ -54,22 +62,15 @@ func Run(ctx context.Context, opts Options, log io.Writer) (Result, error) {
 	return run(ctx, opts, newLogger(log), strings.Join(opts.Brokers, ","))
 }
 
-// RunKfake runs the same load as Run against an in-process kfake cluster of
-// three brokers on random ports, capped at Kafka 2.8's API versions so that
-// it speaks what zkafka speaks. opts.Brokers is ignored; the cluster is
-// closed before RunKfake returns.
-func RunKfake(ctx context.Context, opts Options, log io.Writer) (Result, error) {
+// RunAgainst runs the load against brokers already started, naming the result
+// target; a Reference's Run calls it with its cluster's addresses.
+func RunAgainst(ctx context.Context, opts Options, log io.Writer, target string, brokers []string) (Result, error) {
 	opts, err := opts.withDefaults()
 	if err != nil {
 		return Result{}, fmt.Errorf("bench: %w", err)
 	}
-	cluster, err := kfake.NewCluster(kfake.NumBrokers(3), kfake.MaxVersions(kversion.V2_8_0()))
-	if err != nil {
-		return Result{}, fmt.Errorf("bench: start kfake cluster: %w", err)
-	}
-	defer cluster.Close()
-	opts.Brokers = cluster.ListenAddrs()
-	return run(ctx, opts, newLogger(log), KfakeTarget)
+	opts.Brokers = brokers
+	return run(ctx, opts, newLogger(log), target)
 }
 
 func run(ctx context.Context, opts Options, logger *zap.Logger, target string) (Result, error) {
@@ -104,7 +105,8 @@ func measure(ctx context.Context, opts Options, logger *zap.Logger) (Result, err
 	if err != nil {
 		return Result{}, err
 	}
-	logger.Info("produced", zap.Duration("duration", p.duration), zap.Duration("p50", p.p50), zap.Duration("p99", p.p99))
+	logger.Info("produced", zap.Duration("duration", p.duration), zap.Duration("p50", p.p50), zap.Duration("p99", p.p99),
+		zap.Int("transactions", p.transactions), zap.Duration("commit-p50", p.commitP50), zap.Duration("commit-p99", p.commitP99))
 
 	c, err := consume(ctx, opts, from)
 	if err != nil {
@@ -129,6 +131,9 @@ func measure(ctx context.Context, opts Options, logger *zap.Logger) (Result, err
 		ConsumeMBPerSec:      perSecond(float64(bytes)/1e6, c.duration),
 		P50:                  p.p50,
 		P99:                  p.p99,
+		Transactions:         p.transactions,
+		CommitP50:            p.commitP50,
+		CommitP99:            p.commitP99,
 	}, nil
 }
 
@@ -215,14 +220,19 @@ func leadersMissing(ctx context.Context, adm *kadm.Client, topic string, want in
 }
 
 type produceStats struct {
-	duration time.Duration
-	p50, p99 time.Duration
+	duration             time.Duration
+	p50, p99             time.Duration
+	transactions         int
+	commitP50, commitP99 time.Duration
 }
 
 // produce enqueues every record and waits for every promise. The first
 // failed promise cancels the rest: a benchmark of a lossy broker is not a
 // benchmark.
 func produce(ctx context.Context, cl *kgo.Client, opts Options) (produceStats, error) {
+	if opts.TransactionSize > 0 {
+		return produceTransactions(ctx, cl, opts)
+	}
 	values := newPayloads(opts.Records, opts.RecordSize)
 	latencies := make([]time.Duration, opts.Records)
 	prodCtx, abort := context.WithCancelCause(ctx)
@@ -265,6 +275,56 @@ func produce(ctx context.Context, cl *kgo.Client, opts Options) (produceStats, e
 	}, nil
 }
 
+// produceTransactions produces the records in transactions of
+// opts.TransactionSize: begin, enqueue them all, flush, commit, and the
+// next. Record latency runs from enqueue to its promise; commit latency
+// is EndTransaction's.
+func produceTransactions(ctx context.Context, cl *kgo.Client, opts Options) (produceStats, error) {
+	values := newPayloads(opts.Records, opts.RecordSize)
+	latencies := make([]time.Duration, 0, opts.Records)
+	var commits []time.Duration
+	var mu sync.Mutex
+	begin := time.Now()
+	for first := 0; first < opts.Records; first += opts.TransactionSize {
+		if err := cl.BeginTransaction(); err != nil {
+			return produceStats{}, fmt.Errorf("begin transaction %d: %w", len(commits)+1, err)
+		}
+		var failed error
+		for i := first; i < min(first+opts.TransactionSize, opts.Records); i++ {
+			enqueued := time.Now()
+			cl.Produce(ctx, &kgo.Record{Topic: opts.Topic, Value: values.value(i)}, func(r *kgo.Record, err error) {
+				mu.Lock()
+				defer mu.Unlock()
+				if err != nil && failed == nil {
+					failed = fmt.Errorf("record to %s[%d]: %w", r.Topic, r.Partition, err)
+				}
+				latencies = append(latencies, time.Since(enqueued))
+			})
+		}
+		if err := cl.Flush(ctx); err != nil {
+			return produceStats{}, fmt.Errorf("flush transaction %d: %w", len(commits)+1, err)
+		}
+		mu.Lock()
+		err := failed
+		mu.Unlock()
+		if err != nil {
+			return produceStats{}, err
+		}
+		start := time.Now()
+		if err := cl.EndTransaction(ctx, kgo.TryCommit); err != nil {
+			return produceStats{}, fmt.Errorf("commit transaction %d: %w", len(commits)+1, err)
+		}
+		commits = append(commits, time.Since(start))
+	}
+	elapsed := time.Since(begin)
+	slices.Sort(latencies)
+	slices.Sort(commits)
+	return produceStats{
+		duration: elapsed, p50: percentile(latencies, 0.50), p99: percentile(latencies, 0.99),
+		transactions: len(commits), commitP50: percentile(commits, 0.50), commitP99: percentile(commits, 0.99),
+	}, nil
+}
+
 type consumeStats struct {
 	records  int
 	duration time.Duration
@@ -276,6 +336,9 @@ type consumeStats struct {
 func consume(ctx context.Context, opts Options, from map[int32]kgo.Offset) (consumeStats, error) {
 	begin := time.Now()
 	copts := []kgo.Opt{kgo.SeedBrokers(opts.Brokers...), kgo.ClientID("zkafka-bench-consumer")}
+	if opts.TransactionSize > 0 {
+		copts = append(copts, kgo.FetchIsolationLevel(kgo.ReadCommitted()))
+	}
 	if from == nil {
 		copts = append(copts, kgo.ConsumeTopics(opts.Topic), kgo.ConsumeResetOffset(kgo.NewOffset().AtStart()))
 	} else {

@@ -160,14 +160,6 @@ func TestRunReusesExistingTopic(t *testing.T) {
 	}
 }
 
-func TestRunKfake(t *testing.T) {
-	res, err := RunKfake(testContext(t, 8*time.Second), Options{Records: testRecords, Partitions: 3}, nil)
-	if err != nil {
-		t.Fatalf("RunKfake: %v", err)
-	}
-	checkResult(t, res, KfakeTarget, testRecords, DefaultRecordSize)
-}
-
 func TestRunProduceErrorAborts(t *testing.T) {
 	c := newCluster(t)
 	// Larger than kgo's default batch limit, so every record fails.

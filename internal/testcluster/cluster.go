@@ -13,6 +13,8 @@ import (
 	"go.uber.org/zap/zaptest"
 
 	"github.com/zkafka/zkafka/broker"
+	"github.com/zkafka/zkafka/brokerconfig"
+	"github.com/zkafka/zkafka/internal/wait"
 	"github.com/zkafka/zkafka/internal/zkclient"
 	"github.com/zkafka/zkafka/internal/zktest"
 	"github.com/zkafka/zkafka/zkpaths"
@@ -110,7 +112,7 @@ func (c *Cluster) Properties(id int32) map[string]string {
 func (c *Cluster) StartBroker(id int32) {
 	c.t.Helper()
 	n := c.brokers[id]
-	cfg, err := broker.NewConfig(c.Properties(id))
+	cfg, err := brokerconfig.New(c.Properties(id))
 	if err != nil {
 		c.t.Fatalf("testcluster: broker %d config: %v", id, err)
 	}
@@ -186,22 +188,10 @@ func (c *Cluster) Client(opts ...kgo.Opt) *kgo.Client {
 	return cl
 }
 
-// WaitFor polls cond every 20 ms until it holds, failing the test after 30 s.
+// WaitFor is wait.For with the cluster's test and a 30 s timeout.
 func (c *Cluster) WaitFor(what string, cond func() bool) {
 	c.t.Helper()
-	WaitFor(c.t, 30*time.Second, what, cond)
-}
-
-// WaitFor polls cond every 20 ms until it holds or the timeout passes.
-func WaitFor(t testing.TB, timeout time.Duration, what string, cond func() bool) {
-	t.Helper()
-	deadline := time.Now().Add(timeout)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out after %v waiting for %s", timeout, what)
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
+	wait.For(c.t, 30*time.Second, what, cond)
 }
 
 // WaitForController waits until /controller names a running broker that

@@ -3,17 +3,20 @@ package testcluster
 import (
 	"bytes"
 	"fmt"
+	"math/rand/v2"
 	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"runtime"
 	"sort"
+	"strconv"
 	"sync"
 	"syscall"
 	"testing"
 	"time"
 
+	"github.com/zkafka/zkafka/internal/wait"
 	"github.com/zkafka/zkafka/internal/zktest"
 )
 
@@ -54,8 +57,27 @@ type Process struct {
 	props map[string]string
 	dir   string
 	cmd   *exec.Cmd
-	log   *bytes.Buffer
+	log   *logBuffer
 	done  chan struct{}
+}
+
+// logBuffer collects a process's output; Log may read it while the process
+// still writes.
+type logBuffer struct {
+	mu  sync.Mutex
+	buf bytes.Buffer
+}
+
+func (b *logBuffer) Write(p []byte) (int, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.Write(p)
+}
+
+func (b *logBuffer) String() string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.String()
 }
 
 // FreePort returns a port on 127.0.0.1 that was free a moment ago.
@@ -67,6 +89,29 @@ func FreePort(t testing.TB) int {
 	}
 	defer l.Close()
 	return l.Addr().(*net.TCPAddr).Port
+}
+
+// FreePortRun returns the first of n consecutive ports on 127.0.0.1 that were free a moment ago, for
+// a cluster whose brokers listen on a base port and the ports after it.
+func FreePortRun(t testing.TB, n int) int {
+	t.Helper()
+	for range 100 {
+		base := 20000 + rand.IntN(30000)
+		free := true
+		for p := base; p < base+n && free; p++ {
+			l, err := net.Listen("tcp", net.JoinHostPort("127.0.0.1", strconv.Itoa(p)))
+			if err != nil {
+				free = false
+				continue
+			}
+			l.Close()
+		}
+		if free {
+			return base
+		}
+	}
+	t.Fatalf("no %d consecutive free ports", n)
+	return 0
 }
 
 // StartProcess writes props to a server.properties and runs
@@ -94,7 +139,7 @@ func (p *Process) start() {
 	if err := os.WriteFile(path, b.Bytes(), 0o644); err != nil {
 		p.t.Fatal(err)
 	}
-	p.log = &bytes.Buffer{}
+	p.log = &logBuffer{}
 	p.cmd = exec.Command(Binary(p.t), "broker", path)
 	p.cmd.Stdout, p.cmd.Stderr = p.log, p.log
 	if err := p.cmd.Start(); err != nil {
@@ -125,7 +170,7 @@ func (p *Process) Pause() {
 	// The signal is only queued when kill returns; a thread running on the
 	// other core may go on for a moment. Wait until every thread is stopped,
 	// so nothing the process does can land after Pause.
-	WaitFor(p.t, 10*time.Second, "the broker process to stop", func() bool { return zktest.ProcessStopped(p.cmd.Process.Pid) })
+	wait.For(p.t, 10*time.Second, "the broker process to stop", func() bool { return zktest.ProcessStopped(p.cmd.Process.Pid) })
 }
 
 // Resume continues a paused process (SIGCONT).
@@ -157,5 +202,5 @@ func (p *Process) Exited() (bool, int) {
 	}
 }
 
-// Log returns what the process wrote so far (valid once it exited).
+// Log returns what the process (since its latest start) wrote so far.
 func (p *Process) Log() string { return p.log.String() }

@@ -9,7 +9,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/zkafka/zkafka/internal/testcluster"
+	"github.com/zkafka/zkafka/internal/wait"
 )
 
 // TestClusterScript drives scripts/cluster.sh as a user would: up, produce
@@ -110,7 +110,7 @@ func (s *sandbox) expectStatus(want map[string]string) {
 
 func (s *sandbox) await(what string, cond func() bool) {
 	s.t.Helper()
-	testcluster.WaitFor(s.t, time.Minute, what, cond)
+	wait.For(s.t, time.Minute, what, cond)
 }
 
 func first(lines []string) string {

@@ -4,8 +4,6 @@ import (
 	"bytes"
 	"context"
 	"fmt"
-	"math/rand/v2"
-	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -60,7 +58,7 @@ func newSandbox(t testing.TB) *sandbox {
 	// sandbox has none, so they run this test's build.
 	copyFile(t, testcluster.Binary(t), filepath.Join(root, "bin", "zkafka"), 0o755)
 
-	s := &sandbox{t: t, root: root, zkPort: testcluster.FreePort(t), basePort: freePortRun(t, 3)}
+	s := &sandbox{t: t, root: root, zkPort: testcluster.FreePort(t), basePort: testcluster.FreePortRun(t, 3)}
 	s.env = append(os.Environ(),
 		"ZKAFKA_BASE_PORT="+strconv.Itoa(s.basePort),
 		"ZKAFKA_ZK_PORT="+strconv.Itoa(s.zkPort),
@@ -102,28 +100,6 @@ func (s *sandbox) mustRun(timeout time.Duration, cmdline string) string {
 		s.t.Fatalf("%s: %v\n%s", cmdline, err, out)
 	}
 	return out
-}
-
-// freePortRun finds n consecutive free ports on 127.0.0.1.
-func freePortRun(t testing.TB, n int) int {
-	t.Helper()
-	for range 100 {
-		base := 20000 + rand.IntN(30000)
-		free := true
-		for p := base; p < base+n && free; p++ {
-			l, err := net.Listen("tcp", net.JoinHostPort("127.0.0.1", strconv.Itoa(p)))
-			if err != nil {
-				free = false
-				continue
-			}
-			l.Close()
-		}
-		if free {
-			return base
-		}
-	}
-	t.Fatalf("no %d consecutive free ports", n)
-	return 0
 }
 
 func copyFiles(t testing.TB, from, to, pattern string) {

@@ -4,11 +4,13 @@ import (
 	"bufio"
 	"bytes"
 	"fmt"
+	"maps"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"regexp"
 	"runtime"
+	"slices"
 	"strconv"
 	"strings"
 	"syscall"
@@ -19,15 +21,14 @@ import (
 // The tutorial's tested blocks are fenced as ```sh tutorial (run once),
 // ```sh tutorial-wait (each command retried until its output matches, for
 // what takes a session timeout to happen) or ```sh tutorial-background (left
-// running, like a second terminal, until the comment stopBackground). In a
-// block, "$ cmd" lines are commands and the lines after one are output it
-// must show, in order, among its lines (whitespace runs count as one space).
-// <name> in output matches a word and remembers it; later, <name> in a
-// command or output is that word and <name+1> that number plus one.
+// running, like a second terminal, until the comment stopBackground);
+// ```sh tutorial-docker and ```sh tutorial-docker-wait are the same for the
+// "With Docker" section, which TestTutorialDocker runs on its own. doc.go
+// says how a command's output is compared with the lines under it.
 const stopBackground = "<!-- tutorial: stop background -->"
 
 type step struct {
-	kind    string // "tutorial", "tutorial-wait", "tutorial-background" or "stop"
+	kind    string // "tutorial", "tutorial-wait", "tutorial-background", "stop" or "tutorial-docker[-wait]"
 	line    int    // in docs/TUTORIAL.md
 	command string
 	want    []string
@@ -71,9 +72,18 @@ func parseTutorial(t *testing.T, path string) []step {
 type tutorialRun struct {
 	t          *testing.T
 	s          *sandbox
-	ports      *strings.Replacer
+	ports      *strings.Replacer // the doc's ports to the sandbox's, in commands and doc lines
+	reader     readerView
 	bound      map[string]string
 	background []*background
+}
+
+// readerView turns what the test's setup prints into what a reader sees,
+// each way narrowly: ports aside, the only differences between the doc and
+// the test's runs.
+type readerView struct {
+	replace    *strings.Replacer // text the setup prints, to the reader's
+	notPrinted []string          // doc lines that the setup does not print
 }
 
 type background struct {
@@ -97,8 +107,21 @@ func TestTutorial(t *testing.T) {
 		pairs = append(pairs, strconv.Itoa(p), strconv.Itoa(s.basePort+i))
 	}
 	r.ports = strings.NewReplacer(append(pairs, "2181", strconv.Itoa(s.zkPort))...)
+	// What cluster.sh up's hints add for the sandbox's settings (see
+	// cluster_env there), as printf %q prints them.
+	r.reader.replace = strings.NewReplacer(fmt.Sprintf("ZKAFKA_BASE_PORT=%d ZKAFKA_ZK_PORT=%d ZKAFKA_BIN=%s ",
+		s.basePort, s.zkPort, filepath.Join(s.root, "bin", "zkafka")), "")
+	// With ZKAFKA_BIN, cluster.sh up runs the test's build instead of
+	// building bin/zkafka.
+	r.reader.notPrinted = []string{"building bin/zkafka"}
 	t.Cleanup(r.stopBackground)
+	r.play(steps)
+}
 
+// play runs the steps in order; the Docker ones are left to
+// TestTutorialDocker.
+func (r *tutorialRun) play(steps []step) {
+	t := r.t
 	for _, st := range steps {
 		switch st.kind {
 		case "stop":
@@ -144,9 +167,12 @@ func (r *tutorialRun) runOnce(st step) (string, error) {
 	return out, r.match(st, out)
 }
 
-// zkCliPreamble are the lines zkCli.sh prints while connecting, before the
-// answer; the tutorial says so once and does not show them.
-var zkCliPreamble = regexp.MustCompile(`^(Connecting to \S+|WATCHER::|WatchedEvent state:SyncConnected type:None path:null)$`)
+// zkCliChatter are the lines zkCli.sh prints around its answer: while
+// connecting (the WATCHER block from an event thread, so anywhere), and, with
+// the container's logging, as it exits (ZooKeeper 3.8.0 logs a normal exit
+// as an ERROR). The tutorial says so and does not show them.
+var zkCliChatter = regexp.MustCompile(`^(Connecting to \S+|WATCHER::|WatchedEvent state:SyncConnected type:None path:null|` +
+	`\S+ \S+ \[myid:\] - ERROR \[main:ServiceUtils@\d+\] - Exiting JVM with code 0)$`)
 
 var placeholder = regexp.MustCompile(`<([a-z][a-z0-9-]*)(\+1)?>`)
 
@@ -178,42 +204,118 @@ func (r *tutorialRun) value(m []string) (string, error) {
 	return strconv.Itoa(n + 1), nil
 }
 
-// match checks that the wanted lines appear in order among out's lines,
-// binding new placeholders only when the whole step matches.
+// match checks out, the whole output of st's command, against the lines the
+// doc shows, with the tolerances doc.go lists and no others. New
+// placeholders are bound only when the whole output matches.
 func (r *tutorialRun) match(st step, out string) error {
-	var lines []string
+	m := &outputMatch{r: r, worst: mismatch{doc: -1}}
+	for _, w := range st.want {
+		w = strings.Join(strings.Fields(r.ports.Replace(w)), " ")
+		if !slices.Contains(r.reader.notPrinted, w) {
+			m.doc = append(m.doc, w)
+		}
+	}
+	if r.reader.replace != nil {
+		out = r.reader.replace.Replace(out)
+	}
 	for _, line := range strings.Split(out, "\n") {
 		line = strings.Join(strings.Fields(line), " ")
-		if !zkCliPreamble.MatchString(line) {
-			lines = append(lines, line)
+		if line != "" && !zkCliChatter.MatchString(line) {
+			m.out = append(m.out, line)
 		}
 	}
-	learnt := map[string]string{}
-	next := 0
-	for _, w := range st.want {
-		re, names, err := r.lineRegexp(strings.Join(strings.Fields(r.ports.Replace(w)), " "), learnt)
-		if err != nil {
-			return err
-		}
-		found := false
-		for ; next < len(lines) && !found; next++ {
-			m := re.FindStringSubmatch(lines[next])
-			if m == nil {
-				continue
-			}
-			found = true
-			for i, name := range names {
-				learnt[name] = m[i+1]
-			}
-		}
-		if !found {
-			return fmt.Errorf("no line matching %q (in order)", w)
-		}
+	learnt, err := m.from(0, 0, map[string]string{})
+	if err != nil {
+		return err
 	}
-	for k, v := range learnt {
-		r.bound[k] = v
+	if learnt == nil {
+		return m.worst.err(m)
 	}
+	maps.Copy(r.bound, learnt)
 	return nil
+}
+
+// isElision reports whether a doc line is the marker for elided lines: "..."
+// alone or followed by words that say what the lines are.
+func isElision(docLine string) bool {
+	return docLine == "..." || strings.HasPrefix(docLine, "... ")
+}
+
+// outputMatch aligns the doc's lines with the output's, both normalised.
+type outputMatch struct {
+	r     *tutorialRun
+	doc   []string
+	out   []string
+	worst mismatch // the failure furthest into the doc, to report
+}
+
+// mismatch is where an alignment failed: doc line doc against output line
+// out (either may be past the end); afterElision when the lines elided
+// before doc could not be ended anywhere.
+type mismatch struct {
+	doc, out     int
+	afterElision bool
+}
+
+func (m *outputMatch) fail(f mismatch) {
+	if f.doc > m.worst.doc || f.doc == m.worst.doc && f.out > m.worst.out {
+		m.worst = f
+	}
+}
+
+func (f mismatch) err(m *outputMatch) error {
+	switch {
+	case f.afterElision:
+		return fmt.Errorf("the doc's %q is never followed by %q", m.doc[f.doc-1], m.doc[f.doc])
+	case f.doc == len(m.doc):
+		return fmt.Errorf("output line %d %q is not in the doc", f.out+1, m.out[f.out])
+	case f.out == len(m.out):
+		return fmt.Errorf("the output ends where the doc shows %q", m.doc[f.doc])
+	default:
+		return fmt.Errorf("output line %d %q is not %q", f.out+1, m.out[f.out], m.doc[f.doc])
+	}
+}
+
+// from matches doc lines i.. against output lines j.., returning the
+// placeholders learnt on success and nil on a mismatch. An elision takes
+// as few lines as lets the rest match.
+func (m *outputMatch) from(i, j int, learnt map[string]string) (map[string]string, error) {
+	switch {
+	case i == len(m.doc) && j == len(m.out):
+		return learnt, nil
+	case i == len(m.doc) || j == len(m.out):
+		m.fail(mismatch{doc: i, out: j})
+		return nil, nil
+	case isElision(m.doc[i]):
+		if i+1 == len(m.doc) {
+			return learnt, nil // the rest of the output, at least one line
+		}
+		for k := j + 1; k <= len(m.out); k++ {
+			if res, err := m.from(i+1, k, learnt); res != nil || err != nil {
+				return res, err
+			}
+		}
+		if m.worst.doc <= i+1 {
+			m.worst = mismatch{doc: i + 1, out: len(m.out), afterElision: true}
+		}
+		return nil, nil
+	}
+	re, names, err := m.r.lineRegexp(m.doc[i], learnt)
+	if err != nil {
+		return nil, err
+	}
+	sub := re.FindStringSubmatch(m.out[j])
+	if sub == nil {
+		m.fail(mismatch{doc: i, out: j})
+		return nil, nil
+	}
+	if len(names) > 0 {
+		learnt = maps.Clone(learnt)
+		for k, name := range names {
+			learnt[name] = sub[k+1]
+		}
+	}
+	return m.from(i+1, j+1, learnt)
 }
 
 // lineRegexp turns one wanted line into an anchored regexp; names are the

@@ -75,6 +75,7 @@ func Connect(ctx context.Context, cfg Config) (*Client, error) {
 		done:           make(chan struct{}),
 		hasSession:     make(chan struct{}),
 	}
+	c.creds.handshake = cfg.SessionTimeout / time.Duration(len(servers))
 	conn, events, err := zk.Connect(servers, cfg.SessionTimeout,
 		zk.WithLogger(zapPrintf{c.logger}),
 		zk.WithLogInfo(false),
@@ -132,6 +133,11 @@ func parseConnect(s string) (servers []string, chroot string, err error) {
 // SessionID is the id of the current session, 0 while there is none (after an expiry, until the
 // replacement is established).
 func (c *Client) SessionID() int64 { return c.conn.SessionID() }
+
+// Connected reports whether the client is connected to a server with its session now. It is false
+// while the connection is down (requests wait for it to come back) and after an expiry until the
+// replacement session is established.
+func (c *Client) Connected() bool { return c.conn.State() == zk.StateHasSession }
 
 // OnSessionExpired registers fn to run when the session has expired: its ephemeral znodes and
 // watches are gone. It runs on the client's goroutine, after earlier registered callbacks, and

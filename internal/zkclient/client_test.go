@@ -3,8 +3,11 @@ package zkclient_test
 import (
 	"context"
 	"errors"
+	"io"
+	"net"
 	"slices"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -116,6 +119,25 @@ func TestErrorsWrapZooKeeperErrors(t *testing.T) {
 	}
 	if ok, _, err := c.Exists("/missing"); ok || err != nil {
 		t.Fatalf("Exists(/missing) = %v, %v; want false, nil", ok, err)
+	}
+}
+
+// TestSyncThenRead: a write by another session is visible to a read after
+// Sync; Sync takes chroot-relative paths and names a bad one in its error.
+func TestSyncThenRead(t *testing.T) {
+	chroot := zktest.NewChroot(t)
+	reader, writer := connect(t, chroot), connect(t, chroot)
+	if _, err := writer.Create("/epoch", []byte("7"), 0, nil); err != nil {
+		t.Fatal(err)
+	}
+	if err := reader.Sync("/epoch"); err != nil {
+		t.Fatalf("Sync: %v", err)
+	}
+	if data, _, err := reader.Get("/epoch"); err != nil || string(data) != "7" {
+		t.Fatalf("Get after Sync = %q, %v; want the other session's write", data, err)
+	}
+	if err := reader.Sync("no-slash"); err == nil || !strings.Contains(err.Error(), "no-slash") {
+		t.Fatalf("Sync(no-slash) = %v, want an error naming the path", err)
 	}
 }
 
@@ -427,5 +449,69 @@ func TestRequestInFlightWhenTheConnectionDropsIsRetried(t *testing.T) {
 	}
 	if c.SessionID() != id {
 		t.Fatal("the session changed; the test needs it to survive")
+	}
+}
+
+// silentOnce listens on 127.0.0.1: its first connection is accepted and never answered, as by a
+// ZooKeeper still starting up; later ones are relayed to target.
+func silentOnce(t *testing.T, target string) string {
+	t.Helper()
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var conns []net.Conn
+	var mu sync.Mutex
+	t.Cleanup(func() {
+		l.Close()
+		mu.Lock()
+		defer mu.Unlock()
+		for _, c := range conns {
+			c.Close()
+		}
+	})
+	go func() {
+		for first := true; ; first = false {
+			c, err := l.Accept()
+			if err != nil {
+				return
+			}
+			mu.Lock()
+			conns = append(conns, c)
+			mu.Unlock()
+			if first {
+				continue
+			}
+			up, err := net.Dial("tcp", target)
+			if err != nil {
+				c.Close()
+				continue
+			}
+			mu.Lock()
+			conns = append(conns, up)
+			mu.Unlock()
+			go io.Copy(up, c)
+			go io.Copy(c, up)
+		}
+	}()
+	return l.Addr().String()
+}
+
+// A server that accepts the connection and never answers the ConnectRequest is given up after the
+// session timeout divided by the number of servers, as Java's client does, not after go-zookeeper's
+// ten receive timeouts (27 s for a 4 s session, two minutes for Kafka's 18 s).
+func TestConnectGivesUpOnASilentServer(t *testing.T) {
+	connect := zktest.NewChroot(t)
+	server, chroot, _ := strings.Cut(connect, "/")
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	start := time.Now()
+	c, err := zkclient.Connect(ctx, zkclient.Config{Connect: silentOnce(t, server) + "/" + chroot, SessionTimeout: 4 * time.Second})
+	if err != nil {
+		t.Fatalf("no session %v after the silent first connection: %v", time.Since(start).Round(time.Millisecond), err)
+	}
+	defer c.Close()
+	if _, _, err := c.Exists("/"); err != nil {
+		t.Fatal(err)
 	}
 }

@@ -26,6 +26,12 @@ type credentials struct {
 	id      int64
 	passwd  []byte
 	timeout time.Duration // negotiated session timeout
+	// abandoned makes the dialer refuse: see Abandon.
+	abandoned bool
+	conn      net.Conn // the latest connection dialed
+	// handshake bounds the wait for a ConnectResponse: the session timeout divided by the number of
+	// servers, Java's connect timeout. Set once before the first dial.
+	handshake time.Duration
 }
 
 func (cr *credentials) get() (id int64, passwd []byte, timeout time.Duration) {
@@ -42,20 +48,62 @@ func (cr *credentials) set(r connectResponse) {
 
 // dialer is go-zookeeper's Dialer with the connection wrapped to read the ConnectResponse.
 func (cr *credentials) dialer(network, address string, timeout time.Duration) (net.Conn, error) {
+	cr.mu.Lock()
+	abandoned := cr.abandoned
+	cr.mu.Unlock()
+	if abandoned {
+		return nil, errAbandoned
+	}
 	conn, err := net.DialTimeout(network, address, timeout)
 	if err != nil {
 		return nil, err
 	}
-	return &captureConn{Conn: conn, creds: cr}, nil
+	cr.mu.Lock()
+	cr.conn = conn
+	handshake := cr.handshake
+	cr.mu.Unlock()
+	return &captureConn{Conn: conn, creds: cr, handshake: handshake}, nil
+}
+
+// errAbandoned is what the dialer answers after Abandon.
+var errAbandoned = errors.New("zkclient: session abandoned")
+
+// Abandon drops the connection without closing the session, as a process
+// killed with SIGKILL does: the server keeps the session, and its ephemeral
+// znodes, until the session timeout expires it. The client stops as Close
+// does but never reconnects, so no closeSession is sent.
+func (c *Client) Abandon() error {
+	c.creds.mu.Lock()
+	c.creds.abandoned = true
+	conn := c.creds.conn
+	c.creds.mu.Unlock()
+	if conn != nil {
+		_ = conn.Close()
+	}
+	return c.Close()
 }
 
 // captureConn copies the first frame the server sends on a connection, the ConnectResponse, and
 // records its session id and password. Later reads pass straight through.
 type captureConn struct {
 	net.Conn
-	creds *credentials
-	first []byte
-	done  bool
+	creds     *credentials
+	handshake time.Duration
+	first     []byte
+	done      bool
+}
+
+// SetReadDeadline caps the deadline go-zookeeper gives the ConnectResponse — ten times its receive
+// timeout, two minutes with Kafka's 18 s sessions — at the handshake timeout, after which Java's
+// client gives up on a server and tries again. A ZooKeeper that accepts connections while it is still
+// starting and never answers them held a broker that long, its session expiring meanwhile (found by
+// `zkafka chaos`: ZooKeeper killed and restarted left the cluster without a controller for 80 s).
+// go-zookeeper reads the ConnectResponse before it starts its receive loop, so done is not shared.
+func (c *captureConn) SetReadDeadline(t time.Time) error {
+	if limit := time.Now().Add(c.handshake); !c.done && !t.IsZero() && c.handshake > 0 && t.After(limit) {
+		t = limit
+	}
+	return c.Conn.SetReadDeadline(t)
 }
 
 func (c *captureConn) Read(p []byte) (int, error) {

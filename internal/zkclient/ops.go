@@ -81,6 +81,20 @@ func (c *Client) Get(path string) ([]byte, *zk.Stat, error) {
 	return data, stat, nil
 }
 
+// Sync waits until the server this session is connected to has applied every
+// write the ensemble's leader had committed when Sync was issued, so that a
+// read after it is not behind a write another session already saw.
+func (c *Client) Sync(path string) error {
+	p, err := c.full(path)
+	if err != nil {
+		return fmt.Errorf("zk sync %s: %w", path, err)
+	}
+	if err := c.retry(func() error { _, err := c.conn.Sync(p); return err }); err != nil {
+		return fmt.Errorf("zk sync %s: %w", path, err)
+	}
+	return nil
+}
+
 // GetW is Get plus a one-shot watch for the znode's data changing or the znode being deleted.
 func (c *Client) GetW(path string) ([]byte, *zk.Stat, <-chan zk.Event, error) {
 	p, err := c.full(path)

@@ -1,0 +1,64 @@
+package broker
+
+import (
+	"bufio"
+	"fmt"
+	"os"
+	"strings"
+	"testing"
+
+	"github.com/twmb/franz-go/pkg/kmsg"
+)
+
+// TestAPIVersionsMatchKafka28 generates the ApiKey → versions table from the
+// broker's ApiVersions answer and checks it against
+// testdata/api_versions_2.8.2.txt, which holds Kafka 2.8.2's validVersions
+// beside ours: every advertised API has its row with the range advertised,
+// an unserved row is not advertised, and a row that differs from 2.8.2 says
+// why.
+func TestAPIVersionsMatchKafka28(t *testing.T) {
+	s := &Server{apis: advertisedAPIs(false)}
+	advertised := map[int16]string{}
+	for _, k := range s.apiVersionsResponse(3, 0).(*kmsg.ApiVersionsResponse).ApiKeys {
+		advertised[k.ApiKey] = fmt.Sprintf("%d-%d", k.MinVersion, k.MaxVersion)
+	}
+
+	f, err := os.Open("testdata/api_versions_2.8.2.txt")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	rows := map[int16]bool{}
+	sc := bufio.NewScanner(f)
+	for sc.Scan() {
+		line := sc.Text()
+		if line == "" || strings.HasPrefix(line, "#") {
+			continue
+		}
+		fields := strings.Fields(line)
+		if len(fields) < 4 {
+			t.Fatalf("short row %q", line)
+		}
+		key := atoi16(t, fields[0])
+		name, kafka, ours, note := fields[1], fields[2], fields[3], strings.Join(fields[4:], " ")
+		rows[key] = true
+		got, ok := advertised[key]
+		if !ok {
+			got = "-"
+		}
+		if got != ours {
+			t.Errorf("%s (%d): advertised %s, the table says %s", name, key, got, ours)
+		}
+		if ours != kafka && note == "" {
+			t.Errorf("%s (%d): %s differs from Kafka 2.8.2's %s without a note", name, key, ours, kafka)
+		}
+	}
+	if err := sc.Err(); err != nil {
+		t.Fatal(err)
+	}
+	for key, v := range advertised {
+		if !rows[key] {
+			t.Errorf("%s (%d) v%s is advertised but Kafka 2.8.2 has no such API", kmsg.NameForKey(key), key, v)
+		}
+	}
+}

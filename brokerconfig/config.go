@@ -1,0 +1,582 @@
+package brokerconfig
+
+import (
+	"bufio"
+	"errors"
+	"fmt"
+	"io"
+	"maps"
+	"net"
+	"os"
+	"sort"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// Config is a broker's configuration, with Kafka's server.properties names
+// and Kafka 2.8's defaults.
+type Config struct {
+	BrokerID                         int32         // broker.id (-1: generate through /brokers/seqid)
+	BrokerIDGenerationEnable         bool          // broker.id.generation.enable
+	ReservedBrokerMaxID              int32         // reserved.broker.max.id
+	Rack                             string        // broker.rack
+	Listeners                        []Listener    // listeners
+	AdvertisedListeners              []Listener    // advertised.listeners (defaults to listeners)
+	InterBrokerListenerName          string        // inter.broker.listener.name
+	LogDirs                          []string      // log.dirs, falling back to log.dir
+	ZooKeeperConnect                 string        // zookeeper.connect, with an optional chroot
+	ZooKeeperSessionTimeout          time.Duration // zookeeper.session.timeout.ms
+	ZooKeeperConnectionTimeout       time.Duration // zookeeper.connection.timeout.ms (defaults to the session timeout)
+	NumPartitions                    int32         // num.partitions
+	DefaultReplicationFactor         int16         // default.replication.factor
+	MinInsyncReplicas                int32         // min.insync.replicas
+	ReplicaLagTimeMax                time.Duration // replica.lag.time.max.ms
+	NumReplicaFetchers               int32         // num.replica.fetchers
+	ReplicaFetchMaxBytes             int32         // replica.fetch.max.bytes
+	ReplicaFetchMinBytes             int32         // replica.fetch.min.bytes
+	ReplicaFetchWaitMax              time.Duration // replica.fetch.wait.max.ms
+	ReplicaFetchBackoff              time.Duration // replica.fetch.backoff.ms
+	ReplicaHWCheckpointInterval      time.Duration // replica.high.watermark.checkpoint.interval.ms
+	ReplicaTruncationMode            string        // replica.truncation.mode: epoch (KIP-101) or hw (pre-0.11, to show its failures)
+	UncleanLeaderElectionEnable      bool          // unclean.leader.election.enable
+	AutoLeaderRebalanceEnable        bool          // auto.leader.rebalance.enable
+	AutoCreateTopicsEnable           bool          // auto.create.topics.enable
+	DeleteTopicEnable                bool          // delete.topic.enable
+	OffsetsTopicNumPartitions        int32         // offsets.topic.num.partitions
+	OffsetsTopicReplicationFactor    int16         // offsets.topic.replication.factor
+	GroupInitialRebalanceDelay       time.Duration // group.initial.rebalance.delay.ms
+	LogSegmentBytes                  int64         // log.segment.bytes
+	LogRollTime                      time.Duration // log.roll.ms / log.roll.hours
+	LogRetentionTime                 time.Duration // log.retention.ms / .minutes / .hours (negative: forever)
+	LogRetentionBytes                int64         // log.retention.bytes
+	LogRetentionCheckInterval        time.Duration // log.retention.check.interval.ms
+	LogIndexIntervalBytes            int32         // log.index.interval.bytes
+	LogIndexSizeMaxBytes             int32         // log.index.size.max.bytes
+	LogFlushOffsetCheckpointInterval time.Duration // log.flush.offset.checkpoint.interval.ms
+	MessageMaxBytes                  int32         // message.max.bytes
+	SocketRequestMaxBytes            int32         // socket.request.max.bytes
+	ConnectionsMaxIdle               time.Duration // connections.max.idle.ms
+	RequestTimeout                   time.Duration // request.timeout.ms
+	ControllerSocketTimeout          time.Duration // controller.socket.timeout.ms
+	ControlledShutdownEnable         bool          // controlled.shutdown.enable
+	ControlledShutdownMaxRetries     int32         // controlled.shutdown.max.retries
+	ControlledShutdownRetryBackoff   time.Duration // controlled.shutdown.retry.backoff.ms
+	LeaderImbalancePerBrokerPercent  int32         // leader.imbalance.per.broker.percentage
+	LeaderImbalanceCheckInterval     time.Duration // leader.imbalance.check.interval.seconds
+
+	// BatchedCoordinatorAPIs (zkafka.batched.coordinator.apis.enable) lets
+	// the broker advertise Kafka 3.0's batched FindCoordinator v4 and
+	// OffsetFetch v8; off, it stops at Kafka 2.8's v3 and v7.
+	BatchedCoordinatorAPIs bool
+
+	// Connection and memory limits.
+	MaxConnections               int32            // max.connections
+	MaxConnectionsPerIP          int32            // max.connections.per.ip
+	MaxConnectionsPerIPOverrides map[string]int32 // max.connections.per.ip.overrides: host or IP to its maximum
+	ListenerMaxConnections       map[string]int32 // listener.name.<listener>.max.connections
+	QueuedMaxRequestBytes        int64            // queued.max.request.bytes (not positive: unbounded)
+
+	// Properties are the supplied properties (server.properties and
+	// overrides), the static layer under the dynamic broker configs.
+	Properties map[string]string
+
+	// Unknown holds supplied keys the broker does not know, logged at start
+	// the way Kafka warns about them.
+	Unknown []string
+}
+
+// Listener is one entry of listeners or advertised.listeners:
+// NAME://host:port, with the security protocol from
+// listener.security.protocol.map.
+type Listener struct {
+	Name             string
+	SecurityProtocol string
+	Host             string
+	Port             int32
+}
+
+// String is the listener as listeners spells it: NAME://host:port.
+func (l Listener) String() string {
+	return fmt.Sprintf("%s://%s", l.Name, net.JoinHostPort(l.Host, strconv.Itoa(int(l.Port))))
+}
+
+// ErrConfig marks a configuration error; the message names the key.
+var ErrConfig = errors.New("invalid configuration")
+
+// The values of replica.truncation.mode.
+const (
+	// TruncateByEpoch is KIP-101 (Kafka 0.11+): a new follower asks the
+	// leader where its latest leader epoch ends and truncates there.
+	TruncateByEpoch = "epoch"
+	// TruncateToHighWatermark is the pre-0.11 rule, kept to show its
+	// failures: a new follower cuts its log at its own high watermark.
+	TruncateToHighWatermark = "hw"
+)
+
+// defaultProperties are Kafka 2.8's defaults for every key the broker reads.
+var defaultProperties = map[string]string{
+	"broker.id":                               "-1",
+	"broker.id.generation.enable":             "true",
+	"reserved.broker.max.id":                  "1000",
+	"broker.rack":                             "",
+	"listeners":                               "PLAINTEXT://:9092",
+	"advertised.listeners":                    "",
+	"listener.security.protocol.map":          "PLAINTEXT:PLAINTEXT,SSL:SSL,SASL_PLAINTEXT:SASL_PLAINTEXT,SASL_SSL:SASL_SSL",
+	"inter.broker.listener.name":              "",
+	"security.inter.broker.protocol":          "PLAINTEXT",
+	"log.dir":                                 "/tmp/kafka-logs",
+	"log.dirs":                                "",
+	"zookeeper.connect":                       "",
+	"zookeeper.session.timeout.ms":            "18000",
+	"zookeeper.connection.timeout.ms":         "",
+	"num.partitions":                          "1",
+	"default.replication.factor":              "1",
+	"min.insync.replicas":                     "1",
+	"replica.lag.time.max.ms":                 "30000",
+	"unclean.leader.election.enable":          "false",
+	"auto.leader.rebalance.enable":            "true",
+	"auto.create.topics.enable":               "true",
+	"delete.topic.enable":                     "true",
+	"offsets.topic.num.partitions":            "50",
+	"offsets.topic.replication.factor":        "3",
+	"group.initial.rebalance.delay.ms":        "3000",
+	"group.min.session.timeout.ms":            "6000",
+	"group.max.session.timeout.ms":            "1800000",
+	"group.max.size":                          "2147483647",
+	"offset.metadata.max.bytes":               "4096",
+	"offsets.retention.minutes":               "10080",
+	"offsets.retention.check.interval.ms":     "600000",
+	"offsets.commit.timeout.ms":               "5000",
+	"offsets.topic.segment.bytes":             "104857600",
+	"log.cleaner.enable":                      "true",
+	"log.cleaner.backoff.ms":                  "15000",
+	"log.segment.bytes":                       "1073741824",
+	"log.roll.ms":                             "",
+	"log.roll.hours":                          "168",
+	"log.retention.ms":                        "",
+	"log.retention.minutes":                   "",
+	"log.retention.hours":                     "168",
+	"log.retention.bytes":                     "-1",
+	"log.retention.check.interval.ms":         "300000",
+	"log.index.interval.bytes":                "4096",
+	"log.index.size.max.bytes":                "10485760",
+	"log.flush.offset.checkpoint.interval.ms": "60000",
+	"message.max.bytes":                       "1048588",
+	"socket.request.max.bytes":                "104857600",
+	"connections.max.idle.ms":                 "600000",
+	"max.connections":                         "2147483647",
+	"max.connections.per.ip":                  "2147483647",
+	"max.connections.per.ip.overrides":        "",
+	"queued.max.request.bytes":                "-1",
+	"request.timeout.ms":                      "30000",
+	"controller.socket.timeout.ms":            "30000",
+	"controlled.shutdown.enable":              "true",
+	"controlled.shutdown.max.retries":         "3",
+	"controlled.shutdown.retry.backoff.ms":    "5000",
+	"leader.imbalance.per.broker.percentage":  "10",
+	"leader.imbalance.check.interval.seconds": "300",
+
+	// Replication.
+	"num.replica.fetchers":                          "1",
+	"replica.fetch.max.bytes":                       "1048576",
+	"replica.fetch.min.bytes":                       "1",
+	"replica.fetch.wait.max.ms":                     "500",
+	"replica.fetch.backoff.ms":                      "1000",
+	"replica.high.watermark.checkpoint.interval.ms": "5000",
+	"replica.truncation.mode":                       TruncateByEpoch,
+
+	// The transaction coordinator.
+	"transaction.state.log.num.partitions":                        "50",
+	"transaction.state.log.replication.factor":                    "3",
+	"transaction.state.log.min.isr":                               "2",
+	"transaction.state.log.segment.bytes":                         "104857600",
+	"transaction.state.log.load.buffer.size":                      "5242880",
+	"transaction.max.timeout.ms":                                  "900000",
+	"transactional.id.expiration.ms":                              "604800000",
+	"transaction.abort.timed.out.transaction.cleanup.interval.ms": "10000",
+	"transaction.remove.expired.transaction.cleanup.interval.ms":  "3600000",
+
+	// zkafka's own switch, past Kafka 2.8 (issue 5's lab).
+	"zkafka.batched.coordinator.apis.enable": "false",
+}
+
+// knownButUnused are Kafka keys the teaching cluster's files carry that this
+// broker accepts without acting on them, so they do not warn.
+var knownButUnused = map[string]bool{
+	"num.network.threads": true, "num.io.threads": true, "socket.send.buffer.bytes": true,
+	"socket.receive.buffer.bytes": true, "num.recovery.threads.per.data.dir": true,
+	"log.flush.interval.messages": true, "log.flush.interval.ms": true,
+	"inter.broker.protocol.version": true, "log.message.format.version": true,
+}
+
+// ReadPropertiesFile reads a Java properties file.
+func ReadPropertiesFile(path string) (map[string]string, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	props, err := ParseProperties(f)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", path, err)
+	}
+	return props, nil
+}
+
+// ParseProperties reads the subset of the Java properties format that Kafka's
+// files use: key=value or key:value lines, '#' and '!' comments, trailing '\'
+// continuations.
+func ParseProperties(r io.Reader) (map[string]string, error) {
+	props := make(map[string]string)
+	sc := bufio.NewScanner(r)
+	var pending string
+	for sc.Scan() {
+		line := strings.TrimLeft(sc.Text(), " \t\f")
+		if pending == "" && (line == "" || line[0] == '#' || line[0] == '!') {
+			continue
+		}
+		if strings.HasSuffix(line, `\`) && !strings.HasSuffix(line, `\\`) {
+			pending += line[:len(line)-1]
+			continue
+		}
+		line, pending = pending+line, ""
+		i := strings.IndexAny(line, "=:")
+		if i < 0 {
+			props[strings.TrimSpace(line)] = ""
+			continue
+		}
+		props[strings.TrimSpace(line[:i])] = strings.TrimSpace(line[i+1:])
+	}
+	return props, sc.Err()
+}
+
+// ParseOverrides turns "key=value" strings (kafka-server-start.sh's
+// --override) into a map.
+func ParseOverrides(overrides []string) (map[string]string, error) {
+	props := make(map[string]string, len(overrides))
+	for _, o := range overrides {
+		k, v, ok := strings.Cut(o, "=")
+		if !ok || strings.TrimSpace(k) == "" {
+			return nil, fmt.Errorf("override %q is not key=value: %w", o, ErrConfig)
+		}
+		props[strings.TrimSpace(k)] = strings.TrimSpace(v)
+	}
+	return props, nil
+}
+
+// New builds a Config from properties, applying Kafka's defaults to
+// everything missing.
+func New(props map[string]string) (*Config, error) {
+	p := NewReader(props)
+	c := &Config{
+		BrokerID:                         p.Int32("broker.id"),
+		BrokerIDGenerationEnable:         p.Bool("broker.id.generation.enable"),
+		ReservedBrokerMaxID:              p.Int32("reserved.broker.max.id"),
+		Rack:                             p.str("broker.rack"),
+		ZooKeeperConnect:                 p.str("zookeeper.connect"),
+		ZooKeeperSessionTimeout:          p.Ms("zookeeper.session.timeout.ms"),
+		NumPartitions:                    p.Int32("num.partitions"),
+		DefaultReplicationFactor:         int16(p.Int32("default.replication.factor")),
+		MinInsyncReplicas:                p.Int32("min.insync.replicas"),
+		ReplicaLagTimeMax:                p.Ms("replica.lag.time.max.ms"),
+		NumReplicaFetchers:               p.Int32("num.replica.fetchers"),
+		ReplicaFetchMaxBytes:             p.Int32("replica.fetch.max.bytes"),
+		ReplicaFetchMinBytes:             p.Int32("replica.fetch.min.bytes"),
+		ReplicaFetchWaitMax:              p.Ms("replica.fetch.wait.max.ms"),
+		ReplicaFetchBackoff:              p.Ms("replica.fetch.backoff.ms"),
+		ReplicaHWCheckpointInterval:      p.Ms("replica.high.watermark.checkpoint.interval.ms"),
+		ReplicaTruncationMode:            p.str("replica.truncation.mode"),
+		UncleanLeaderElectionEnable:      p.Bool("unclean.leader.election.enable"),
+		AutoLeaderRebalanceEnable:        p.Bool("auto.leader.rebalance.enable"),
+		AutoCreateTopicsEnable:           p.Bool("auto.create.topics.enable"),
+		DeleteTopicEnable:                p.Bool("delete.topic.enable"),
+		OffsetsTopicNumPartitions:        p.Int32("offsets.topic.num.partitions"),
+		OffsetsTopicReplicationFactor:    int16(p.Int32("offsets.topic.replication.factor")),
+		GroupInitialRebalanceDelay:       p.Ms("group.initial.rebalance.delay.ms"),
+		LogSegmentBytes:                  p.Int64("log.segment.bytes"),
+		LogRetentionBytes:                p.Int64("log.retention.bytes"),
+		LogRetentionCheckInterval:        p.Ms("log.retention.check.interval.ms"),
+		LogIndexIntervalBytes:            p.Int32("log.index.interval.bytes"),
+		LogIndexSizeMaxBytes:             p.Int32("log.index.size.max.bytes"),
+		LogFlushOffsetCheckpointInterval: p.Ms("log.flush.offset.checkpoint.interval.ms"),
+		MessageMaxBytes:                  p.Int32("message.max.bytes"),
+		SocketRequestMaxBytes:            p.Int32("socket.request.max.bytes"),
+		ConnectionsMaxIdle:               p.Ms("connections.max.idle.ms"),
+		RequestTimeout:                   p.Ms("request.timeout.ms"),
+		ControllerSocketTimeout:          p.Ms("controller.socket.timeout.ms"),
+		ControlledShutdownEnable:         p.Bool("controlled.shutdown.enable"),
+		ControlledShutdownMaxRetries:     p.Int32("controlled.shutdown.max.retries"),
+		ControlledShutdownRetryBackoff:   p.Ms("controlled.shutdown.retry.backoff.ms"),
+		LeaderImbalancePerBrokerPercent:  p.Int32("leader.imbalance.per.broker.percentage"),
+		LeaderImbalanceCheckInterval:     time.Duration(p.Int64("leader.imbalance.check.interval.seconds")) * time.Second,
+		BatchedCoordinatorAPIs:           p.Bool("zkafka.batched.coordinator.apis.enable"),
+		MaxConnections:                   p.Int32("max.connections"),
+		MaxConnectionsPerIP:              p.Int32("max.connections.per.ip"),
+		QueuedMaxRequestBytes:            p.Int64("queued.max.request.bytes"),
+	}
+	c.Properties = maps.Clone(props)
+	c.ZooKeeperConnectionTimeout = c.ZooKeeperSessionTimeout
+	if p.has("zookeeper.connection.timeout.ms") {
+		c.ZooKeeperConnectionTimeout = p.Ms("zookeeper.connection.timeout.ms")
+	}
+	c.LogRollTime = time.Duration(p.Int64("log.roll.hours")) * time.Hour
+	if p.has("log.roll.ms") {
+		c.LogRollTime = p.Ms("log.roll.ms")
+	}
+	// Kafka's precedence: log.retention.ms, then .minutes, then .hours.
+	switch {
+	case p.has("log.retention.ms"):
+		c.LogRetentionTime = p.Ms("log.retention.ms")
+	case p.has("log.retention.minutes"):
+		c.LogRetentionTime = time.Duration(p.Int64("log.retention.minutes")) * time.Minute
+	default:
+		c.LogRetentionTime = time.Duration(p.Int64("log.retention.hours")) * time.Hour
+	}
+	c.LogDirs = p.list("log.dirs")
+	if len(c.LogDirs) == 0 {
+		c.LogDirs = []string{p.str("log.dir")}
+	}
+	protocols, err := parseProtocolMap(p.str("listener.security.protocol.map"))
+	if err != nil {
+		return nil, err
+	}
+	if c.Listeners, err = parseListeners("listeners", p.str("listeners"), protocols); err != nil {
+		return nil, err
+	}
+	c.AdvertisedListeners = c.Listeners
+	if p.has("advertised.listeners") {
+		if c.AdvertisedListeners, err = parseListeners("advertised.listeners", p.str("advertised.listeners"), protocols); err != nil {
+			return nil, err
+		}
+	}
+	c.InterBrokerListenerName = p.str("inter.broker.listener.name")
+	if c.InterBrokerListenerName == "" {
+		c.InterBrokerListenerName = p.str("security.inter.broker.protocol")
+	}
+	if c.MaxConnectionsPerIPOverrides, err = parseConnectionOverrides(p.str("max.connections.per.ip.overrides")); err != nil {
+		return nil, err
+	}
+	c.ListenerMaxConnections = map[string]int32{}
+	for _, l := range c.Listeners {
+		if k := ListenerMaxConnectionsKey(l.Name); p.has(k) {
+			c.ListenerMaxConnections[l.Name] = p.Int32(k)
+		}
+	}
+	if err := p.Err(); err != nil {
+		return nil, err
+	}
+	for k := range props {
+		if _, ok := defaultProperties[k]; !ok && !knownButUnused[k] && !isListenerMaxConnectionsKey(k) {
+			c.Unknown = append(c.Unknown, k)
+		}
+	}
+	sort.Strings(c.Unknown)
+	return c, c.validate()
+}
+
+func (c *Config) validate() error {
+	switch {
+	case c.ZooKeeperConnect == "":
+		return fmt.Errorf("zookeeper.connect is required: %w", ErrConfig)
+	case c.BrokerID < -1:
+		return fmt.Errorf("broker.id %d must be -1 or non-negative: %w", c.BrokerID, ErrConfig)
+	case c.BrokerID > c.ReservedBrokerMaxID:
+		return fmt.Errorf("broker.id %d is above reserved.broker.max.id %d: %w", c.BrokerID, c.ReservedBrokerMaxID, ErrConfig)
+	case c.MessageMaxBytes <= 0 || c.SocketRequestMaxBytes <= 0:
+		return fmt.Errorf("message.max.bytes and socket.request.max.bytes must be positive: %w", ErrConfig)
+	case c.LogSegmentBytes < 14:
+		return fmt.Errorf("log.segment.bytes %d is below 14: %w", c.LogSegmentBytes, ErrConfig)
+	case c.NumPartitions <= 0 || c.DefaultReplicationFactor <= 0:
+		return fmt.Errorf("num.partitions and default.replication.factor must be positive: %w", ErrConfig)
+	case c.ReplicaTruncationMode != TruncateByEpoch && c.ReplicaTruncationMode != TruncateToHighWatermark:
+		return fmt.Errorf("replica.truncation.mode %q must be epoch or hw: %w", c.ReplicaTruncationMode, ErrConfig)
+	case c.MaxConnections < 0 || c.MaxConnectionsPerIP < 0:
+		return fmt.Errorf("max.connections and max.connections.per.ip must be at least 0: %w", ErrConfig)
+	case c.MaxConnectionsPerIP == 0 && len(c.MaxConnectionsPerIPOverrides) == 0:
+		return fmt.Errorf("max.connections.per.ip can be set to zero only if max.connections.per.ip.overrides property is set: %w", ErrConfig)
+	case c.QueuedMaxRequestBytes > 0 && c.QueuedMaxRequestBytes < int64(c.SocketRequestMaxBytes):
+		return fmt.Errorf("queued.max.request.bytes must be larger or equal to socket.request.max.bytes: %w", ErrConfig)
+	case c.NumReplicaFetchers <= 0 || c.ReplicaFetchMaxBytes <= 0 || c.MinInsyncReplicas <= 0:
+		return fmt.Errorf("num.replica.fetchers, replica.fetch.max.bytes and min.insync.replicas must be positive: %w", ErrConfig)
+	}
+	if _, ok := c.AdvertisedListener(c.InterBrokerListenerName); !ok {
+		return fmt.Errorf("inter.broker.listener.name %s is not among advertised.listeners: %w", c.InterBrokerListenerName, ErrConfig)
+	}
+	for _, l := range c.Listeners {
+		if l.SecurityProtocol != "PLAINTEXT" {
+			return fmt.Errorf("listener %s: security protocol %s is not supported, only PLAINTEXT: %w", l.Name, l.SecurityProtocol, ErrConfig)
+		}
+	}
+	return nil
+}
+
+// AdvertisedListener returns the advertised listener with the given name.
+func (c *Config) AdvertisedListener(name string) (Listener, bool) {
+	for _, l := range c.AdvertisedListeners {
+		if l.Name == name {
+			return l, true
+		}
+	}
+	return Listener{}, false
+}
+
+func parseProtocolMap(s string) (map[string]string, error) {
+	m := make(map[string]string)
+	for _, entry := range splitList(s) {
+		name, proto, ok := strings.Cut(entry, ":")
+		if !ok {
+			return nil, fmt.Errorf("listener.security.protocol.map entry %q is not NAME:PROTOCOL: %w", entry, ErrConfig)
+		}
+		m[strings.ToUpper(name)] = strings.ToUpper(proto)
+	}
+	return m, nil
+}
+
+func parseListeners(key, s string, protocols map[string]string) ([]Listener, error) {
+	var ls []Listener
+	seen := map[string]bool{}
+	for _, entry := range splitList(s) {
+		name, addr, ok := strings.Cut(entry, "://")
+		if !ok {
+			return nil, fmt.Errorf("%s entry %q is not NAME://host:port: %w", key, entry, ErrConfig)
+		}
+		host, portStr, err := net.SplitHostPort(addr)
+		if err != nil {
+			return nil, fmt.Errorf("%s entry %q: %v: %w", key, entry, err, ErrConfig)
+		}
+		port, err := strconv.ParseUint(portStr, 10, 16)
+		if err != nil {
+			return nil, fmt.Errorf("%s entry %q: bad port: %w", key, entry, ErrConfig)
+		}
+		name = strings.ToUpper(name)
+		proto, ok := protocols[name]
+		if !ok {
+			return nil, fmt.Errorf("%s: listener %s has no entry in listener.security.protocol.map: %w", key, name, ErrConfig)
+		}
+		if seen[name] {
+			return nil, fmt.Errorf("%s: listener name %s appears twice: %w", key, name, ErrConfig)
+		}
+		seen[name] = true
+		ls = append(ls, Listener{Name: name, SecurityProtocol: proto, Host: host, Port: int32(port)})
+	}
+	if len(ls) == 0 {
+		return nil, fmt.Errorf("%s is empty: %w", key, ErrConfig)
+	}
+	return ls, nil
+}
+
+// ListenerMaxConnectionsKey is the per-listener connection limit's key,
+// listener.name.<listener>.max.connections, the listener name lower-cased
+// as Kafka's listener prefix is.
+func ListenerMaxConnectionsKey(listener string) string {
+	return "listener.name." + strings.ToLower(listener) + ".max.connections"
+}
+
+func isListenerMaxConnectionsKey(k string) bool {
+	name, ok := strings.CutPrefix(k, "listener.name.")
+	if !ok {
+		return false
+	}
+	name, ok = strings.CutSuffix(name, ".max.connections")
+	return ok && name != "" && !strings.Contains(name, ".")
+}
+
+// parseConnectionOverrides reads max.connections.per.ip.overrides,
+// "host:count,host:count", splitting each entry at its last colon so IPv6
+// addresses work, as Kafka's parseCsvMap does.
+func parseConnectionOverrides(s string) (map[string]int32, error) {
+	m := map[string]int32{}
+	for _, entry := range splitList(s) {
+		i := strings.LastIndex(entry, ":")
+		if i < 0 {
+			return nil, fmt.Errorf("max.connections.per.ip.overrides entry %q is not host:count: %w", entry, ErrConfig)
+		}
+		host := strings.TrimSpace(entry[:i])
+		n, err := strconv.ParseInt(strings.TrimSpace(entry[i+1:]), 10, 32)
+		if err != nil {
+			return nil, fmt.Errorf("max.connections.per.ip.overrides entry %q: count is not an integer: %w", entry, ErrConfig)
+		}
+		if !validHostPattern(host) {
+			return nil, fmt.Errorf("max.connections.per.ip.overrides contains invalid addresses : %s: %w", host, ErrConfig)
+		}
+		m[host] = int32(n)
+	}
+	return m, nil
+}
+
+// validHostPattern is Kafka's check of an override's host: letters,
+// digits and -%._: only.
+func validHostPattern(h string) bool {
+	for _, r := range h {
+		if !(r >= '0' && r <= '9' || r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || strings.ContainsRune("-%._:", r)) {
+			return false
+		}
+	}
+	return true
+}
+
+func splitList(s string) []string {
+	var out []string
+	for _, part := range strings.Split(s, ",") {
+		if part = strings.TrimSpace(part); part != "" {
+			out = append(out, part)
+		}
+	}
+	return out
+}
+
+// Reader reads typed values of broker properties, Kafka's default for a key
+// that is missing, remembering the first error. The broker reads the keys
+// Config has no field for through it.
+type Reader struct {
+	props map[string]string
+	err   error
+}
+
+// NewReader reads props.
+func NewReader(props map[string]string) *Reader { return &Reader{props: props} }
+
+// Err is the first error of a read, naming its key.
+func (p *Reader) Err() error { return p.err }
+
+func (p *Reader) has(k string) bool { return strings.TrimSpace(p.props[k]) != "" }
+
+func (p *Reader) str(k string) string {
+	if v, ok := p.props[k]; ok {
+		return v
+	}
+	return defaultProperties[k]
+}
+
+func (p *Reader) list(k string) []string { return splitList(p.str(k)) }
+
+// Int64 reads an integer.
+func (p *Reader) Int64(k string) int64 {
+	v, err := strconv.ParseInt(p.str(k), 10, 64)
+	if err != nil && p.err == nil {
+		p.err = fmt.Errorf("%s=%q is not an integer: %w", k, p.str(k), ErrConfig)
+	}
+	return v
+}
+
+// Int32 reads a 32-bit integer.
+func (p *Reader) Int32(k string) int32 {
+	v, err := strconv.ParseInt(p.str(k), 10, 32)
+	if err != nil && p.err == nil {
+		p.err = fmt.Errorf("%s=%q is not a 32-bit integer: %w", k, p.str(k), ErrConfig)
+	}
+	return int32(v)
+}
+
+// Ms reads a duration in milliseconds.
+func (p *Reader) Ms(k string) time.Duration { return time.Duration(p.Int64(k)) * time.Millisecond }
+
+// Bool reads true or false.
+func (p *Reader) Bool(k string) bool {
+	v, err := strconv.ParseBool(p.str(k))
+	if err != nil && p.err == nil {
+		p.err = fmt.Errorf("%s=%q is not true or false: %w", k, p.str(k), ErrConfig)
+	}
+	return v
+}

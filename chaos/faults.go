@@ -1,0 +1,461 @@
+package chaos
+
+import (
+	"context"
+	"fmt"
+	"math/rand/v2"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/twmb/franz-go/pkg/kadm"
+
+	"github.com/zkafka/zkafka/internal/pace"
+)
+
+// Fault kinds, in the order of the priorities.
+const (
+	KindKill      = "kill"       // kill -9 of brokers, then a restart
+	KindPause     = "pause"      // SIGSTOP of a broker past the ZooKeeper session timeout, then SIGCONT
+	KindZKPause   = "zk-pause"   // SIGSTOP of ZooKeeper past the session timeout, then SIGCONT
+	KindZKRestart = "zk-restart" // kill -9 of ZooKeeper, then a restart
+	KindRolling   = "rolling"    // every broker restarted in turn with a controlled shutdown
+	KindPartition = "partition"  // a broker's network cut (nftables in its namespace), then healed
+	KindDiskFull  = "disk-full"  // a broker's log dir (a size-limited tmpfs) filled, then freed
+)
+
+// Kind is a kind of fault and its variants, which a run takes in turn.
+type Kind struct {
+	Name     string
+	Variants []string
+	Teaches  string
+}
+
+// Kinds lists every fault kind.
+var Kinds = []Kind{
+	{KindKill, []string{"broker", "controller", "coordinator", "two", "all"},
+		"kill -9 of a random broker, the controller, the group's coordinator, two brokers or all three; restarted after a few seconds"},
+	{KindPause, []string{"broker", "controller", "coordinator"},
+		"SIGSTOP of a broker, the controller or the group's coordinator past zookeeper.session.timeout.ms (a zombie), then SIGCONT"},
+	{KindZKPause, []string{"zookeeper"},
+		"SIGSTOP of ZooKeeper past the session timeout: every session is due to expire, then SIGCONT"},
+	{KindZKRestart, []string{"zookeeper"},
+		"kill -9 of ZooKeeper, restarted a few seconds later from its snapshot and transaction log"},
+	{KindRolling, []string{"all"},
+		"every broker restarted in turn with a controlled shutdown, each once the ISRs are full again"},
+	{KindPartition, []string{"isolated-leader", "from-followers", "from-zookeeper", "from-everything"},
+		"a partition leader cut from ZooKeeper and the other brokers (clients still reach it), from the brokers only, from ZooKeeper only, or from everything"},
+	{KindDiskFull, []string{"broker"},
+		"the log dir (a size-limited tmpfs) of a partition leader filled: KAFKA_STORAGE_ERROR, the broker halts as Kafka's does, restarted once space returns"},
+}
+
+// ParseFaults reads a comma-separated list of fault kinds.
+func ParseFaults(s string) ([]string, error) {
+	var out []string
+	for _, f := range strings.Split(s, ",") {
+		f = strings.TrimSpace(f)
+		if f == "" {
+			continue
+		}
+		if !slices.ContainsFunc(Kinds, func(k Kind) bool { return k.Name == f }) {
+			return nil, fmt.Errorf("unknown fault %q (kinds: %s)", f, kindNames())
+		}
+		if !slices.Contains(out, f) {
+			out = append(out, f)
+		}
+	}
+	if len(out) == 0 {
+		return nil, fmt.Errorf("no fault kinds given (kinds: %s)", kindNames())
+	}
+	return out, nil
+}
+
+func kindNames() string {
+	var names []string
+	for _, k := range Kinds {
+		names = append(names, k.Name)
+	}
+	return strings.Join(names, ",")
+}
+
+func variantsOf(kind string) []string {
+	for _, k := range Kinds {
+		if k.Name == kind {
+			return k.Variants
+		}
+	}
+	return nil
+}
+
+// injector injects one fault at a time and heals it.
+type injector struct {
+	l          *Local
+	obs        *observer
+	h          *History
+	adm        *kadm.Client
+	rng        *rand.Rand
+	o          *Options
+	session    time.Duration // zookeeper.session.timeout.ms
+	replicaLag time.Duration // replica.lag.time.max.ms
+	topic      string
+	group      string
+	net        *network  // nil without partition faults
+	disk       *diskFull // nil without disk-full faults
+
+	mu      sync.Mutex
+	current string // the fault in progress, for the progress line
+	since   time.Time
+	started float64 // when the last fault started, in history seconds
+}
+
+// fault is one fault to inject.
+type fault struct {
+	seq     int
+	kind    string
+	variant string
+}
+
+func (f fault) name() string { return f.kind + "/" + f.variant }
+
+func (in *injector) setCurrent(s string) {
+	in.mu.Lock()
+	defer in.mu.Unlock()
+	in.current, in.since = s, time.Now()
+}
+
+// Current is the fault in progress and how long it has been.
+func (in *injector) Current() (string, time.Duration) {
+	in.mu.Lock()
+	defer in.mu.Unlock()
+	if in.current == "" {
+		return "", 0
+	}
+	return in.current, time.Since(in.since)
+}
+
+// start records the fault's start.
+func (in *injector) start(f fault, target string) {
+	in.setCurrent(f.name() + " " + target)
+	t := in.h.Now()
+	in.mu.Lock()
+	in.started = t
+	in.mu.Unlock()
+	in.h.Add(Op{T: t, Type: OpFault, Seq: f.seq, Fault: f.name(), Target: target})
+}
+
+// startedAt is when the last fault started, in history seconds.
+func (in *injector) startedAt() float64 {
+	in.mu.Lock()
+	defer in.mu.Unlock()
+	return in.started
+}
+
+func (in *injector) healed(f fault) { in.h.Add(Op{Type: OpHeal, Seq: f.seq, Fault: f.name()}) }
+
+// between is a random duration in [lo, hi].
+func (in *injector) between(lo, hi time.Duration) time.Duration {
+	return lo + time.Duration(in.rng.Int64N(int64(hi-lo)+1))
+}
+
+func (in *injector) randomBroker(except ...int32) int32 {
+	var c []int32
+	for _, b := range in.l.Brokers {
+		if !slices.Contains(except, b) {
+			c = append(c, b)
+		}
+	}
+	return c[in.rng.IntN(len(c))]
+}
+
+// coordinator finds the group's coordinator.
+func (in *injector) coordinator(ctx context.Context) (int32, error) {
+	cctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+	defer cancel()
+	resp := in.adm.FindGroupCoordinators(cctx, in.group)
+	for _, r := range resp {
+		if r.Err != nil {
+			return -1, r.Err
+		}
+		return r.NodeID, nil
+	}
+	return -1, fmt.Errorf("no coordinator for %s", in.group)
+}
+
+// leaderOf finds the leader of one of the run's partitions, chosen at random.
+func (in *injector) leaderOf(ctx context.Context) (int32, int32, error) {
+	cctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+	defer cancel()
+	md, err := in.adm.Metadata(cctx, in.topic)
+	if err != nil {
+		return -1, -1, err
+	}
+	t, ok := md.Topics[in.topic]
+	if !ok || len(t.Partitions) == 0 {
+		return -1, -1, fmt.Errorf("no metadata for %s", in.topic)
+	}
+	p := int32(in.rng.IntN(len(t.Partitions)))
+	return t.Partitions[p].Leader, p, nil
+}
+
+func brokersString(bs []int32) string {
+	var s []string
+	for _, b := range bs {
+		s = append(s, strconv.Itoa(int(b)))
+	}
+	if len(bs) == 1 {
+		return "broker " + s[0]
+	}
+	return "brokers " + strings.Join(s, ",")
+}
+
+// inject runs one fault from start to heal. It does not wait for the cluster to be whole again.
+func (in *injector) inject(ctx context.Context, f fault) error {
+	switch f.kind {
+	case KindKill:
+		return in.kill(ctx, f)
+	case KindPause:
+		return in.pause(ctx, f)
+	case KindZKPause:
+		return in.zkPause(ctx, f)
+	case KindZKRestart:
+		return in.zkRestart(ctx, f)
+	case KindRolling:
+		return in.rolling(ctx, f)
+	case KindPartition:
+		return in.partition(ctx, f)
+	case KindDiskFull:
+		return in.diskFull(ctx, f)
+	}
+	return fmt.Errorf("unknown fault kind %q", f.kind)
+}
+
+func (in *injector) kill(ctx context.Context, f fault) error {
+	var victims []int32
+	switch f.variant {
+	case "broker":
+		victims = []int32{in.randomBroker()}
+	case "controller":
+		c := in.obs.Controller()
+		if c < 0 {
+			c = in.randomBroker()
+		}
+		victims = []int32{c}
+	case "coordinator":
+		c, err := in.coordinator(ctx)
+		if err != nil {
+			return fmt.Errorf("find the coordinator: %w", err)
+		}
+		victims = []int32{c}
+	case "two":
+		a := in.randomBroker()
+		victims = []int32{a, in.randomBroker(a)}
+	case "all":
+		victims = slices.Clone(in.l.Brokers)
+	}
+	slices.Sort(victims)
+	in.start(f, brokersString(victims))
+	for _, v := range victims {
+		in.obs.silence(v, "killed")
+	}
+	if err := forEach(victims, func(v int32) error { return in.l.Kill(ctx, v) }); err != nil {
+		return err
+	}
+	if err := pace.Sleep(ctx, in.between(in.o.DownMin, in.o.DownMax)); err != nil {
+		return err
+	}
+	if err := forEach(victims, func(v int32) error { return in.l.Start(ctx, v) }); err != nil {
+		return err
+	}
+	in.healed(f)
+	return nil
+}
+
+// forEach runs fn for every broker at once.
+func forEach(bs []int32, fn func(int32) error) error {
+	errs := make([]error, len(bs))
+	var wg sync.WaitGroup
+	for i, b := range bs {
+		wg.Go(func() { errs[i] = fn(b) })
+	}
+	wg.Wait()
+	for _, err := range errs {
+		if err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// overSession is how long a pause or a cut lasts: past the session timeout, so the session expires.
+func (in *injector) overSession() time.Duration { return in.session + in.session/4 + time.Second }
+
+func (in *injector) pause(ctx context.Context, f fault) error {
+	c := in.obs.Controller()
+	victim := c
+	switch {
+	case f.variant == "coordinator":
+		var err error
+		if victim, err = in.coordinator(ctx); err != nil {
+			return fmt.Errorf("find the coordinator: %w", err)
+		}
+	case f.variant == "broker" || c < 0:
+		victim = in.randomBroker(c)
+	}
+	in.start(f, brokersString([]int32{victim}))
+	session := in.obs.silence(victim, "paused")
+	if err := in.l.Pause(ctx, victim); err != nil {
+		return err
+	}
+	if err := pace.Sleep(ctx, in.overSession()); err != nil {
+		_ = in.l.Resume(context.Background(), victim)
+		return err
+	}
+	if err := in.l.Resume(ctx, victim); err != nil {
+		return err
+	}
+	in.obs.unsilence(session)
+	in.healed(f)
+	return nil
+}
+
+func (in *injector) zkPause(ctx context.Context, f fault) error {
+	in.start(f, "zookeeper")
+	in.obs.setZKDown("paused")
+	if err := in.l.Pause(ctx, 0); err != nil {
+		return err
+	}
+	if err := pace.Sleep(ctx, in.overSession()); err != nil {
+		_ = in.l.Resume(context.Background(), 0)
+		return err
+	}
+	if err := in.l.Resume(ctx, 0); err != nil {
+		return err
+	}
+	in.obs.setZKDown("")
+	in.healed(f)
+	return nil
+}
+
+func (in *injector) zkRestart(ctx context.Context, f fault) error {
+	in.start(f, "zookeeper")
+	in.obs.setZKDown("killed")
+	if err := in.l.Kill(ctx, 0); err != nil {
+		return err
+	}
+	if err := pace.Sleep(ctx, in.between(in.o.DownMin, in.o.DownMax)); err != nil {
+		_ = in.l.Start(context.Background(), 0)
+		return err
+	}
+	if err := in.l.Start(ctx, 0); err != nil {
+		return err
+	}
+	in.obs.setZKDown("")
+	in.healed(f)
+	return nil
+}
+
+// rolling restarts every broker in turn, each with a controlled shutdown (SIGTERM), waiting for the
+// cluster to be whole before the next, as an operator upgrading the cluster does.
+func (in *injector) rolling(ctx context.Context, f fault) error {
+	in.start(f, brokersString(in.l.Brokers))
+	for i, b := range in.l.Brokers {
+		if i > 0 {
+			if err := in.awaitWhole(ctx); err != nil {
+				return err
+			}
+		}
+		note := fmt.Sprintf("rolling restart: broker %d", b)
+		if b == in.obs.Controller() {
+			note += " (the controller)"
+		}
+		in.h.Add(Op{Type: OpNote, Seq: f.seq, Note: note})
+		in.setCurrent(f.name() + " " + note)
+		if err := in.l.Restart(ctx, b); err != nil {
+			return err
+		}
+	}
+	in.healed(f)
+	return nil
+}
+
+// awaitWhole waits until the cluster is whole, up to the heal timeout.
+func (in *injector) awaitWhole(ctx context.Context) error {
+	var why string
+	err := pace.Until(ctx, in.o.HealTimeout, func() bool {
+		var ok bool
+		ok, why = in.obs.whole(in.l.Brokers, in.topic, "__consumer_offsets")
+		return ok
+	})
+	if err != nil {
+		return fmt.Errorf("the cluster is not whole (%s): %w", why, err)
+	}
+	return nil
+}
+
+// partition cuts a partition leader's network (a cut of the variant's name, see network.rules) for
+// longer than the session timeout and the replica lag time, then heals it.
+func (in *injector) partition(ctx context.Context, f fault) error {
+	leader, p, err := in.leaderOf(ctx)
+	if err != nil {
+		return fmt.Errorf("find a leader: %w", err)
+	}
+	in.start(f, fmt.Sprintf("broker %d (leader of %s-%d)", leader, in.topic, p))
+	var session int64
+	if f.variant != "from-followers" {
+		session = in.obs.silence(leader, "cut off from ZooKeeper")
+	}
+	if err := in.net.cut(leader, f.variant); err != nil {
+		return err
+	}
+	if err := pace.Sleep(ctx, max(in.overSession(), in.replicaLag+in.replicaLag/4)); err != nil {
+		_ = in.net.heal(leader)
+		return err
+	}
+	if err := in.net.heal(leader); err != nil {
+		return err
+	}
+	if session != 0 {
+		in.obs.unsilence(session)
+	}
+	in.healed(f)
+	return nil
+}
+
+// diskFull fills the log dir of the broker with the tmpfs and holds it full until the broker halts (as
+// Kafka's does once every log dir failed) or the hold passes, then frees the space and starts the
+// broker again.
+func (in *injector) diskFull(ctx context.Context, f fault) error {
+	b := in.disk.broker
+	in.start(f, brokersString([]int32{b}))
+	if err := in.disk.fill(); err != nil {
+		return err
+	}
+	t0 := time.Now()
+	exited := pace.Until(ctx, in.o.DiskHold, func() bool { return !in.l.Running(b) }) == nil
+	if ctx.Err() != nil {
+		_ = in.disk.free()
+		return ctx.Err()
+	}
+	if exited {
+		in.obs.silence(b, "halted")
+		in.h.Add(Op{Type: OpNote, Seq: f.seq, Broker: b, Note: fmt.Sprintf("broker %d halted %.1fs after its disk filled", b, time.Since(t0).Seconds())})
+	} else {
+		in.h.Add(Op{Type: OpNote, Seq: f.seq, Fault: f.name(), Broker: b, Err: fmt.Sprintf("broker %d still runs %v after its disk filled; restarting it", b, in.o.DiskHold)})
+	}
+	if err := in.disk.free(); err != nil {
+		return err
+	}
+	var err error
+	if exited {
+		err = in.l.Start(ctx, b)
+	} else {
+		err = in.l.Restart(ctx, b)
+	}
+	if err != nil {
+		return err
+	}
+	in.healed(f)
+	return nil
+}
