@@ -15,16 +15,21 @@ import (
 // one broker's traffic with nftables rules inside its namespace while the rest of the machine is
 // untouched. Nothing leaves the machine:
 //
-//	root namespace: bridge <p>br, address 10.A.B.1/24 (A.B from ZooKeeper's port, so two clusters
-//	  differ); an nftables table "ip <p>" turns 10.A.B.1:<zk port> into 127.0.0.1:<zk port>
-//	  (ZooKeeper listens on loopback only; route_localnet lets the bridge reach it)
-//	namespace <p>-N: eth0 (a veth pair with <p>vN on the bridge) at 10.A.B.(10+N), a default route
+//	namespace <p>-hub: a bridge br0 joining every broker's veth and the uplink to the root namespace.
+//	  The bridge is not in the root namespace because a Docker engine there sets the FORWARD policy
+//	  to DROP and br_netfilter sends bridged frames through it: brokers on a root bridge could not
+//	  reach each other.
+//	root namespace: <p>gw (a veth pair with "uplink" on the hub's bridge), address 10.A.B.1/24 (A.B
+//	  from ZooKeeper's port, so two clusters differ); an nftables table "ip <p>" turns
+//	  10.A.B.1:<zk port> into 127.0.0.1:<zk port> (ZooKeeper listens on loopback only;
+//	  route_localnet lets the veth reach it)
+//	namespace <p>-N: eth0 (a veth pair with vN on the hub's bridge) at 10.A.B.(10+N), a default route
 //	  via 10.A.B.1, and an nftables table "inet zkafka-chaos" whose input and output chains a fault fills
 //	  with drop rules
 //
 // where <p> is "zkc" and ZooKeeper's port. cluster.sh starts broker N inside <p>-N when
 // $DATA/run/broker-N.netns names it, listening on and advertising its namespace address; clients on
-// this machine (the chaos workload, kcat with that address) reach it over the bridge from 10.A.B.1.
+// this machine (the chaos workload, kcat with that address) reach it through 10.A.B.1.
 type network struct {
 	l      *Local
 	h      *History
@@ -42,10 +47,11 @@ func newNetwork(l *Local, h *History) *network {
 	}
 }
 
-func (n *network) bridge() string          { return n.prefix + "br" }
+func (n *network) hub() string             { return n.prefix + "-hub" }
+func (n *network) uplink() string          { return n.prefix + "gw" }
 func (n *network) gateway() string         { return n.subnet + ".1" }
 func (n *network) ns(b int32) string       { return n.prefix + "-" + strconv.Itoa(int(b)) }
-func (n *network) veth(b int32) string     { return n.prefix + "v" + strconv.Itoa(int(b)) }
+func (n *network) veth(b int32) string     { return "v" + strconv.Itoa(int(b)) }
 func (n *network) brokerIP(b int32) string { return n.subnet + "." + strconv.Itoa(10+int(b)) }
 
 // chaosTable is the nftables table inside each namespace that cuts fill.
@@ -102,11 +108,16 @@ func (n *network) restartAll(ctx context.Context, awaitWhole func(context.Contex
 
 func (n *network) build() error {
 	zk := strconv.Itoa(n.l.ZKPort)
+	hub := n.hub()
 	steps := [][]string{
-		{"ip", "link", "add", n.bridge(), "type", "bridge"},
-		{"ip", "addr", "add", n.gateway() + "/24", "dev", n.bridge()},
-		{"ip", "link", "set", n.bridge(), "up"},
-		{"sysctl", "-qw", "net.ipv4.conf." + n.bridge() + ".route_localnet=1"},
+		{"ip", "netns", "add", hub},
+		{"ip", "-n", hub, "link", "add", "br0", "type", "bridge"},
+		{"ip", "-n", hub, "link", "set", "br0", "up"},
+		{"ip", "link", "add", n.uplink(), "type", "veth", "peer", "name", "uplink", "netns", hub},
+		{"ip", "-n", hub, "link", "set", "uplink", "master", "br0", "up"},
+		{"ip", "addr", "add", n.gateway() + "/24", "dev", n.uplink()},
+		{"ip", "link", "set", n.uplink(), "up"},
+		{"sysctl", "-qw", "net.ipv4.conf." + n.uplink() + ".route_localnet=1"},
 	}
 	for _, s := range steps {
 		if err := execute("", s[0], s[1:]...); err != nil {
@@ -119,7 +130,7 @@ func (n *network) build() error {
 		iifname "%s" ip daddr %s tcp dport %s dnat to 127.0.0.1:%s
 	}
 }
-`, n.prefix, n.bridge(), n.gateway(), zk, zk)
+`, n.prefix, n.uplink(), n.gateway(), zk, zk)
 	if err := execute(nat, "nft", "-f", "-"); err != nil {
 		return err
 	}
@@ -127,8 +138,8 @@ func (n *network) build() error {
 		ns := n.ns(b)
 		steps := [][]string{
 			{"ip", "netns", "add", ns},
-			{"ip", "link", "add", n.veth(b), "type", "veth", "peer", "name", "eth0", "netns", ns},
-			{"ip", "link", "set", n.veth(b), "master", n.bridge(), "up"},
+			{"ip", "-n", hub, "link", "add", n.veth(b), "type", "veth", "peer", "name", "eth0", "netns", ns},
+			{"ip", "-n", hub, "link", "set", n.veth(b), "master", "br0", "up"},
 			{"ip", "-n", ns, "addr", "add", n.brokerIP(b) + "/24", "dev", "eth0"},
 			{"ip", "-n", ns, "link", "set", "eth0", "up"},
 			{"ip", "-n", ns, "link", "set", "lo", "up"},
@@ -211,7 +222,7 @@ func (n *network) healAll() error {
 }
 
 // leave moves the brokers back to the machine's own network, together, and removes the
-// namespaces, the bridge and the nftables table.
+// namespaces, the hub and the nftables table.
 func (n *network) leave(ctx context.Context, awaitWhole func(context.Context) error) error {
 	n.h.Add(Op{Type: OpNote, Note: "moving the brokers back from their network namespaces"})
 	err := errors.Join(n.healAll(), n.restartAll(ctx, awaitWhole, func(b int32) error {
@@ -224,11 +235,12 @@ func (n *network) leave(ctx context.Context, awaitWhole func(context.Context) er
 	return err
 }
 
-// teardown removes whatever of the namespaces, the bridge and the table exists.
+// teardown removes whatever of the namespaces, the hub, its uplink and the table exists.
 func (n *network) teardown() {
 	for _, b := range n.l.Brokers {
 		_ = execute("", "ip", "netns", "del", n.ns(b)) // absent is fine
 	}
-	_ = execute("", "ip", "link", "del", n.bridge())
+	_ = execute("", "ip", "netns", "del", n.hub())
+	_ = execute("", "ip", "link", "del", n.uplink())
 	_ = execute("", "nft", "delete", "table", "ip", n.prefix)
 }
