@@ -246,3 +246,83 @@ func TestTransactionsOnOneBrokerWithDefaults(t *testing.T) {
 		t.Fatalf("read_committed: %v", got)
 	}
 }
+
+// TestListOffsetsHonoursTheIsolationLevel: while a transaction is open a
+// read_committed ListOffsets answers the last stable offset (the open
+// transaction's first offset) and a read_uncommitted one the high
+// watermark; once the transaction commits both answer the high watermark.
+// It also checks __transaction_state as the first transaction created it:
+// 50 partitions, compacted, 2.8's segment size and min ISR capped by the
+// replication factor it got.
+func TestListOffsetsHonoursTheIsolationLevel(t *testing.T) {
+	c := testcluster.Start(t, testcluster.Options{})
+	createTopic(t, c, "iso", 1, 1)
+	ctx := ctxT(t, 30*time.Second)
+	plain := c.Client(kgo.DefaultProduceTopic("iso"))
+	if err := plain.ProduceSync(ctx, kgo.StringRecord("a"), kgo.StringRecord("b")).FirstErr(); err != nil {
+		t.Fatal(err)
+	}
+	cl := c.Client(kgo.TransactionalID("iso-app"), kgo.DefaultProduceTopic("iso"))
+	if err := cl.BeginTransaction(); err != nil {
+		t.Fatal(err)
+	}
+	if err := cl.ProduceSync(ctx, kgo.StringRecord("t1"), kgo.StringRecord("t2")).FirstErr(); err != nil {
+		t.Fatal(err)
+	}
+	adm := kadm.NewClient(plain)
+	offsets := func() (committed, uncommitted int64) {
+		t.Helper()
+		lc, err := adm.ListCommittedOffsets(ctx, "iso")
+		if err != nil || lc.Error() != nil {
+			t.Fatalf("read_committed ListOffsets: %v %v", err, lc.Error())
+		}
+		lu, err := adm.ListEndOffsets(ctx, "iso")
+		if err != nil || lu.Error() != nil {
+			t.Fatalf("read_uncommitted ListOffsets: %v %v", err, lu.Error())
+		}
+		oc, _ := lc.Lookup("iso", 0)
+		ou, _ := lu.Lookup("iso", 0)
+		return oc.Offset, ou.Offset
+	}
+	if committed, uncommitted := offsets(); committed != 2 || uncommitted != 4 {
+		t.Fatalf("open transaction: read_committed %d, read_uncommitted %d; want 2 and 4", committed, uncommitted)
+	}
+	if err := cl.EndTransaction(ctx, kgo.TryCommit); err != nil {
+		t.Fatal(err)
+	}
+	// The commit marker takes offset 4; the LSO reaches the high watermark once it is written.
+	wait.For(t, 30*time.Second, "the LSO at the high watermark", func() bool {
+		committed, uncommitted := offsets()
+		return committed == 5 && uncommitted == 5
+	})
+
+	topics, err := adm.ListTopics(ctx, "__transaction_state")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if d := topics["__transaction_state"]; d.Err != nil || len(d.Partitions) != 50 || !d.IsInternal {
+		t.Fatalf("__transaction_state: %d partitions, internal %v, err %v; want 50, internal", len(d.Partitions), d.IsInternal, d.Err)
+	}
+	rcs, err := adm.DescribeTopicConfigs(ctx, "__transaction_state")
+	if err != nil {
+		t.Fatal(err)
+	}
+	rc, err := rcs.On("__transaction_state", nil)
+	if err != nil || rc.Err != nil {
+		t.Fatalf("describe __transaction_state: %v %v", err, rc.Err)
+	}
+	got := map[string]string{}
+	for _, cfg := range rc.Configs {
+		got[cfg.Key] = cfg.MaybeValue()
+	}
+	for k, want := range map[string]string{
+		"cleanup.policy":      "compact",
+		"compression.type":    "uncompressed",
+		"segment.bytes":       "104857600",
+		"min.insync.replicas": "1",
+	} {
+		if got[k] != want {
+			t.Errorf("__transaction_state %s = %q, want %q", k, got[k], want)
+		}
+	}
+}
