@@ -11,7 +11,7 @@
 #   ./scripts/cluster.sh stop N       stop broker N (SIGTERM: a controlled shutdown)
 #   ./scripts/cluster.sh pause N|zk   SIGSTOP broker N or ZooKeeper: alive but silent, its session times out
 #   ./scripts/cluster.sh resume N|zk  SIGCONT it again
-#   ./scripts/cluster.sh restart N    stop broker N and start it again
+#   ./scripts/cluster.sh restart N|zk stop broker N or ZooKeeper (SIGTERM) and start it again
 #   ./scripts/cluster.sh reset        down, then delete ./data (ZooKeeper's and the brokers' data together)
 #
 # A second cluster beside the first: ZKAFKA_BASE_PORT (broker N on BASE+N-1, default 9092),
@@ -308,6 +308,14 @@ cmd_stop() {
 
 cmd_restart() {
 	local n=${1:-}
+	case $n in
+	zk | zookeeper)
+		stop zookeeper "$ZK_PATTERN" 10
+		zk_start
+		log "zookeeper restarted"
+		return
+		;;
+	esac
 	check_broker "$n"
 	stop "broker-$n" "$(broker_pattern "$n")" "$BROKER_STOP_TIMEOUT"
 	broker_start "$n"

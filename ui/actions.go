@@ -186,9 +186,6 @@ func (a *Actions) cluster(verb, target string) error {
 	if !brokerTarget.MatchString(target) && target != "zk" {
 		return fmt.Errorf("target %q is neither a broker id nor zk", target)
 	}
-	if target == "zk" && (verb == "kill" || verb == "restart") {
-		return fmt.Errorf("cluster.sh cannot %s ZooKeeper; pause and resume it", verb)
-	}
 	a.start(a.opts.Script+" "+verb+" "+target, 2*time.Minute, func(ctx context.Context) (string, error) {
 		out, err := a.run(ctx, a.env, a.opts.Script, verb, target)
 		return string(out), err

@@ -5,6 +5,7 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -14,7 +15,7 @@ import (
 
 // TestClusterScript drives scripts/cluster.sh as a user would: up, produce
 // with kcat, kill the leader, consume everything from the survivors, pause
-// and resume, restart, down (data kept), reset (data gone).
+// and resume, restart, restart and kill ZooKeeper, down (data kept), reset (data gone).
 func TestClusterScript(t *testing.T) {
 	s := newSandbox(t)
 	const minute = time.Minute
@@ -67,6 +68,19 @@ func TestClusterScript(t *testing.T) {
 	s.await("broker 1 back in the ISR", func() bool {
 		out, err := s.run(minute, "./scripts/kafka-topics.sh --bootstrap-server "+bootstrap+" --describe --topic e2e")
 		return err == nil && regexp.MustCompile(`Isr: 2,3,1`).MatchString(out)
+	})
+
+	// ZooKeeper restarted in place, then killed and restarted: the brokers reconnect within their
+	// sessions and keep their registrations (the data directory is kept).
+	s.mustRun(2*minute, "./scripts/cluster.sh restart zk")
+	s.expectStatus(map[string]string{"zookeeper": "running"})
+	s.mustRun(minute, "./scripts/cluster.sh kill zk")
+	s.expectStatus(map[string]string{"zookeeper": "stopped", "broker-1": "running"})
+	s.mustRun(2*minute, "./scripts/cluster.sh restart zk")
+	s.expectStatus(map[string]string{"zookeeper": "running"})
+	s.await("all three brokers registered after ZooKeeper's restarts", func() bool {
+		out, err := s.run(minute, "./scripts/zookeeper-shell.sh localhost:"+strconv.Itoa(s.zkPort)+" ls /brokers/ids")
+		return err == nil && strings.Contains(out, "[1, 2, 3]")
 	})
 
 	// Unknown commands and brokers are refused with the usage or a message.
