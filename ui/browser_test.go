@@ -200,6 +200,41 @@ func TestDashboardInBrowser(t *testing.T) {
 		}
 	})
 
+	t.Run("produce from the page", func(t *testing.T) {
+		// cluster.sh's commands go to a fake runner; produce writes to the real brokers.
+		a, err := newActions(ctx, ActionOptions{Script: "../scripts/cluster.sh", ZooKeeper: "localhost:2181", Bootstrap: brokers.addrs}, (&fakeRunner{zkPort: "2181"}).run)
+		if err != nil {
+			t.Fatal(err)
+		}
+		withActions := httptest.NewServer(NewServer(m, a).Handler())
+		defer func() {
+			withActions.CloseClientConnections()
+			withActions.Close()
+		}()
+		if err := chromedp.Do(browser, chromedp.Navigate(withActions.URL+"/#actions")); err != nil {
+			t.Fatal(err)
+		}
+		awaitPage(t, browser, "the produce form", `document.querySelector('form[data-action="produce"] input[name="topic"]') !== null`)
+		if err := chromedp.Do(browser,
+			chromedp.SetValue(chromedp.CSS(`form[data-action="produce"] input[name="topic"]`), "ui-demo"),
+			chromedp.SetValue(chromedp.CSS(`form[data-action="produce"] input[name="count"]`), "7"),
+			chromedp.Click(chromedp.CSS(`form[data-action="produce"] button`))); err != nil {
+			t.Fatal(err)
+		}
+		awaitPage(t, browser, "the log to show the produce done", `[...document.querySelectorAll(".action-log li")].some(li => li.textContent.includes("produce 7 records to ui-demo") && li.textContent.includes("7 records produced"))`)
+		a.Wait()
+		ends, err := kadm.NewClient(cl).ListEndOffsets(ctx, "ui-demo")
+		if err != nil || ends.Error() != nil {
+			t.Fatalf("ui-demo's end offsets: %v %v", err, ends.Error())
+		}
+		var total int64
+		ends.Each(func(o kadm.ListedOffset) { total += o.Offset })
+		if total != 7 {
+			t.Fatalf("ui-demo holds %d records, want the 7 the page produced", total)
+		}
+		awaitPage(t, browser, "the topic in the Topics view", `document.body.textContent.includes("ui-demo")`)
+	})
+
 	t.Run("controller killed", func(t *testing.T) {
 		led := map[int32]int32{} // partition → leader before
 		for p := range int32(3) {
