@@ -1,6 +1,8 @@
 package dockertest
 
 import (
+	"net"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -48,4 +50,30 @@ func TestBrokerStartEdges(t *testing.T) {
 	if n := strings.TrimSpace(MustDocker(t, time.Minute, "inspect", "--format", "{{.RestartCount}}", waiting)); n != "0" {
 		t.Errorf("kafka2 restarted %s times waiting for ZooKeeper", n)
 	}
+}
+
+// TestHostPortTaken: a host port another program holds stops `up` with
+// Docker's own error naming it, and the ZKAFKA_* variable that moves it
+// (what README tells the user to set) brings the service up.
+func TestHostPortTaken(t *testing.T) {
+	t.Parallel()
+	p := NewProject(t, Single, sessionTimeout)
+	taken := p.ZooKeeperPorts[0]
+	l, err := net.Listen("tcp", ":"+strconv.Itoa(taken))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Close()
+	out, err := p.Compose(2*time.Minute, "up", "-d", "zookeeper")
+	if err == nil {
+		t.Fatalf("up with host port %d taken succeeded:\n%s", taken, out)
+	}
+	if !strings.Contains(out, "address already in use") && !strings.Contains(out, "port is already allocated") {
+		t.Errorf("up with host port %d taken: %v\n%s\nwant Docker's \"address already in use\" or \"port is already allocated\"", taken, err, out)
+	}
+	if !strings.Contains(out, strconv.Itoa(taken)) {
+		t.Errorf("the error does not name port %d:\n%s", taken, out)
+	}
+	p.ZooKeeperPorts[0] = reservePort(t) // ZKAFKA_ZK_PORT, as README says
+	p.Up("zookeeper")
 }

@@ -3,6 +3,7 @@ package zkclient_test
 import (
 	"context"
 	"errors"
+	"fmt"
 	"io"
 	"net"
 	"slices"
@@ -446,6 +447,47 @@ func TestRequestInFlightWhenTheConnectionDropsIsRetried(t *testing.T) {
 	}
 	if data, _, err := c.Get("/written-in-flight"); err != nil || string(data) != "x" {
 		t.Fatalf("after the retry: %q %v", data, err)
+	}
+	if c.SessionID() != id {
+		t.Fatal("the session changed; the test needs it to survive")
+	}
+}
+
+// TestRequestWhileZooKeeperIsDownWaitsForTheSession sends a read while the
+// only ZooKeeper server is down: the client flushes requests it could not
+// send with ErrNoServer each time it has tried every server, yet the request
+// must wait for the session to come back (Kafka's retry-until-connected)
+// instead of failing the caller — a broker's CreateTopics failed that way
+// during a ZooKeeper leader election.
+func TestRequestWhileZooKeeperIsDownWaitsForTheSession(t *testing.T) {
+	server := zktest.Start(t, zktest.Options{})
+	c := connect(t, server.Connect+"/down")
+	if _, err := c.Create("/there", []byte("y"), 0, nil); err != nil {
+		t.Fatal(err)
+	}
+	id := c.SessionID()
+	if err := server.Kill(); err != nil {
+		t.Fatal(err)
+	}
+	read := make(chan error, 1)
+	go func() {
+		data, _, err := c.Get("/there")
+		if err == nil && string(data) != "y" {
+			err = fmt.Errorf("read %q", data)
+		}
+		read <- err
+	}()
+	// The client gives up on its server list after a second of failed dials.
+	select {
+	case err := <-read:
+		t.Fatalf("the read was answered with ZooKeeper down: %v", err)
+	case <-time.After(1500 * time.Millisecond):
+	}
+	if err := server.Restart(); err != nil {
+		t.Fatal(err)
+	}
+	if err := await(t, read, "the read made while ZooKeeper was down"); err != nil {
+		t.Fatalf("read made while ZooKeeper was down: %v", err)
 	}
 	if c.SessionID() != id {
 		t.Fatal("the session changed; the test needs it to survive")

@@ -318,8 +318,10 @@ func (c *Client) Multi(ops ...any) ([]zk.MultiResponse, error) {
 	return res, nil
 }
 
-// retry runs op again while it fails only because the connection to ZooKeeper dropped, once the
-// same session is back, as Kafka's ZooKeeper client retries requests until connected. A write that
+// retry runs op again while it fails only because the connection to ZooKeeper dropped (the request
+// may have reached the server) or none of the servers could be reached (go-zookeeper flushes the
+// requests it could not send each time it has tried the whole server list), once the same session
+// is back, as Kafka's ZooKeeper client retries requests until connected. A write that
 // reached the server before the drop may therefore answer NODEEXISTS, NONODE or BADVERSION on the
 // retry; callers treat those as they would a concurrent change. If the session expired meanwhile,
 // or the session timeout passes without a connection, the error is returned.
@@ -328,7 +330,7 @@ func (c *Client) retry(op func() error) error {
 	deadline := time.Now().Add(c.sessionTimeout)
 	for {
 		err := op()
-		if !errors.Is(err, zk.ErrConnectionClosed) {
+		if !errors.Is(err, zk.ErrConnectionClosed) && !errors.Is(err, zk.ErrNoServer) {
 			return err
 		}
 		for c.conn.State() != zk.StateHasSession {
