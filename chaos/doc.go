@@ -33,6 +33,10 @@
 // counted and reported, never failed: losing what a leader alone acknowledged is what acks=1
 // allows (the isolated-leader scenario shows it on purpose).
 //
+// Fuzz (`zkafka chaos fuzz`) is the network fuzzer: connections that send valid, corrupted and
+// random requests while a producer writes, and a report of how the brokers answered and what their
+// memory did; it needs no fault and works against any brokers.
+//
 // The cluster is driven only through cluster.sh (Local), so the tool and a user at a terminal do
 // the same things. A fault the observer cannot see in ZooKeeper — a killed, paused or cut-off
 // broker whose session, and perhaps /controller, lives on until it expires — is told to it by the

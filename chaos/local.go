@@ -75,6 +75,11 @@ func (l *Local) ZooKeeper() string { return "127.0.0.1:" + strconv.Itoa(l.ZKPort
 // LogDir is broker n's log.dirs.
 func (l *Local) LogDir(n int32) string { return filepath.Join(l.Data, "broker-"+strconv.Itoa(int(n))) }
 
+// LogFile is the file cluster.sh writes broker n's log to.
+func (l *Local) LogFile(n int32) string {
+	return filepath.Join(l.Data, "logs", "broker-"+strconv.Itoa(int(n))+".log")
+}
+
 // Addr is broker n's address from this machine: 127.0.0.1, or its address in the network namespace
 // its netns file names.
 func (l *Local) Addr(n int32) string {

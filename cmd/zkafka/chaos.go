@@ -21,10 +21,14 @@ const chaosUsage = `usage:
   zkafka chaos list                     fault kinds and their variants
   zkafka chaos run [flags]              inject faults into ./scripts/cluster.sh's cluster; --help for flags
   zkafka chaos report DIR               re-check a past run from DIR/history.jsonl
+  zkafka chaos fuzz [flags]             valid, corrupted and random requests against the brokers; --help for flags
 `
 
 // runChaos is `zkafka chaos`: faults against the local cluster and the checker (package chaos).
 func runChaos(args []string, stdout, stderr io.Writer) int {
+	if len(args) > 0 && args[0] == "fuzz" {
+		return chaosFuzz(args[1:], stdout, stderr)
+	}
 	return listRunReport{name: "chaos", usage: chaosUsage, list: chaosList, run: chaosRun, report: chaosReport}.main(args, stdout, stderr)
 }
 
@@ -139,4 +143,71 @@ func chaosRun(args []string, stdout, stderr io.Writer) int {
 		return 1
 	}
 	return verdictCode(rep)
+}
+
+// chaosFuzz is `zkafka chaos fuzz`: the network fuzzer against the local cluster (or any brokers).
+func chaosFuzz(args []string, stdout, stderr io.Writer) int {
+	d := chaos.DefaultFuzzOptions()
+	fs := flag.NewFlagSet("chaos fuzz", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	var (
+		bootstrap   = fs.String("bootstrap-server", "", "brokers to fuzz (default: the local cluster.sh cluster's, whose processes' memory and logs are then read too)")
+		root        = fs.String("root", ".", "the repository whose scripts/cluster.sh runs the local cluster")
+		connections = fs.Int("connections", d.Connections, "connections to open in all")
+		concurrency = fs.Int("concurrency", d.Concurrency, "connections open at once")
+		perConn     = fs.Int("requests-per-connection", d.PerConn, "requests a connection sends before it is closed")
+		readTimeout = fs.Duration("read-timeout", d.ReadTimeout, "how long a connection waits for each answer")
+		rate        = fs.Int("rate", d.Rate, "records per second the producer writes meanwhile (acks=all, idempotent)")
+		topic       = fs.String("topic", "", "the producer's topic (default chaos-fuzz-<time>, created)")
+		seed        = fs.Uint64("seed", 0, "random seed (default: the time; the report states it)")
+		quiet       = fs.Bool("quiet", false, "no live progress line")
+	)
+	if err := fs.Parse(args); err != nil {
+		return 2
+	}
+	if fs.NArg() > 0 {
+		fmt.Fprintf(stderr, "zkafka chaos fuzz: unexpected argument %q\n", fs.Arg(0))
+		return 2
+	}
+	o := d
+	o.Connections, o.Concurrency, o.PerConn, o.ReadTimeout, o.Rate, o.Seed = *connections, *concurrency, *perConn, *readTimeout, *rate, *seed
+	o.Topic = *topic
+	if o.Topic == "" {
+		o.Topic = "chaos-fuzz-" + time.Now().Format("20060102-150405")
+	}
+	if *bootstrap != "" {
+		o.Bootstrap = strings.Split(*bootstrap, ",")
+	} else {
+		l, err := chaos.NewLocal(*root, os.Environ())
+		if err != nil {
+			fmt.Fprintf(stderr, "zkafka chaos fuzz: %v\n", err)
+			return 2
+		}
+		for _, b := range l.Brokers {
+			o.Bootstrap = append(o.Bootstrap, l.Addr(b))
+			if pid, err := l.Pid(b); err == nil {
+				o.PIDs = append(o.PIDs, pid)
+			}
+			o.Logs = append(o.Logs, l.LogFile(b))
+		}
+	}
+	if !*quiet {
+		o.Progress = stderr
+	}
+	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGTERM, syscall.SIGINT)
+	defer stop()
+	rep, err := chaos.Fuzz(ctx, o)
+	if rep == nil {
+		fmt.Fprintf(stderr, "zkafka chaos fuzz: %v\n", err)
+		return 1
+	}
+	rep.WriteTable(stdout)
+	if err != nil {
+		fmt.Fprintf(stderr, "zkafka chaos fuzz: %v\n", err)
+		return 1
+	}
+	if rep.Verdict() != "PASS" {
+		return 1
+	}
+	return 0
 }

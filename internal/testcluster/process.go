@@ -202,5 +202,8 @@ func (p *Process) Exited() (bool, int) {
 	}
 }
 
+// Pid is the process id of the latest start.
+func (p *Process) Pid() int { return p.cmd.Process.Pid }
+
 // Log returns what the process (since its latest start) wrote so far.
 func (p *Process) Log() string { return p.log.String() }
