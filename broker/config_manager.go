@@ -228,7 +228,21 @@ func (m *configManager) reloadBrokerConfig(entity string) error {
 	}
 	m.mu.Unlock()
 	m.log.Info("Loaded dynamic broker config", zap.String("entity", entity), zap.String("config", adminzk.FormatConfig(cfg)))
+	m.applyClockSkew()
 	return nil
+}
+
+// applyClockSkew moves the broker's clock to the effective
+// zkafka.clock.skew.ms, logging the jump.
+func (m *configManager) applyClockSkew() {
+	ms, err := strconv.ParseInt(m.brokerValue("zkafka.clock.skew.ms"), 10, 64)
+	if err != nil {
+		return // validated before it reached a layer; the static one by brokerconfig.New
+	}
+	skew := time.Duration(ms) * time.Millisecond
+	if m.s.clock.SetSkew(skew) {
+		m.log.Warn("The broker's wall clock jumped", zap.Duration("skew", skew), zap.Time("now", m.s.clock.Now()))
+	}
 }
 
 // start runs the notification processor until the server's context ends.

@@ -15,3 +15,6 @@ func SetConfigChangeClock(s *Server, now func() time.Time) { s.configs.clock.Sto
 func LocalLog(s *Server, topic string, partition int32) (*storage.Log, bool) {
 	return s.logs.Get(topic, partition)
 }
+
+// ClockSkew is how far the broker's wall clock is from the machine's.
+func ClockSkew(s *Server) time.Duration { return s.clock.Skew() }

@@ -105,6 +105,7 @@ func (s *Server) startGroupCoordinator() error {
 	if err != nil {
 		return err
 	}
+	cfg.Clock = s.clock
 	s.groupCoordinator = coordinator.New(cfg, coordinatorLog{s.replicas, offsetsTopic})
 	s.groupCoordinator.Start()
 	return nil

@@ -80,10 +80,13 @@ type ReplicaManager struct {
 	liveLeaders map[int32]string
 }
 
+// newReplicaManager builds the replica manager. now is the broker's wall
+// clock: replica lag is measured on it, as Kafka's Partition measures it on
+// time.milliseconds, so a clock step shows in the ISR.
 func newReplicaManager(cfg replicationConfig, brokerID int32, logs *storage.Manager, zk *zkclient.Client, metadata *MetadataCache,
-	logConfig func(string) (storage.LogConfig, error), log *zap.Logger) *ReplicaManager {
+	logConfig func(string) (storage.LogConfig, error), now func() time.Time, log *zap.Logger) *ReplicaManager {
 	rm := &ReplicaManager{
-		brokerID: brokerID, cfg: cfg, logs: logs, zk: zk, stateWriter: zkPartitionStateWriter{zk}, now: time.Now,
+		brokerID: brokerID, cfg: cfg, logs: logs, zk: zk, stateWriter: zkPartitionStateWriter{zk}, now: now,
 		metadata: metadata, logConfig: logConfig, log: log,
 		partitions: map[kafka.TopicPartition]*Partition{}, liveLeaders: map[int32]string{},
 	}

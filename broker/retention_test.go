@@ -4,9 +4,11 @@ import (
 	"testing"
 	"time"
 
+	"github.com/twmb/franz-go/pkg/kadm"
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
+	"github.com/zkafka/zkafka/broker"
 	"github.com/zkafka/zkafka/internal/testcluster"
 	"github.com/zkafka/zkafka/internal/wait"
 )
@@ -52,4 +54,84 @@ func TestRetentionBySizeAdvancesLogStart(t *testing.T) {
 	if code := raw(t, addr, fetchReq("retained", 0, 0, 1), 11).(*kmsg.FetchResponse).Topics[0].Partitions[0].ErrorCode; code != kerr.OffsetOutOfRange.Code {
 		t.Errorf("fetch at offset 0 after retention: code %d, want OFFSET_OUT_OF_RANGE", code)
 	}
+}
+
+// TestClockSkewMovesRetention: zkafka.clock.skew.ms, set on one broker as a
+// dynamic config, jumps its wall clock, and time-based retention follows the
+// broker's clock as Kafka's does: records an hour-long retention.ms keeps
+// are deleted once the clock is two hours ahead. The config is described as
+// a dynamic broker config, and deleting it brings the clock back.
+func TestClockSkewMovesRetention(t *testing.T) {
+	c := testcluster.Start(t, testcluster.Options{Brokers: 1, Properties: map[string]string{"log.retention.check.interval.ms": "50"}})
+	addr := c.Addr(1)
+	req := kmsg.NewPtrCreateTopicsRequest()
+	req.TimeoutMillis = 10000
+	rt := kmsg.NewCreateTopicsRequestTopic()
+	rt.Topic, rt.NumPartitions, rt.ReplicationFactor = "skewed", 1, 1
+	for k, v := range map[string]string{"segment.bytes": "1024", "retention.ms": "3600000"} {
+		rt.Configs = append(rt.Configs, kmsg.CreateTopicsRequestTopicConfig{Name: k, Value: kmsgStr(v)})
+	}
+	req.Topics = append(req.Topics, rt)
+	if resp := raw(t, addr, req, 5).(*kmsg.CreateTopicsResponse); resp.Topics[0].ErrorCode != 0 {
+		t.Fatal(kerr.ErrorForCode(resp.Topics[0].ErrorCode))
+	}
+	c.WaitForLeader("skewed", 0)
+	for range 20 {
+		if code, _ := produceCode(t, c, addr, produceReq("skewed", 0, recordBatch(make([]byte, 200)))); code != 0 {
+			t.Fatal(kerr.ErrorForCode(code))
+		}
+	}
+	earliest := func() int64 {
+		lr := kmsg.NewPtrListOffsetsRequest()
+		lr.ReplicaID = -1
+		p := kmsg.NewListOffsetsRequestTopicPartition()
+		p.Timestamp = -2
+		lr.Topics = []kmsg.ListOffsetsRequestTopic{{Topic: "skewed", Partitions: []kmsg.ListOffsetsRequestTopicPartition{p}}}
+		return raw(t, addr, lr, 5).(*kmsg.ListOffsetsResponse).Topics[0].Partitions[0].Offset
+	}
+	if got := earliest(); got != 0 {
+		t.Fatalf("log start %d with a correct clock, want 0: an hour's retention keeps fresh records", got)
+	}
+
+	adm := adminOf(c)
+	skew := "7200000"
+	alter := func(op kadm.IncrementalOp) {
+		t.Helper()
+		rs, err := adm.AlterBrokerConfigs(ctxT(t, 10*time.Second), []kadm.AlterConfig{{Op: op, Name: "zkafka.clock.skew.ms", Value: &skew}}, 1)
+		if err == nil {
+			err = rs[0].Err
+		}
+		if err != nil {
+			t.Fatalf("alter zkafka.clock.skew.ms: %v", err)
+		}
+	}
+	alter(kadm.SetConfig)
+	// All but the active segment go; each batch is about 270 bytes, 3 to a segment.
+	wait.For(t, 10*time.Second, "retention to delete the segments two hours old by the skewed clock", func() bool {
+		return earliest() >= 18
+	})
+	rcs, err := adm.DescribeBrokerConfigs(ctxT(t, 10*time.Second), 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg, err := rcs.On("1", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	found := false
+	for _, kv := range cfg.Configs {
+		if kv.Key == "zkafka.clock.skew.ms" {
+			found = true
+			if kv.MaybeValue() != skew || kv.Source != kmsg.ConfigSourceDynamicBrokerConfig {
+				t.Errorf("zkafka.clock.skew.ms described as %q from %v, want %s from DYNAMIC_BROKER_CONFIG", kv.MaybeValue(), kv.Source, skew)
+			}
+		}
+	}
+	if !found {
+		t.Error("DescribeConfigs does not list zkafka.clock.skew.ms")
+	}
+	alter(kadm.DeleteConfig)
+	wait.For(t, 10*time.Second, "the clock back", func() bool {
+		return broker.ClockSkew(c.Broker(1)) == 0
+	})
 }

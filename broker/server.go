@@ -19,6 +19,7 @@ import (
 	"github.com/zkafka/zkafka/controller"
 	"github.com/zkafka/zkafka/coordinator"
 	"github.com/zkafka/zkafka/internal/zkclient"
+	"github.com/zkafka/zkafka/kafka"
 	"github.com/zkafka/zkafka/storage"
 	"github.com/zkafka/zkafka/transaction"
 	"github.com/zkafka/zkafka/zkpaths"
@@ -32,6 +33,10 @@ type Server struct {
 	log  *zap.Logger
 	zk   *zkclient.Client
 	logs *storage.Manager
+
+	// clock is the broker's wall clock and timers: the system's, moved by
+	// zkafka.clock.skew.ms (static, or the dynamic /config/brokers layers).
+	clock *kafka.SkewedClock
 
 	brokerID    int32
 	clusterID   string
@@ -71,7 +76,9 @@ func NewServer(cfg *brokerconfig.Config, logger *zap.Logger) *Server {
 	if logger == nil {
 		logger = zap.NewNop()
 	}
-	return &Server{cfg: cfg, log: logger, brokerID: cfg.BrokerID, metadata: NewMetadataCache(), fatal: make(chan error, 1)}
+	s := &Server{cfg: cfg, log: logger, brokerID: cfg.BrokerID, metadata: NewMetadataCache(), fatal: make(chan error, 1), clock: &kafka.SkewedClock{}}
+	s.clock.SetSkew(cfg.ClockSkew)
+	return s
 }
 
 // Start runs Kafka's startup sequence: connect to ZooKeeper and create the
@@ -117,13 +124,13 @@ func (s *Server) Start(ctx context.Context) (err error) {
 	s.wg.Add(1)
 	go func() {
 		defer s.wg.Done()
-		s.logs.Run(s.ctx, s.cfg.LogRetentionCheckInterval, s.cfg.LogFlushOffsetCheckpointInterval)
+		s.logs.Run(s.ctx, s.clock.Now, s.cfg.LogRetentionCheckInterval, s.cfg.LogFlushOffsetCheckpointInterval)
 	}()
 	s.wg.Go(s.watchLogDirs)
 	if err := s.bindListeners(); err != nil {
 		return err
 	}
-	s.replicas = newReplicaManager(replicationConfigOf(s.cfg), s.brokerID, s.logs, s.zk, s.metadata, s.topicLogConfig, s.log.Named("replica-manager"))
+	s.replicas = newReplicaManager(replicationConfigOf(s.cfg), s.brokerID, s.logs, s.zk, s.metadata, s.topicLogConfig, s.clock.Now, s.log.Named("replica-manager"))
 	s.wg.Add(1)
 	go func() {
 		defer s.wg.Done()

@@ -75,6 +75,7 @@ func (s *Server) startTransactionCoordinator() error {
 	if err != nil {
 		return err
 	}
+	cfg.Clock = s.clock
 	s.producerIDs = newProducerIDManager(s.zk, s.brokerID, s.log.Named("producer-id-manager"))
 	s.markerSender = &markerSender{s: s, clients: map[int32]*wire.Client{}}
 	s.txnCoordinator = transaction.New(cfg, coordinatorLog{s.replicas, transactionTopic}, s.producerIDs, s.markerSender)

@@ -69,6 +69,10 @@ type Config struct {
 	// the broker advertise Kafka 3.0's batched FindCoordinator v4 and
 	// OffsetFetch v8; off, it stops at Kafka 2.8's v3 and v7.
 	BatchedCoordinatorAPIs bool
+	// ClockSkew (zkafka.clock.skew.ms, dynamic per broker) moves this
+	// broker's wall clock from the machine's, for clock faults (`zkafka
+	// chaos run --faults clock`); 0 in any real use.
+	ClockSkew time.Duration
 
 	// Connection and memory limits.
 	MaxConnections               int32            // max.connections
@@ -199,6 +203,7 @@ var defaultProperties = map[string]string{
 
 	// zkafka's own switch, past Kafka 2.8 (issue 5's lab).
 	"zkafka.batched.coordinator.apis.enable": "false",
+	"zkafka.clock.skew.ms":                   "0",
 }
 
 // knownButUnused are Kafka keys the teaching cluster's files carry that this
@@ -311,6 +316,7 @@ func New(props map[string]string) (*Config, error) {
 		LeaderImbalancePerBrokerPercent:  p.Int32("leader.imbalance.per.broker.percentage"),
 		LeaderImbalanceCheckInterval:     time.Duration(p.Int64("leader.imbalance.check.interval.seconds")) * time.Second,
 		BatchedCoordinatorAPIs:           p.Bool("zkafka.batched.coordinator.apis.enable"),
+		ClockSkew:                        p.Ms("zkafka.clock.skew.ms"),
 		MaxConnections:                   p.Int32("max.connections"),
 		MaxConnectionsPerIP:              p.Int32("max.connections.per.ip"),
 		QueuedMaxRequestBytes:            p.Int64("queued.max.request.bytes"),

@@ -57,6 +57,7 @@ var brokerConfigTypes = map[string]Type{
 	"compression.type": TypeString, "log.preallocate": TypeBoolean,
 	"log.message.timestamp.type": TypeString, "log.message.timestamp.difference.max.ms": TypeLong,
 	"log.message.downconversion.enable": TypeBoolean,
+	"zkafka.clock.skew.ms":              TypeLong,
 }
 
 // brokerDefaults are Kafka 2.8's defaults of the broker configs above that
@@ -75,11 +76,14 @@ var brokerDefaults = map[string]string{
 // Kafka 2.8 lets /config/brokers/<id> and /config/brokers/<default> change
 // without a restart: the broker defaults of topic configs (DynamicLogConfig,
 // all but log.message.format.version) and the thread pool sizes. Listeners,
-// which Kafka also reconfigures, are static here.
+// which Kafka also reconfigures, are static here. zkafka.clock.skew.ms is
+// zkafka's own.
 var dynamicBrokerConfigs = func() map[string]bool {
 	m := map[string]bool{
 		"num.network.threads": true, "num.io.threads": true, "num.replica.fetchers": true,
 		"num.recovery.threads.per.data.dir": true,
+		// zkafka's clock fault: a broker's wall clock jumps while it runs.
+		"zkafka.clock.skew.ms": true,
 	}
 	for _, def := range topicConfigs {
 		if def.BrokerSynonym != "" && def.BrokerSynonym != "log.message.format.version" {

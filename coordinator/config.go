@@ -6,6 +6,8 @@ import (
 	"time"
 
 	"go.uber.org/zap"
+
+	"github.com/zkafka/zkafka/kafka"
 )
 
 // Config is the coordinator's part of the broker configuration, with
@@ -31,8 +33,9 @@ type Config struct {
 	// waits for acks=all.
 	OffsetCommitTimeout time.Duration
 	Logger              *zap.Logger
-	// Clock drives every timer; nil means the real one.
-	Clock Clock
+	// Clock drives every timer (session, rebalance, initial delay) and the
+	// wall-clock checks (offsets retention); nil means the real one.
+	Clock kafka.Clock
 }
 
 // DefaultConfig returns Kafka 2.8's defaults.
@@ -49,23 +52,6 @@ func DefaultConfig() Config {
 		OffsetCommitTimeout:           5 * time.Second,
 	}
 }
-
-// Clock is the time source of the coordinator's timers (session,
-// rebalance, initial delay, retention), so tests can drive them.
-type Clock interface {
-	Now() time.Time
-	AfterFunc(d time.Duration, f func()) Timer
-}
-
-// Timer is a scheduled callback.
-type Timer interface{ Stop() bool }
-
-// SystemClock is the real Clock (time.Now, time.AfterFunc), the default
-// of the group and transaction coordinators.
-type SystemClock struct{}
-
-func (SystemClock) Now() time.Time                            { return time.Now() }
-func (SystemClock) AfterFunc(d time.Duration, f func()) Timer { return time.AfterFunc(d, f) }
 
 // Log is the coordinator's access to the __consumer_offsets partitions this
 // broker hosts; the broker implements it over its replica manager.

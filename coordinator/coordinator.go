@@ -10,6 +10,8 @@ import (
 
 	"github.com/twmb/franz-go/pkg/kerr"
 	"go.uber.org/zap"
+
+	"github.com/zkafka/zkafka/kafka"
 )
 
 // Coordinator is the group coordinator of one broker (Kafka's
@@ -22,7 +24,7 @@ import (
 type Coordinator struct {
 	cfg   Config
 	log   *zap.Logger
-	clock Clock
+	clock kafka.Clock
 	store Log
 
 	ctx    context.Context
@@ -32,7 +34,7 @@ type Coordinator struct {
 	mu         sync.Mutex
 	active     bool
 	partitions map[int32]*ownedPartition
-	expiry     Timer
+	expiry     kafka.Timer
 }
 
 // ownedPartition is an __consumer_offsets partition this broker leads:
@@ -49,7 +51,7 @@ func New(cfg Config, store Log) *Coordinator {
 		cfg.Logger = zap.NewNop()
 	}
 	if cfg.Clock == nil {
-		cfg.Clock = SystemClock{}
+		cfg.Clock = kafka.SystemClock{}
 	}
 	if cfg.OffsetsTopicPartitions <= 0 {
 		cfg.OffsetsTopicPartitions = 50
@@ -221,7 +223,7 @@ func (c *Coordinator) scheduleHeartbeatLocked(g *group, m *member, timeout time.
 	if m.heartbeat != nil {
 		m.heartbeat.Stop()
 	}
-	var t Timer
+	var t kafka.Timer
 	t = c.clock.AfterFunc(timeout, func() {
 		g.mu.Lock()
 		defer g.mu.Unlock()

@@ -97,7 +97,7 @@ type member struct {
 	isNew bool
 	// heartbeat is the member's session expiration timer; a firing timer
 	// that is not the current one is stale.
-	heartbeat Timer
+	heartbeat kafka.Timer
 }
 
 func (m *member) metadata(protocolName string) []byte {
@@ -131,7 +131,7 @@ func (m *member) vote(candidates map[string]bool) string {
 type delayedJoin struct {
 	initial   bool
 	remaining time.Duration
-	timer     Timer
+	timer     kafka.Timer
 }
 
 // committedOffset is a committed offset and where its record is in the log,
@@ -177,7 +177,7 @@ type group struct {
 	order        []string // member ids in join order: leader fallback and stored order
 	// pending are member ids handed out with MEMBER_ID_REQUIRED (KIP-394),
 	// each with its expiration timer.
-	pending map[string]Timer
+	pending map[string]kafka.Timer
 	// static maps group.instance.id to the current member id (KIP-345).
 	static             map[string]string
 	supportedProtocols map[string]int
@@ -202,7 +202,7 @@ type group struct {
 func newGroup(id string, partition int32, now time.Time) *group {
 	return &group{
 		id: id, partition: partition, state: Empty, stateTime: now,
-		members: map[string]*member{}, pending: map[string]Timer{}, static: map[string]string{},
+		members: map[string]*member{}, pending: map[string]kafka.Timer{}, static: map[string]string{},
 		supportedProtocols: map[string]int{}, offsets: map[kafka.TopicPartition]committedOffset{},
 		pendingTxnOffsets: map[int64]map[kafka.TopicPartition]committedOffset{},
 		subscribed:        map[string]bool{}, subscribedKnown: true,

@@ -11,6 +11,8 @@ import (
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
 	"go.uber.org/zap"
+
+	"github.com/zkafka/zkafka/kafka"
 )
 
 // newMemberJoinTimeout is how long a new member's parked JoinGroup keeps it
@@ -137,7 +139,7 @@ func (c *Coordinator) unknownMemberJoinLocked(g *group, req *kmsg.JoinGroupReque
 	case req.Version >= 4:
 		// KIP-394: the member learns its id first and rejoins with it, so
 		// a client that times out does not leave a stray member behind.
-		var t Timer
+		var t kafka.Timer
 		t = c.clock.AfterFunc(session, func() {
 			g.mu.Lock()
 			defer g.mu.Unlock()

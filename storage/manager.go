@@ -251,9 +251,10 @@ func (m *Manager) Delete(topic string, partition int32) error {
 	return m.Checkpoint()
 }
 
-// Run applies retention every retentionCheckInterval (log.retention.check.interval.ms) and writes the
-// checkpoints every checkpointInterval until ctx is done. A non-positive interval turns that task off.
-func (m *Manager) Run(ctx context.Context, retentionCheckInterval, checkpointInterval time.Duration) {
+// Run applies retention every retentionCheckInterval (log.retention.check.interval.ms), at the time
+// now tells, and writes the checkpoints every checkpointInterval until ctx is done. A non-positive
+// interval turns that task off.
+func (m *Manager) Run(ctx context.Context, now func() time.Time, retentionCheckInterval, checkpointInterval time.Duration) {
 	retention := tickerChan(retentionCheckInterval)
 	defer retention.stop()
 	checkpoint := tickerChan(checkpointInterval)
@@ -263,7 +264,7 @@ func (m *Manager) Run(ctx context.Context, retentionCheckInterval, checkpointInt
 		case <-ctx.Done():
 			return
 		case <-retention.c:
-			m.CleanupLogs()
+			m.CleanupLogs(now())
 		case <-checkpoint.c:
 			if err := m.Checkpoint(); err != nil && !errors.Is(err, ErrManagerClosed) {
 				m.logger.Error("Writing checkpoints failed", zap.Error(err))
@@ -292,11 +293,11 @@ func (t ticker) stop() {
 	}
 }
 
-// CleanupLogs runs DeleteOldSegments on every log and returns how many segments went.
-func (m *Manager) CleanupLogs() int {
+// CleanupLogs runs DeleteOldSegments at now on every log and returns how many segments went.
+func (m *Manager) CleanupLogs(now time.Time) int {
 	total := 0
 	for tp, l := range m.All() {
-		n, err := l.DeleteOldSegments()
+		n, err := l.DeleteOldSegments(now.UnixMilli())
 		total += n
 		if err != nil && !errors.Is(err, ErrLogClosed) {
 			m.logger.Error("Retention failed", zap.Stringer("partition", tp), zap.Error(err))

@@ -232,7 +232,7 @@ func TestManagerRunAppliesRetentionAndCheckpoints(t *testing.T) {
 	done := make(chan struct{})
 	go func() {
 		defer close(done)
-		m.Run(ctx, 10*time.Millisecond, 10*time.Millisecond)
+		m.Run(ctx, time.Now, 10*time.Millisecond, 10*time.Millisecond)
 	}()
 	wait.For(t, waitTimeout, "retention to leave only the active segment", func() bool { return l.NumSegments() == 1 })
 	wait.For(t, waitTimeout, "a log start offset checkpoint", func() bool {

@@ -3,20 +3,20 @@ package storage
 import (
 	"errors"
 	"slices"
-	"time"
 
 	"go.uber.org/zap"
 )
 
-// DeleteOldSegments applies retention as Kafka's Log.deleteOldSegments does and returns how many segments
-// it deleted. In order: segments whose largest timestamp is older than RetentionMs; the oldest segments
+// DeleteOldSegments applies retention as Kafka's Log.deleteOldSegments does at the broker's wall-clock
+// time nowMs and returns how many segments it deleted. In order: segments whose largest timestamp is
+// older than RetentionMs at nowMs; the oldest segments
 // while the log is more than RetentionBytes over; segments wholly below the log start offset. Time and
 // size apply only when CleanupPolicy includes "delete". A segment is deleted only when every offset in
 // it is below the high watermark, and the active segment never is. The log start offset rises to the
 // first remaining segment. Kafka renames deleted segments to `.deleted` and removes them a minute later
 // (file.delete.delay.ms) so that in-flight reads finish; here readers hold the segment lock, so the files
 // are removed at once.
-func (l *Log) DeleteOldSegments() (int, error) {
+func (l *Log) DeleteOldSegments(nowMs int64) (int, error) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	if err := l.writable(); err != nil {
@@ -25,9 +25,8 @@ func (l *Log) DeleteOldSegments() (int, error) {
 	cfg := l.Config()
 	var deleted int
 	if cfg.deletes() && cfg.RetentionMs >= 0 {
-		now := time.Now().UnixMilli()
 		n, err := l.deleteSegmentsLocked("retention.ms", func(s *segment) bool {
-			return now-s.largestTimestamp() > cfg.RetentionMs
+			return nowMs-s.largestTimestamp() > cfg.RetentionMs
 		})
 		deleted += n
 		if err != nil {

@@ -36,7 +36,7 @@ func TestRetentionBySize(t *testing.T) {
 	before := segmentBases(l)
 	sizeBefore := l.Size()
 
-	n, err := l.DeleteOldSegments()
+	n, err := l.DeleteOldSegments(time.Now().UnixMilli())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -58,7 +58,7 @@ func TestRetentionBySize(t *testing.T) {
 	}
 	_, err = l.Read(before[0], 1000, l.LogEndOffset(), true)
 	wantKerr(t, err, kerr.OffsetOutOfRange)
-	if n, _ := l.DeleteOldSegments(); n != 0 {
+	if n, _ := l.DeleteOldSegments(time.Now().UnixMilli()); n != 0 {
 		t.Fatalf("second pass deleted %d more", n)
 	}
 }
@@ -71,11 +71,11 @@ func TestRetentionNeverDeletesActiveSegmentOrPastHighWatermark(t *testing.T) {
 	bases := segmentBases(l)
 
 	l.SetHighWatermark(bases[2]) // the first two segments are wholly below the high watermark
-	if n, err := l.DeleteOldSegments(); err != nil || n != 2 {
+	if n, err := l.DeleteOldSegments(time.Now().UnixMilli()); err != nil || n != 2 {
 		t.Fatalf("deleted %d (%v), want 2", n, err)
 	}
 	l.SetHighWatermark(l.LogEndOffset())
-	if _, err := l.DeleteOldSegments(); err != nil {
+	if _, err := l.DeleteOldSegments(time.Now().UnixMilli()); err != nil {
 		t.Fatal(err)
 	}
 	if got := segmentBases(l); !slices.Equal(got, bases[len(bases)-1:]) {
@@ -102,7 +102,7 @@ func TestRetentionByTime(t *testing.T) {
 			want = append(want, s.baseOffset)
 		}
 	}
-	n, err := l.DeleteOldSegments()
+	n, err := l.DeleteOldSegments(time.Now().UnixMilli())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -114,7 +114,7 @@ func TestRetentionByTime(t *testing.T) {
 	cfg.RetentionMs = -1
 	l2 := openTestLog(t, t.TempDir(), cfg)
 	fillSegments(t, l2, 20, func(int) int64 { return old })
-	if n, _ := l2.DeleteOldSegments(); n != 0 {
+	if n, _ := l2.DeleteOldSegments(time.Now().UnixMilli()); n != 0 {
 		t.Fatalf("retention.ms -1 deleted %d segments", n)
 	}
 }
@@ -125,7 +125,7 @@ func TestRetentionSkippedForCompactedTopics(t *testing.T) {
 	cfg.CleanupPolicy = "compact"
 	l := openTestLog(t, t.TempDir(), cfg)
 	fillSegments(t, l, 12, func(int) int64 { return 1 })
-	if n, _ := l.DeleteOldSegments(); n != 0 {
+	if n, _ := l.DeleteOldSegments(time.Now().UnixMilli()); n != 0 {
 		t.Fatalf("compacted log lost %d segments to retention", n)
 	}
 }
@@ -137,7 +137,7 @@ func TestRetentionBelowLogStartOffset(t *testing.T) {
 	if err := l.MaybeIncrementLogStartOffset(bases[2] + 1); err != nil {
 		t.Fatal(err)
 	}
-	if n, err := l.DeleteOldSegments(); err != nil || n != 2 {
+	if n, err := l.DeleteOldSegments(time.Now().UnixMilli()); err != nil || n != 2 {
 		t.Fatalf("deleted %d (%v), want the 2 segments below the log start offset", n, err)
 	}
 	if l.LogStartOffset() != bases[2]+1 {

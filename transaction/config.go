@@ -8,7 +8,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kmsg"
 	"go.uber.org/zap"
 
-	"github.com/zkafka/zkafka/coordinator"
+	"github.com/zkafka/zkafka/kafka"
 )
 
 // Config is the transaction coordinator's part of the broker
@@ -41,7 +41,7 @@ type Config struct {
 	MarkerRetryBackoff time.Duration
 	Logger             *zap.Logger
 	// Clock drives the timeout and expiration checks; nil means the real one.
-	Clock coordinator.Clock
+	Clock kafka.Clock
 }
 
 // DefaultConfig returns Kafka 2.8's defaults.

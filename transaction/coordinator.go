@@ -23,7 +23,7 @@ import (
 type Coordinator struct {
 	cfg     Config
 	log     *zap.Logger
-	clock   coordinator.Clock
+	clock   kafka.Clock
 	store   coordinator.Log
 	pids    ProducerIDGenerator
 	markers *markerManager
@@ -35,8 +35,8 @@ type Coordinator struct {
 	mu         sync.RWMutex
 	active     bool
 	partitions map[int32]*txnPartition
-	abortTimer coordinator.Timer
-	expiry     coordinator.Timer
+	abortTimer kafka.Timer
+	expiry     kafka.Timer
 }
 
 // txnPartition is a __transaction_state partition this broker leads:
@@ -56,7 +56,7 @@ func New(cfg Config, store coordinator.Log, pids ProducerIDGenerator, sender Mar
 		cfg.Logger = zap.NewNop()
 	}
 	if cfg.Clock == nil {
-		cfg.Clock = coordinator.SystemClock{}
+		cfg.Clock = kafka.SystemClock{}
 	}
 	if cfg.TransactionTopicPartitions <= 0 {
 		cfg.TransactionTopicPartitions = 50
@@ -90,7 +90,7 @@ func (c *Coordinator) Start() {
 func (c *Coordinator) Shutdown() {
 	c.mu.Lock()
 	c.active = false
-	for _, t := range []coordinator.Timer{c.abortTimer, c.expiry} {
+	for _, t := range []kafka.Timer{c.abortTimer, c.expiry} {
 		if t != nil {
 			t.Stop()
 		}

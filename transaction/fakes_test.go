@@ -11,7 +11,6 @@ import (
 	"github.com/twmb/franz-go/pkg/kmsg"
 	"go.uber.org/zap/zaptest"
 
-	"github.com/zkafka/zkafka/coordinator"
 	"github.com/zkafka/zkafka/internal/wait"
 	"github.com/zkafka/zkafka/kafka"
 	"github.com/zkafka/zkafka/wire"
@@ -37,7 +36,7 @@ func (c *fakeClock) Now() time.Time {
 	return c.now
 }
 
-func (c *fakeClock) AfterFunc(time.Duration, func()) coordinator.Timer { return noTimer{} }
+func (c *fakeClock) AfterFunc(time.Duration, func()) kafka.Timer { return noTimer{} }
 
 func (c *fakeClock) Advance(d time.Duration) {
 	c.mu.Lock()
