@@ -108,8 +108,8 @@ func TestChaosCheapFaults(t *testing.T) {
 	}
 }
 
-// TestChaosIsolatedLeaderAndFullDisk runs the faults that need the machine's root: network
-// namespaces and a tmpfs.
+// TestChaosIsolatedLeaderAndFullDisk runs the faults that need the machine's root (network
+// namespaces and a tmpfs) and, on the same cluster, clock jumps.
 //
 // The isolated-leader scenario is the 2013 Jepsen case: a partition leader cut from ZooKeeper and
 // the other brokers while clients still reach it. What it acknowledges alone with acks=1 is lost
@@ -120,6 +120,9 @@ func TestChaosCheapFaults(t *testing.T) {
 // KAFKA_STORAGE_ERROR and halt, as Kafka's does once all its log dirs failed, instead of staying
 // leader of partitions it cannot write; restarted once space returns it recovers its logs, cutting
 // the torn batches, and nothing acknowledged is lost.
+//
+// A clock jump: a leader's wall clock an hour ahead (every follower looks an hour behind at its next
+// ISR check) or behind, then set right; nothing acknowledged is lost.
 func TestChaosIsolatedLeaderAndFullDisk(t *testing.T) {
 	l := startCluster(t)
 	t.Run("isolated-leader", func(t *testing.T) {
@@ -128,6 +131,14 @@ func TestChaosIsolatedLeaderAndFullDisk(t *testing.T) {
 		rep := runChaos(t, o)
 		if all, one := rep.Check.AcksAll, rep.Check.AcksOne; all.Lost != 0 || one.Lost == 0 || one.Acked == 0 {
 			t.Fatalf("acks=all lost %d, acks=1 lost %d of %d: want none with acks=all, some with acks=1", all.Lost, one.Lost, one.Acked)
+		}
+	})
+	t.Run("clock", func(t *testing.T) {
+		o := ciOptions(t, l)
+		o.Faults, o.Count = []string{chaos.KindClock}, 2
+		rep := runChaos(t, o)
+		if c := rep.Check.AcksAll; c.Lost != 0 || c.Duplicated != 0 || c.Reordered != 0 || c.Acked == 0 {
+			t.Fatalf("acks=all across clock jumps: %d acknowledged, %d lost, %d duplicated, %d reordered", c.Acked, c.Lost, c.Duplicated, c.Reordered)
 		}
 	})
 	t.Run("disk-full", func(t *testing.T) {

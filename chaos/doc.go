@@ -1,6 +1,6 @@
 // Package chaos is `zkafka chaos`: it injects faults into the local cluster that scripts/cluster.sh
 // runs — process kills and pauses, ZooKeeper's loss, rolling restarts, network partitions, full
-// disks — while producers and a consumer group work against it, then reads everything back and
+// disks, wall-clock jumps — while producers and a consumer group work against it, then reads everything back and
 // checks that nothing acknowledged was lost.
 //
 // Data flows one way:

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/twmb/franz-go/pkg/kadm"
+	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"github.com/zkafka/zkafka/internal/pace"
 )
@@ -24,6 +25,7 @@ const (
 	KindRolling   = "rolling"    // every broker restarted in turn with a controlled shutdown
 	KindPartition = "partition"  // a broker's network cut (nftables in its namespace), then healed
 	KindDiskFull  = "disk-full"  // a broker's log dir (a size-limited tmpfs) filled, then freed
+	KindClock     = "clock"      // a broker's wall clock jumped (zkafka.clock.skew.ms), then set right
 )
 
 // Kind is a kind of fault and its variants, which a run takes in turn.
@@ -49,6 +51,8 @@ var Kinds = []Kind{
 		"a partition leader cut from ZooKeeper and the other brokers (clients still reach it), from the brokers only, from ZooKeeper only, or from everything"},
 	{KindDiskFull, []string{"broker"},
 		"the log dir (a size-limited tmpfs) of a partition leader filled: KAFKA_STORAGE_ERROR, the broker halts as Kafka's does, restarted once space returns"},
+	{KindClock, []string{"forward", "back"},
+		"a partition leader's wall clock jumped forward or back (--clock-jump, zkafka.clock.skew.ms), as an NTP step would, then set right: replica lag, retention and timeouts read it"},
 }
 
 // ParseFaults reads a comma-separated list of fault kinds.
@@ -227,6 +231,8 @@ func (in *injector) inject(ctx context.Context, f fault) error {
 		return in.partition(ctx, f)
 	case KindDiskFull:
 		return in.diskFull(ctx, f)
+	case KindClock:
+		return in.clock(ctx, f)
 	}
 	return fmt.Errorf("unknown fault kind %q", f.kind)
 }
@@ -457,5 +463,74 @@ func (in *injector) diskFull(ctx context.Context, f fault) error {
 		return err
 	}
 	in.healed(f)
+	return nil
+}
+
+// clock jumps a partition leader's wall clock by ClockJump, forward or back, through the dynamic
+// broker config zkafka.clock.skew.ms, holds it past the replica lag time (a forward jump makes every
+// follower look an hour behind at the next ISR check), then sets it right: a second jump, the other
+// way.
+func (in *injector) clock(ctx context.Context, f fault) error {
+	leader, p, err := in.leaderOf(ctx)
+	if err != nil {
+		return fmt.Errorf("find a leader: %w", err)
+	}
+	jump := in.o.ClockJump
+	if f.variant == "back" {
+		jump = -jump
+	}
+	in.start(f, fmt.Sprintf("broker %d (leader of %s-%d) by %v", leader, in.topic, p, jump))
+	if err := in.setSkew(ctx, leader, jump); err != nil {
+		return err
+	}
+	if err := pace.Sleep(ctx, in.replicaLag+in.replicaLag/4); err != nil {
+		_ = in.setSkew(context.Background(), leader, 0)
+		return err
+	}
+	if err := in.setSkew(ctx, leader, 0); err != nil {
+		return err
+	}
+	in.healed(f)
+	return nil
+}
+
+// setSkew sets broker b's zkafka.clock.skew.ms (0 deletes it).
+func (in *injector) setSkew(ctx context.Context, b int32, skew time.Duration) error {
+	cctx, cancel := context.WithTimeout(ctx, 30*time.Second)
+	defer cancel()
+	ac := kadm.AlterConfig{Op: kadm.DeleteConfig, Name: "zkafka.clock.skew.ms"}
+	if skew != 0 {
+		ac = kadm.AlterConfig{Op: kadm.SetConfig, Name: ac.Name, Value: kadm.StringPtr(strconv.FormatInt(skew.Milliseconds(), 10))}
+	}
+	rs, err := in.adm.AlterBrokerConfigs(cctx, []kadm.AlterConfig{ac}, b)
+	if err == nil {
+		err = rs[0].Err
+	}
+	if err != nil {
+		return fmt.Errorf("set broker %d's zkafka.clock.skew.ms to %d: %w", b, skew.Milliseconds(), err)
+	}
+	// The broker applies it when the config change notification reaches it; its DescribeConfigs
+	// answer shows when it has.
+	want := strconv.FormatInt(skew.Milliseconds(), 10)
+	err = pace.Until(ctx, 30*time.Second, func() bool {
+		rcs, err := in.adm.DescribeBrokerConfigs(cctx, b)
+		if err != nil {
+			return false
+		}
+		rc, err := rcs.On(strconv.Itoa(int(b)), nil)
+		if err != nil || rc.Err != nil {
+			return false
+		}
+		for _, c := range rc.Configs {
+			if c.Key == "zkafka.clock.skew.ms" {
+				return c.MaybeValue() == want && (skew != 0) == (c.Source == kmsg.ConfigSourceDynamicBrokerConfig)
+			}
+		}
+		return false
+	})
+	if err != nil {
+		return fmt.Errorf("broker %d did not apply zkafka.clock.skew.ms=%s: %w", b, want, err)
+	}
+	in.h.Add(Op{Type: OpNote, Broker: b, Note: fmt.Sprintf("broker %d's wall clock is %v from the machine's", b, skew)})
 	return nil
 }

@@ -63,8 +63,10 @@ type Options struct {
 	// full.
 	DiskSize int64
 	DiskHold time.Duration
-	Seed     uint64
-	Command  string // the command line, for the report
+	// ClockJump is how far a clock fault moves a broker's wall clock (zkafka.clock.skew.ms).
+	ClockJump time.Duration
+	Seed      uint64
+	Command   string // the command line, for the report
 
 	Progress io.Writer   // the live progress line; nil for none
 	Logger   *zap.Logger // nil for none
@@ -86,6 +88,7 @@ func DefaultOptions() Options {
 		DrainTimeout:        2 * time.Minute,
 		DiskSize:            256 << 20,
 		DiskHold:            15 * time.Second,
+		ClockJump:           time.Hour,
 	}
 }
 
