@@ -146,7 +146,7 @@ func (s *Server) readFetch(req *kmsg.FetchRequest, first bool) (resp *kmsg.Fetch
 			var bound int64
 			if follower {
 				bound = p.log.LogEndOffset()
-				if first && fp.FetchOffset <= bound && p.followerFetch(req.ReplicaID, fp.FetchOffset, bound, s.replicas.now()) {
+				if first && fp.FetchOffset <= bound && p.followerFetch(req.ReplicaID, fp.FetchOffset, fp.LogStartOffset, bound, s.replicas.now()) {
 					s.replicas.maybeExpandIsr(p, req.ReplicaID)
 				}
 			}

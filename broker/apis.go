@@ -43,6 +43,7 @@ func apiTable() map[int16]api {
 		alterConfigsAPI,
 		incrementalAlterConfigsAPI,
 		deleteTopicsAPI,
+		deleteRecordsAPI,
 		createPartitionsAPI,
 		electLeadersAPI,
 		alterPartitionReassignmentsAPI,

@@ -174,6 +174,15 @@ func (c *MetadataCache) AliveBrokers() []AliveBroker {
 	return out
 }
 
+// HasAliveBroker reports whether the broker is registered, as the last
+// UpdateMetadata said.
+func (c *MetadataCache) HasAliveBroker(id int32) bool {
+	c.mu.RLock()
+	defer c.mu.RUnlock()
+	_, ok := c.brokers[id]
+	return ok
+}
+
 // Topics returns the names of all known topics, sorted.
 func (c *MetadataCache) Topics() []string {
 	c.mu.RLock()

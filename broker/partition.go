@@ -3,6 +3,7 @@ package broker
 import (
 	"context"
 	"errors"
+	"fmt"
 	"slices"
 	"sync"
 	"time"
@@ -33,6 +34,8 @@ type PartitionLog interface {
 	ProducerStates() map[int64]storage.ProducerEntry
 	LastStableOffset() int64
 	AbortedTransactions(from, upTo int64) []storage.AbortedTxn
+	MaybeIncrementLogStartOffset(offset int64, reason storage.LogStartOffsetReason) error
+	Config() storage.LogConfig
 }
 
 // Partition is one replica of a topic-partition on this broker: its log, and
@@ -91,6 +94,9 @@ type Partition struct {
 // replicaState is what the leader knows of one follower (Kafka's Replica).
 type replicaState struct {
 	leo int64 // -1 until the follower's first fetch under this leadership
+	// logStartOffset is the follower's log start offset as its latest fetch
+	// said, -1 until then: the low watermark DeleteRecords waits for.
+	logStartOffset int64
 	// lastCaughtUp is the last time the follower's fetch reached the
 	// leader's LEO as of its previous fetch; the ISR check measures lag
 	// from it.
@@ -133,9 +139,9 @@ func (p *Partition) makeLeader(s partitionState, minInsync int32, now time.Time)
 		if r == p.brokerID {
 			continue
 		}
-		st := &replicaState{leo: -1}
+		st := &replicaState{leo: -1, logStartOffset: -1}
 		if prev, ok := old[r]; ok && wasLeader {
-			st.leo = prev.leo
+			st.leo, st.logStartOffset = prev.leo, prev.logStartOffset
 		}
 		if containsID(s.isr, r) {
 			st.lastCaughtUp = now
@@ -343,17 +349,23 @@ func (p *Partition) maybeIncrementHighWatermarkLocked() bool {
 	return false
 }
 
-// followerFetch records a follower's fetch at fetchOffset (its LEO) when the
-// leader's LEO was leaderLEO (Kafka's updateFollowerFetchState), advances the
+// followerFetch records a follower's fetch at fetchOffset (its LEO), with its
+// log start offset, when the leader's LEO was leaderLEO (Kafka's
+// updateFollowerFetchState), advances the
 // high watermark, and reports whether the follower should now join the ISR:
 // it is not in it, has reached the high watermark and the start of the
 // current leader epoch.
-func (p *Partition) followerFetch(replica int32, fetchOffset, leaderLEO int64, now time.Time) (expand bool) {
+func (p *Partition) followerFetch(replica int32, fetchOffset, logStartOffset, leaderLEO int64, now time.Time) (expand bool) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	st, ok := p.remote[replica]
 	if !ok || p.leader != p.brokerID {
 		return false
+	}
+	if logStartOffset > st.logStartOffset {
+		// The low watermark may have moved: wake DeleteRecords waiters.
+		st.logStartOffset = logStartOffset
+		p.notifyHighWatermarkLocked()
 	}
 	switch {
 	case fetchOffset >= leaderLEO:
@@ -439,6 +451,81 @@ func (p *Partition) adoptIsr(leaderEpoch int32, isr []int32, zkVersion int32) bo
 	p.maybeIncrementHighWatermarkLocked()
 	p.notifyHighWatermarkLocked()
 	return true
+}
+
+// lowWatermarkLocked is the smallest log start offset among the leader and
+// the followers on alive brokers (Kafka's lowWatermarkIfLeader): -1 while
+// such a follower has not fetched under this leadership. Records below it
+// are gone from every live replica.
+func (p *Partition) lowWatermarkLocked(alive func(int32) bool) int64 {
+	lw := p.log.LogStartOffset()
+	for r, st := range p.remote {
+		if alive(r) {
+			lw = min(lw, st.logStartOffset)
+		}
+	}
+	return lw
+}
+
+// deleteRecordsOnLeader moves the leader's log start offset up to offset
+// (-1: the high watermark) for DeleteRecords (Kafka's
+// Partition.deleteRecordsOnLeader) and returns the low watermark after it and
+// the offset it must reach for the request to complete.
+func (p *Partition) deleteRecordsOnLeader(offset int64, alive func(int32) bool) (lowWatermark, required int64, err error) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.leader != p.brokerID {
+		return -1, -1, fmt.Errorf("leader not local for partition %s-%d on broker %d: %w", p.Topic, p.Index, p.brokerID, kerr.NotLeaderForPartition)
+	}
+	if !p.log.Config().Deletes() {
+		return -1, -1, fmt.Errorf("records of partition %s-%d can not be deleted due to the configured policy: %w", p.Topic, p.Index, kerr.PolicyViolation)
+	}
+	if offset == -1 {
+		offset = p.log.HighWatermark()
+	}
+	if offset < 0 {
+		return -1, -1, fmt.Errorf("the offset %d for partition %s-%d is not valid: %w", offset, p.Topic, p.Index, kerr.OffsetOutOfRange)
+	}
+	if err := p.log.MaybeIncrementLogStartOffset(offset, storage.ClientRecordDeletion); err != nil {
+		return -1, -1, err
+	}
+	return p.lowWatermarkLocked(alive), offset, nil
+}
+
+// awaitLowWatermark waits until the low watermark reaches required (Kafka's
+// DelayedDeleteRecords for one partition) and returns it; leadership lost
+// fails it with NOT_LEADER_OR_FOLLOWER, and ctx's deadline with
+// REQUEST_TIMED_OUT.
+func (p *Partition) awaitLowWatermark(ctx context.Context, required int64, alive func(int32) bool) (int64, error) {
+	for {
+		p.mu.RLock()
+		ch, leading, lw := p.hwChanged, p.leader == p.brokerID, p.lowWatermarkLocked(alive)
+		p.mu.RUnlock()
+		switch {
+		case !leading:
+			return -1, kerr.NotLeaderForPartition
+		case lw >= required:
+			return lw, nil
+		}
+		select {
+		case <-ch:
+		case <-ctx.Done():
+			if errors.Is(ctx.Err(), context.DeadlineExceeded) {
+				return lw, kerr.RequestTimedOut
+			}
+			return lw, ctx.Err()
+		}
+	}
+}
+
+// followLeaderLogStartOffset moves a follower's log start offset up to its
+// leader's, as Kafka's ReplicaFetcherThread does after each fetch, once its
+// high watermark has reached it.
+func (p *Partition) followLeaderLogStartOffset(leaderLogStartOffset int64) error {
+	if leaderLogStartOffset <= p.log.LogStartOffset() || leaderLogStartOffset > p.log.HighWatermark() {
+		return nil
+	}
+	return p.log.MaybeIncrementLogStartOffset(leaderLogStartOffset, storage.LeaderOffsetIncremented)
 }
 
 // updateFollowerHighWatermark is a follower's high watermark after a fetch:

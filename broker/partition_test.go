@@ -26,9 +26,35 @@ import (
 type fakeLog struct {
 	PartitionLog // the rest of a log, which these rules do not use
 
-	mu      sync.Mutex
-	leo, hw int64
-	epochs  []int32
+	mu       sync.Mutex
+	leo, hw  int64
+	start    int64
+	epochs   []int32
+	compacts bool // cleanup.policy=compact
+}
+
+func (l *fakeLog) LogStartOffset() int64 {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.start
+}
+
+func (l *fakeLog) MaybeIncrementLogStartOffset(offset int64, _ storage.LogStartOffsetReason) error {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if offset > l.hw {
+		return kerr.OffsetOutOfRange
+	}
+	l.start = max(l.start, offset)
+	return nil
+}
+
+func (l *fakeLog) Config() storage.LogConfig {
+	cfg := storage.DefaultLogConfig()
+	if l.compacts {
+		cfg.CleanupPolicy = "compact"
+	}
+	return cfg
 }
 
 func (l *fakeLog) LogEndOffset() int64 {
@@ -138,7 +164,12 @@ func (f *leaderFixture) append(n int) (requiredOffset int64, leaderEpoch int32) 
 // fetch is follower replica fetching at offset (its LEO); it reports whether
 // the follower may join the ISR.
 func (f *leaderFixture) fetch(replica int32, offset int64) bool {
-	return f.p.followerFetch(replica, offset, f.log.LogEndOffset(), f.clock.now())
+	return f.fetchWithStart(replica, offset, -1)
+}
+
+// fetchWithStart is fetch by a follower whose log starts at logStart.
+func (f *leaderFixture) fetchWithStart(replica int32, offset, logStart int64) bool {
+	return f.p.followerFetch(replica, offset, logStart, f.log.LogEndOffset(), f.clock.now())
 }
 
 func (f *leaderFixture) zkVersion() int32 {
@@ -388,5 +419,73 @@ func TestDelayedProduceCompletesAfterTheControllerShrinksTheIsr(t *testing.T) {
 	}
 	if code := resp.Topics[0].Partitions[0].ErrorCode; code != 0 {
 		t.Errorf("produce answered %v, want success", kerr.ErrorForCode(code))
+	}
+}
+
+// TestDeleteRecordsWaitsForTheLowWatermark: DeleteRecords moves the leader's
+// log start offset at once (-1 meaning the high watermark) and completes when
+// every follower on a live broker has followed it — the low watermark —
+// while a follower on a dead broker does not hold it back; bad offsets, a
+// compacted topic and lost leadership get Kafka's errors.
+func TestDeleteRecordsWaitsForTheLowWatermark(t *testing.T) {
+	f := newLeaderFixture(t, []int32{1, 2, 3}, 2)
+	end, _ := f.append(10)
+	f.fetchWithStart(2, end, 0)
+	f.fetchWithStart(3, end, 0)
+	if hw := f.p.HighWatermark(); hw != end {
+		t.Fatalf("high watermark %d, want %d", hw, end)
+	}
+	// Broker 3 is dead: its replica, still starting at 0, does not hold the low watermark back.
+	alive := func(id int32) bool { return id != 3 }
+	all := func(int32) bool { return true }
+	expired, cancel := context.WithTimeout(context.Background(), 0)
+	defer cancel()
+
+	lw, required, err := f.p.deleteRecordsOnLeader(4, alive)
+	if err != nil || lw != 0 || required != 4 || f.log.LogStartOffset() != 4 {
+		t.Fatalf("delete before 4: low watermark %d, required %d, %v, leader's log start %d; want 0, 4, nil, 4", lw, required, err, f.log.LogStartOffset())
+	}
+	if lw, err := f.p.awaitLowWatermark(expired, required, alive); !errors.Is(err, kerr.RequestTimedOut) || lw != 0 {
+		t.Fatalf("with follower 2 at 0: %d, %v; want 0 and REQUEST_TIMED_OUT", lw, err)
+	}
+	done := make(chan int64, 1)
+	go func() {
+		lw, err := f.p.awaitLowWatermark(context.Background(), required, alive)
+		if err != nil {
+			t.Error(err)
+		}
+		done <- lw
+	}()
+	f.fetchWithStart(2, end, 4)
+	if lw := <-done; lw != 4 {
+		t.Fatalf("low watermark %d, want 4", lw)
+	}
+	if lw, err := f.p.awaitLowWatermark(expired, required, all); !errors.Is(err, kerr.RequestTimedOut) || lw != 0 {
+		t.Errorf("with follower 3 alive at 0: %d, %v; want 0 and REQUEST_TIMED_OUT", lw, err)
+	}
+
+	if _, required, err := f.p.deleteRecordsOnLeader(-1, alive); err != nil || required != end {
+		t.Fatalf("delete before the high watermark: required %d, %v; want %d", required, err, end)
+	}
+	for _, tc := range []struct {
+		offset int64
+		want   error
+	}{{end + 1, kerr.OffsetOutOfRange}, {-2, kerr.OffsetOutOfRange}} {
+		if _, _, err := f.p.deleteRecordsOnLeader(tc.offset, alive); !errors.Is(err, tc.want) {
+			t.Errorf("delete before %d: %v, want %v", tc.offset, err, tc.want)
+		}
+	}
+	f.log.compacts = true
+	if _, _, err := f.p.deleteRecordsOnLeader(1, alive); !errors.Is(err, kerr.PolicyViolation) {
+		t.Errorf("delete on a compacted topic: %v, want POLICY_VIOLATION", err)
+	}
+	f.log.compacts = false
+
+	f.p.makeFollower(partitionState{leader: 2, leaderEpoch: 6, controllerEpoch: 2, isr: []int32{2, 3}, replicas: []int32{1, 2, 3}})
+	if _, err := f.p.awaitLowWatermark(context.Background(), end, alive); !errors.Is(err, kerr.NotLeaderForPartition) {
+		t.Errorf("await after losing leadership: %v, want NOT_LEADER_OR_FOLLOWER", err)
+	}
+	if _, _, err := f.p.deleteRecordsOnLeader(1, alive); !errors.Is(err, kerr.NotLeaderForPartition) {
+		t.Errorf("delete on a follower: %v, want NOT_LEADER_OR_FOLLOWER", err)
 	}
 }

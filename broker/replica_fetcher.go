@@ -363,7 +363,7 @@ func (f *replicaFetcher) appendFetched(st *fetchState, rp kmsg.FetchResponseTopi
 	}
 	st.fetchOffset = max(st.fetchOffset, st.p.log.LogEndOffset())
 	st.p.updateFollowerHighWatermark(rp.HighWatermark)
-	return nil
+	return st.p.followLeaderLogStartOffset(rp.LogStartOffset)
 }
 
 // truncateAndReset does the leader round trips that partitions need before

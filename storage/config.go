@@ -78,5 +78,5 @@ func (c LogConfig) Validate() error {
 	return nil
 }
 
-// deletes reports whether time and size retention apply.
-func (c LogConfig) deletes() bool { return strings.Contains(c.CleanupPolicy, "delete") }
+// Deletes reports whether time and size retention apply (cleanup.policy has "delete").
+func (c LogConfig) Deletes() bool { return strings.Contains(c.CleanupPolicy, "delete") }

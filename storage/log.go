@@ -6,6 +6,7 @@ import (
 	"maps"
 	"math"
 	"os"
+	"path/filepath"
 	"sort"
 	"sync"
 	"sync/atomic"
@@ -621,10 +622,20 @@ func (l *Log) truncateFullyLocked(offset int64, cfg LogConfig) error {
 	return nil
 }
 
-// MaybeIncrementLogStartOffset moves the log start offset up to offset (DeleteRecords, or a follower
-// following its leader). Offsets above the high watermark fail with kerr.OffsetOutOfRange, as in Kafka.
-// Segments wholly below the new start are deleted by the next retention pass.
-func (l *Log) MaybeIncrementLogStartOffset(offset int64) error {
+// LogStartOffsetReason says why the log start offset moved, as Kafka's LogStartOffsetIncrementReason.
+type LogStartOffsetReason string
+
+// Why a log start offset moves up.
+const (
+	ClientRecordDeletion    LogStartOffsetReason = "client delete records request" // DeleteRecords on the leader
+	LeaderOffsetIncremented LogStartOffsetReason = "leader offset increment"       // a follower following its leader's
+)
+
+// MaybeIncrementLogStartOffset moves the log start offset up to offset (Kafka's
+// Log.maybeIncrementLogStartOffset). Offsets above the high watermark fail with kerr.OffsetOutOfRange,
+// as in Kafka; one at or below the current start changes nothing. Segments wholly below the new start
+// are deleted by the next retention pass.
+func (l *Log) MaybeIncrementLogStartOffset(offset int64, reason LogStartOffsetReason) error {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	l.segMu.Lock()
@@ -633,10 +644,12 @@ func (l *Log) MaybeIncrementLogStartOffset(offset int64) error {
 		return err
 	}
 	if offset > l.highWatermark {
-		return fmt.Errorf("log start offset %d is above the high watermark %d of %s: %w", offset, l.highWatermark, l.dir, kerr.OffsetOutOfRange)
+		return fmt.Errorf("cannot increment the log start offset to %d of %s since it is larger than the high watermark %d: %w",
+			offset, filepath.Base(l.dir), l.highWatermark, kerr.OffsetOutOfRange)
 	}
 	if offset > l.logStartOffset {
 		l.logStartOffset = offset
+		l.logger.Info("Incremented log start offset", zap.Int64("log-start-offset", offset), zap.String("reason", string(reason)))
 	}
 	return nil
 }

@@ -668,9 +668,9 @@ func TestDeleteRemovesDirectory(t *testing.T) {
 func TestMaybeIncrementLogStartOffset(t *testing.T) {
 	l := openTestLog(t, t.TempDir(), testConfig())
 	mustAppend(t, l, makeBatch(1, "a", "b", "c"))
-	wantKerr(t, l.MaybeIncrementLogStartOffset(2), kerr.OffsetOutOfRange) // above the high watermark (0)
+	wantKerr(t, l.MaybeIncrementLogStartOffset(2, ClientRecordDeletion), kerr.OffsetOutOfRange) // above the high watermark (0)
 	l.SetHighWatermark(3)
-	if err := l.MaybeIncrementLogStartOffset(2); err != nil {
+	if err := l.MaybeIncrementLogStartOffset(2, ClientRecordDeletion); err != nil {
 		t.Fatal(err)
 	}
 	if l.LogStartOffset() != 2 {

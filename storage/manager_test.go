@@ -62,7 +62,7 @@ func TestManagerReopenKeepsData(t *testing.T) {
 		t.Fatalf("logs per dir %v", perDir)
 	}
 	l, _ := m.Get("orders", 1)
-	if err := l.MaybeIncrementLogStartOffset(5); err != nil {
+	if err := l.MaybeIncrementLogStartOffset(5, ClientRecordDeletion); err != nil {
 		t.Fatal(err)
 	}
 	want[kafka.TopicPartition{Topic: "orders", Partition: 1}] = want[kafka.TopicPartition{Topic: "orders", Partition: 1}][5:]

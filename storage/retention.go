@@ -24,7 +24,7 @@ func (l *Log) DeleteOldSegments(nowMs int64) (int, error) {
 	}
 	cfg := l.Config()
 	var deleted int
-	if cfg.deletes() && cfg.RetentionMs >= 0 {
+	if cfg.Deletes() && cfg.RetentionMs >= 0 {
 		n, err := l.deleteSegmentsLocked("retention.ms", func(s *segment) bool {
 			return nowMs-s.largestTimestamp() > cfg.RetentionMs
 		})
@@ -33,7 +33,7 @@ func (l *Log) DeleteOldSegments(nowMs int64) (int, error) {
 			return deleted, err
 		}
 	}
-	if cfg.deletes() && cfg.RetentionBytes >= 0 {
+	if cfg.Deletes() && cfg.RetentionBytes >= 0 {
 		var size int64
 		for _, s := range l.segments {
 			size += s.size

@@ -134,7 +134,7 @@ func TestRetentionBelowLogStartOffset(t *testing.T) {
 	l := openTestLog(t, t.TempDir(), retentionConfig())
 	fillSegments(t, l, 12, func(int) int64 { return time.Now().UnixMilli() })
 	bases := segmentBases(l)
-	if err := l.MaybeIncrementLogStartOffset(bases[2] + 1); err != nil {
+	if err := l.MaybeIncrementLogStartOffset(bases[2]+1, ClientRecordDeletion); err != nil {
 		t.Fatal(err)
 	}
 	if n, err := l.DeleteOldSegments(time.Now().UnixMilli()); err != nil || n != 2 {

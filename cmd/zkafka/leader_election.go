@@ -379,15 +379,27 @@ func javaException(err error) string {
 	if !errors.As(err, &ke) {
 		return err.Error()
 	}
-	var class strings.Builder
-	for word := range strings.SplitSeq(strings.ToLower(ke.Message), "_") {
-		class.WriteString(strings.ToUpper(word[:1]) + word[1:])
+	class, ok := javaExceptionClasses[ke.Code]
+	if !ok {
+		var b strings.Builder
+		for word := range strings.SplitSeq(strings.ToLower(ke.Message), "_") {
+			b.WriteString(strings.ToUpper(word[:1]) + word[1:])
+		}
+		class = strings.TrimSuffix(b.String(), "Exception") + "Exception"
 	}
 	msg := err.Error()
 	if msg == "" || msg == ke.Error() {
 		msg = ke.Description
 	}
-	return fmt.Sprintf("org.apache.kafka.common.errors.%sException: %s", class.String(), msg)
+	return fmt.Sprintf("org.apache.kafka.common.errors.%s: %s", class, msg)
+}
+
+// javaExceptionClasses are the codes whose exception class is not named after
+// the code (Kafka's Errors table).
+var javaExceptionClasses = map[int16]string{
+	kerr.UnknownServerError.Code: "UnknownServerException",
+	kerr.RequestTimedOut.Code:    "TimeoutException",
+	kerr.KafkaStorageError.Code:  "KafkaStorageException",
 }
 
 func derefOr(s *string, def string) string {

@@ -23,6 +23,7 @@ commands:
   console-producer --bootstrap-server h:9092 --topic t [--property parse.key=true]   lines of stdin as records (kafka-console-producer.sh)
   topics (--bootstrap-server h:9092 | --zookeeper h:2181) --create|--list|--describe|--alter|--delete   (kafka-topics.sh)
   reassign-partitions (--bootstrap-server h:9092 | --zookeeper h:2181) --generate|--execute|--verify|--cancel|--list   (kafka-reassign-partitions.sh)
+  delete-records --bootstrap-server h:9092 --offset-json-file f   delete records before the offsets of f (kafka-delete-records.sh)
   leader-election --bootstrap-server h:9092 --election-type PREFERRED|UNCLEAN (--all-topic-partitions | --topic t --partition p | --path-to-json-file f)
   preferred-replica-election (--bootstrap-server h:9092 | --zookeeper h:2181) [--path-to-json-file f]   (deprecated in Kafka 2.8)
   broker-api-versions --bootstrap-server h:9092                API versions of every broker (kafka-broker-api-versions.sh)
@@ -30,7 +31,7 @@ commands:
   zookeeper-shell host:2181[/chroot] [command]                 the real zkCli (zookeeper-shell.sh)
   lab list|run|report                                          the rebalance lab: one scenario under every rebalance mode
   ui [--zookeeper h:2181] [--bootstrap-server h:9092] [--listen 127.0.0.1:8080] [--allow-actions]   the live dashboard
-  chaos list|run|report                                        faults against ./scripts/cluster.sh's cluster, and a checker of what survived
+  chaos list|run|report|fuzz                                   faults against ./scripts/cluster.sh's cluster, and a checker of what survived
 `
 
 func main() {
@@ -61,6 +62,8 @@ func run(args []string, stdout, stderr io.Writer) int {
 		return runTopics(args[1:], stdout, stderr)
 	case "reassign-partitions":
 		return runReassignPartitions(args[1:], stdout, stderr)
+	case "delete-records":
+		return runDeleteRecords(args[1:], stdout, stderr)
 	case "leader-election":
 		return runLeaderElection(args[1:], stdout, stderr)
 	case "preferred-replica-election":
