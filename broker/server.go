@@ -164,6 +164,7 @@ func (s *Server) Start(ctx context.Context) (err error) {
 		AutoLeaderRebalance:                s.cfg.AutoLeaderRebalanceEnable,
 		LeaderImbalancePerBrokerPercentage: int(s.cfg.LeaderImbalancePerBrokerPercent),
 		LeaderImbalanceCheckInterval:       s.cfg.LeaderImbalanceCheckInterval,
+		FeatureVersioning:                  s.cfg.FeatureVersioning,
 		Logger:                             controllerLog,
 	}, s.zk)
 	s.controller.Start(s.ctx)

@@ -8,6 +8,7 @@ import (
 	"maps"
 	"net"
 	"os"
+	"regexp"
 	"sort"
 	"strconv"
 	"strings"
@@ -69,6 +70,9 @@ type Config struct {
 	// the broker advertise Kafka 3.0's batched FindCoordinator v4 and
 	// OffsetFetch v8; off, it stops at Kafka 2.8's v3 and v7.
 	BatchedCoordinatorAPIs bool
+	// FeatureVersioning is inter.broker.protocol.version >= 2.7: the
+	// controller enables KIP-584's /feature.
+	FeatureVersioning bool
 	// ClockSkew (zkafka.clock.skew.ms, dynamic per broker) moves this
 	// broker's wall clock from the machine's, for clock faults (`zkafka
 	// chaos run --faults clock`); 0 in any real use.
@@ -204,6 +208,7 @@ var defaultProperties = map[string]string{
 	// zkafka's own switch, past Kafka 2.8 (issue 5's lab).
 	"zkafka.batched.coordinator.apis.enable": "false",
 	"zkafka.clock.skew.ms":                   "0",
+	"inter.broker.protocol.version":          "2.8-IV1",
 }
 
 // knownButUnused are Kafka keys the teaching cluster's files carry that this
@@ -212,7 +217,7 @@ var knownButUnused = map[string]bool{
 	"num.network.threads": true, "num.io.threads": true, "socket.send.buffer.bytes": true,
 	"socket.receive.buffer.bytes": true, "num.recovery.threads.per.data.dir": true,
 	"log.flush.interval.messages": true, "log.flush.interval.ms": true,
-	"inter.broker.protocol.version": true, "log.message.format.version": true,
+	"log.message.format.version": true,
 }
 
 // ReadPropertiesFile reads a Java properties file.
@@ -360,6 +365,9 @@ func New(props map[string]string) (*Config, error) {
 	if c.InterBrokerListenerName == "" {
 		c.InterBrokerListenerName = p.str("security.inter.broker.protocol")
 	}
+	if c.FeatureVersioning, err = featureVersioningSupported(p.str("inter.broker.protocol.version")); err != nil {
+		return nil, err
+	}
 	if c.MaxConnectionsPerIPOverrides, err = parseConnectionOverrides(p.str("max.connections.per.ip.overrides")); err != nil {
 		return nil, err
 	}
@@ -379,6 +387,19 @@ func New(props map[string]string) (*Config, error) {
 	}
 	sort.Strings(c.Unknown)
 	return c, c.validate()
+}
+
+// interBrokerProtocolVersion matches the versions Kafka 2.8 knows: 0.8.0 to
+// 2.8, each with an optional -IVn.
+var interBrokerProtocolVersion = regexp.MustCompile(`^(0\.(8|9|10|11)\.[0-9]|(1\.[01]|2\.[0-8])(\.[0-9]+)?)(-IV[0-9])?$`)
+
+// featureVersioningSupported reports whether an inter.broker.protocol.version
+// is 2.7 or later, when Kafka enables feature versioning (KIP-584).
+func featureVersioningSupported(v string) (bool, error) {
+	if !interBrokerProtocolVersion.MatchString(v) {
+		return false, fmt.Errorf("inter.broker.protocol.version: Version `%s` is not a valid version: %w", v, ErrConfig)
+	}
+	return strings.HasPrefix(v, "2.7") || strings.HasPrefix(v, "2.8"), nil
 }
 
 func (c *Config) validate() error {

@@ -92,6 +92,9 @@ func TestConfigErrors(t *testing.T) {
 		base("max.connections.per.ip.overrides", "127.0.0.1"),
 		base("max.connections.per.ip.overrides", "bad/host:5"),
 		base("queued.max.request.bytes", "1000"),
+		base("inter.broker.protocol.version", "3.0"),
+		base("inter.broker.protocol.version", "2.9-IV0"),
+		base("inter.broker.protocol.version", "latest"),
 	}
 	for _, props := range cases {
 		if _, err := New(props); !errors.Is(err, ErrConfig) {
@@ -106,6 +109,26 @@ func TestConfigErrors(t *testing.T) {
 // TestConnectionLimits reads the connection and memory limits as
 // KafkaConfig does: 2.8's defaults, "host:count" overrides split at the last
 // colon (IPv6), listener.name.<l>.max.connections known, not warned about.
+// TestFeatureVersioning: /feature is enabled from inter.broker.protocol.version
+// 2.7 (Kafka 2.8's default is 2.8-IV1), disabled before.
+func TestFeatureVersioning(t *testing.T) {
+	for v, want := range map[string]bool{"": true, "2.8-IV1": true, "2.8": true, "2.7-IV0": true, "2.7.1": true,
+		"2.6": false, "2.0-IV1": false, "1.1": false, "0.10.2-IV0": false, "0.8.2": false} {
+		props := map[string]string{"zookeeper.connect": "localhost:2181"}
+		if v != "" {
+			props["inter.broker.protocol.version"] = v
+		}
+		c, err := New(props)
+		if err != nil {
+			t.Errorf("inter.broker.protocol.version=%q: %v", v, err)
+			continue
+		}
+		if c.FeatureVersioning != want {
+			t.Errorf("inter.broker.protocol.version=%q: feature versioning %v, want %v", v, c.FeatureVersioning, want)
+		}
+	}
+}
+
 func TestConnectionLimits(t *testing.T) {
 	c, err := New(map[string]string{"zookeeper.connect": "localhost:2181"})
 	if err != nil {

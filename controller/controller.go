@@ -41,6 +41,9 @@ type Config struct {
 	AutoLeaderRebalance                bool
 	LeaderImbalancePerBrokerPercentage int
 	LeaderImbalanceCheckInterval       time.Duration
+	// FeatureVersioning is inter.broker.protocol.version >= 2.7 (KIP-584): /feature is written
+	// enabled, else disabled.
+	FeatureVersioning bool
 }
 
 // BrokerClient is the controller's connection to one broker.

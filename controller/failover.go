@@ -12,7 +12,7 @@ import (
 )
 
 // onControllerFailover builds the new controller's picture of the cluster from ZooKeeper and
-// takes charge (Kafka 2.8's onControllerFailover): watches on every path the controller
+// takes charge (Kafka 2.8's onControllerFailover): /feature set up, watches on every path the controller
 // follows; the live brokers, every topic's assignment and every partition's state, read
 // pipelined; UpdateMetadata with the broker list to every broker; the replica and partition
 // state machines started (LeaderAndIsr for every partition to its live replicas, leaders elected
@@ -20,6 +20,9 @@ import (
 // auto-rebalance check is scheduled.
 func (c *Controller) onControllerFailover() error {
 	cc := c.cc
+	if err := c.maybeSetupFeatureVersioning(); err != nil {
+		return err
+	}
 	if err := c.armAdminWatches(); err != nil {
 		return fmt.Errorf("watch admin paths: %w", err)
 	}

@@ -38,7 +38,8 @@ import (
 //	brokers 1 2 3                   register brokers (each on its own session)
 //	topic t 0=1,2,3 1=2,3,1         create /brokers/topics/t with that assignment
 //	start 1 ... [key=value ...]     start brokers' controllers (delete.topic.enable,
-//	                                unclean.leader.election.enable, auto.leader.rebalance.enable)
+//	                                unclean.leader.election.enable, auto.leader.rebalance.enable,
+//	                                feature.versioning: inter.broker.protocol.version >= 2.7)
 //	kill 2                          close broker 2's session: /brokers/ids/2 (and /controller if
 //	                                it holds it) go; its controller, if any, is gone
 //	restart 2                       register broker 2 again on a new session
@@ -50,6 +51,7 @@ import (
 //	reassign t-0=3,2 ...            create /admin/reassign_partitions
 //	edit-reassign t-0=3,2 ...       overwrite /admin/reassign_partitions, as a user might
 //	alter t-0=3,2 ...               AlterPartitionReassignments, answered by the controller
+//	znode /path data                write a znode as a user or an older broker might
 //	delete-topic t                  create /admin/delete_topics/t
 //	topic-config t key=value ...    write /config/topics/t and tell the controllers
 //	epoch-bump                      another controller's election moves /controller_epoch on
@@ -528,6 +530,15 @@ func (s *scenario) exec(name string, args []string) error {
 		}
 		_, err = s.admin.Set(zkpaths.ReassignPartitions, req.Encode(), -1)
 		return err
+	case "znode":
+		if len(args) != 2 {
+			return errors.New("usage: znode <path> <data>")
+		}
+		_, err := s.admin.Set(args[0], []byte(args[1]), -1)
+		if errors.Is(err, zk.ErrNoNode) {
+			_, err = s.admin.Create(args[0], []byte(args[1]), 0, nil)
+		}
+		return err
 	case "delete-topic":
 		if len(args) != 1 {
 			return errors.New("usage: delete-topic <topic>")
@@ -682,7 +693,7 @@ func (s *scenario) start(id int32, opts []string) error {
 		return fmt.Errorf("broker %d already runs a controller", id)
 	}
 	cfg := Config{BrokerID: id, Logger: s.logger, InterBrokerListener: DefaultInterBrokerListener,
-		LeaderImbalancePerBrokerPercentage: 10, LeaderImbalanceCheckInterval: 300 * time.Second}
+		LeaderImbalancePerBrokerPercentage: 10, LeaderImbalanceCheckInterval: 300 * time.Second, FeatureVersioning: true}
 	for _, o := range opts {
 		k, v, ok := strings.Cut(o, "=")
 		b, err := strconv.ParseBool(v)
@@ -696,6 +707,8 @@ func (s *scenario) start(id int32, opts []string) error {
 			cfg.UncleanLeaderElection = b
 		case "auto.leader.rebalance.enable":
 			cfg.AutoLeaderRebalance = b
+		case "feature.versioning": // inter.broker.protocol.version >= 2.7
+			cfg.FeatureVersioning = b
 		default:
 			return fmt.Errorf("unknown option %q", k)
 		}
