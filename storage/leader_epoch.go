@@ -128,6 +128,24 @@ func (c *leaderEpochCache) truncateFromEnd(endOffset int64) error {
 	return c.persistLocked()
 }
 
+// truncateFromStart drops the epochs that start at or before startOffset (the log now starts there)
+// but the latest of them, which is moved to start at startOffset: the records from the log start on
+// keep their epoch (Kafka's LeaderEpochFileCache.truncateFromStart).
+func (c *leaderEpochCache) truncateFromStart(startOffset int64) error {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	n := 0
+	for n < len(c.entries) && c.entries[n].StartOffset <= startOffset {
+		n++
+	}
+	if n == 0 || n == 1 && c.entries[0].StartOffset == startOffset {
+		return nil
+	}
+	first := EpochEntry{Epoch: c.entries[n-1].Epoch, StartOffset: startOffset}
+	c.entries = append([]EpochEntry{first}, c.entries[n:]...)
+	return c.persistLocked()
+}
+
 // clear empties the cache (the log was replaced wholesale).
 func (c *leaderEpochCache) clear() error {
 	c.mu.Lock()

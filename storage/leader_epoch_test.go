@@ -96,3 +96,40 @@ func setLeaderEpoch(b []byte, epoch int32) {
 	b[wire.PosPartitionLeaderEpoch+2] = byte(epoch >> 8)
 	b[wire.PosPartitionLeaderEpoch+3] = byte(epoch)
 }
+
+// TestLeaderEpochCacheFollowsTheLogStart: when the log start moves (DeleteRecords), the epochs that
+// began before it go but the latest of them, which now begins at the log start, as Kafka's
+// truncateFromStart does; the checkpoint says so and a reopened log agrees.
+func TestLeaderEpochCacheFollowsTheLogStart(t *testing.T) {
+	dir := t.TempDir()
+	l := openTestLog(t, dir, testConfig())
+	for epoch, values := range [][]string{{"a", "b"}, {"c", "d"}, {"e"}} { // epochs 0, 1, 2 at 0, 2, 4
+		if _, err := l.AppendAsLeader(makeBatch(1, values...), int32(epoch)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	l.SetHighWatermark(5)
+	for _, c := range []struct {
+		start int64
+		want  []EpochEntry
+	}{
+		{1, []EpochEntry{{0, 1}, {1, 2}, {2, 4}}},
+		{2, []EpochEntry{{1, 2}, {2, 4}}}, // an epoch starting exactly there stays as it is
+		{3, []EpochEntry{{1, 3}, {2, 4}}},
+		{5, []EpochEntry{{2, 5}}},
+	} {
+		if err := l.MaybeIncrementLogStartOffset(c.start, ClientRecordDeletion); err != nil {
+			t.Fatal(err)
+		}
+		if got := l.LeaderEpochs(); !slices.Equal(got, c.want) {
+			t.Fatalf("log start %d: epochs %v, want %v", c.start, got, c.want)
+		}
+	}
+	data, err := os.ReadFile(filepath.Join(dir, LeaderEpochCheckpointFile))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if string(data) != "0\n1\n2 5\n" {
+		t.Fatalf("checkpoint file %q", data)
+	}
+}

@@ -55,9 +55,12 @@ func openLog(dir string, cfg LogConfig, recoveryPoint, logStartOffset int64, log
 		}
 		return nil, storageError("open log", err)
 	}
-	// Epochs recorded for offsets that recovery cut away are gone with them.
+	// Epochs recorded for offsets that recovery cut away, or below the log start, are gone with them.
 	if l.epochs, err = loadLeaderEpochCache(dir); err == nil {
 		err = l.epochs.truncateFromEnd(l.logEndOffset)
+	}
+	if err == nil {
+		err = l.epochs.truncateFromStart(l.logStartOffset)
 	}
 	if err == nil {
 		// The replay that rebuilds the producer state also rebuilds the transaction index of every

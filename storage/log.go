@@ -650,6 +650,9 @@ func (l *Log) MaybeIncrementLogStartOffset(offset int64, reason LogStartOffsetRe
 	if offset > l.logStartOffset {
 		l.logStartOffset = offset
 		l.logger.Info("Incremented log start offset", zap.Int64("log-start-offset", offset), zap.String("reason", string(reason)))
+		if err := l.epochs.truncateFromStart(offset); err != nil {
+			return l.failLocked("truncate the leader-epoch cache", err)
+		}
 	}
 	return nil
 }

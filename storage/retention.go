@@ -74,7 +74,11 @@ func (l *Log) deleteSegmentsLocked(reason string, deletable func(*segment) bool)
 	l.segments = slices.Clone(l.segments[n:])
 	l.logStartOffset = max(l.logStartOffset, l.segments[0].baseOffset)
 	l.recoveryPoint = max(l.recoveryPoint, l.segments[0].baseOffset)
+	start := l.logStartOffset
 	l.segMu.Unlock()
+	if err := l.epochs.truncateFromStart(start); err != nil {
+		return 0, storageError("truncate the leader-epoch cache of "+l.dir, err)
+	}
 
 	// No reader can hold the doomed segments: readers keep segMu shared while they read.
 	var err error
