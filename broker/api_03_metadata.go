@@ -54,6 +54,16 @@ func (s *Server) handleMetadata(req *kmsg.MetadataRequest, listener string) *kms
 	clusterID := s.clusterID
 	resp.ClusterID = &clusterID
 	resp.ControllerID = s.metadata.ControllerID()
+	if req.IncludeClusterAuthorizedOperations && req.Version >= 8 && req.Version <= 10 {
+		resp.AuthorizedOperations = clusterAuthorizedOperations
+	}
+	if req.IncludeTopicAuthorizedOperations && req.Version >= 8 {
+		defer func() { // on every return below, once the topics are in
+			for i := range resp.Topics {
+				resp.Topics[i].AuthorizedOperations = topicAuthorizedOperations
+			}
+		}()
+	}
 
 	allTopics := req.Topics == nil || (req.Version == 0 && len(req.Topics) == 0)
 	autoCreate := s.cfg.AutoCreateTopicsEnable && (req.Version < 4 || req.AllowAutoTopicCreation)

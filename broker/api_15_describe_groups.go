@@ -4,7 +4,7 @@ package broker
 //
 //	v1: throttle time
 //	v2: same as v1
-//	v3: authorized operations (KIP-430; this broker has no authorizer)
+//	v3: authorized operations (KIP-430: every group operation, as without an authorizer)
 //	v4: group instance ids of members
 //	v5: flexible
 //
@@ -23,7 +23,11 @@ var describeGroupsAPI = api{
 		req := r.body.(*kmsg.DescribeGroupsRequest)
 		resp := req.ResponseKind().(*kmsg.DescribeGroupsResponse)
 		for _, g := range req.Groups {
-			resp.Groups = append(resp.Groups, s.groupCoordinator.DescribeGroup(g))
+			d := s.groupCoordinator.DescribeGroup(g)
+			if req.IncludeAuthorizedOperations && req.Version >= 3 {
+				d.AuthorizedOperations = groupAuthorizedOperations
+			}
+			resp.Groups = append(resp.Groups, d)
 		}
 		return resp
 	},

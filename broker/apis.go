@@ -56,6 +56,7 @@ func apiTable() map[int16]api {
 		writeTxnMarkersAPI,
 		txnOffsetCommitAPI,
 		describeProducersAPI,
+		describeClusterAPI,
 		offsetCommitAPI,
 		offsetFetchAPI,
 		findCoordinatorAPI,
