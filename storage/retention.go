@@ -9,13 +9,13 @@ import (
 
 // DeleteOldSegments applies retention as Kafka's Log.deleteOldSegments does at the broker's wall-clock
 // time nowMs and returns how many segments it deleted. In order: segments whose largest timestamp is
-// older than RetentionMs at nowMs; the oldest segments
-// while the log is more than RetentionBytes over; segments wholly below the log start offset. Time and
-// size apply only when CleanupPolicy includes "delete". A segment is deleted only when every offset in
-// it is below the high watermark, and the active segment never is. The log start offset rises to the
-// first remaining segment. Kafka renames deleted segments to `.deleted` and removes them a minute later
-// (file.delete.delay.ms) so that in-flight reads finish; here readers hold the segment lock, so the files
-// are removed at once.
+// older than RetentionMs at nowMs; the oldest segments while the log is more than RetentionBytes over;
+// segments wholly below the log start offset. Time and size apply only when CleanupPolicy includes
+// "delete". A segment is deleted only when every offset in it is below the high watermark; when time
+// or size would delete every segment, the active one included, a new empty segment is rolled first.
+// The log start offset rises to the first remaining segment. Kafka renames deleted segments to
+// `.deleted` and removes them a minute later (file.delete.delay.ms) so that in-flight reads finish;
+// here readers hold the segment lock, so the files are removed at once.
 func (l *Log) DeleteOldSegments(nowMs int64) (int, error) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
@@ -25,7 +25,7 @@ func (l *Log) DeleteOldSegments(nowMs int64) (int, error) {
 	cfg := l.Config()
 	var deleted int
 	if cfg.Deletes() && cfg.RetentionMs >= 0 {
-		n, err := l.deleteSegmentsLocked("retention.ms", func(s *segment) bool {
+		n, err := l.deleteSegmentsLocked("retention.ms", true, func(s *segment) bool {
 			return nowMs-s.largestTimestamp() > cfg.RetentionMs
 		})
 		deleted += n
@@ -39,7 +39,7 @@ func (l *Log) DeleteOldSegments(nowMs int64) (int, error) {
 			size += s.size
 		}
 		excess := size - cfg.RetentionBytes
-		n, err := l.deleteSegmentsLocked("retention.bytes", func(s *segment) bool {
+		n, err := l.deleteSegmentsLocked("retention.bytes", true, func(s *segment) bool {
 			if excess-s.size < 0 {
 				return false
 			}
@@ -52,18 +52,27 @@ func (l *Log) DeleteOldSegments(nowMs int64) (int, error) {
 		}
 	}
 	start := l.LogStartOffset()
-	n, err := l.deleteSegmentsLocked("log-start-offset", func(s *segment) bool {
+	n, err := l.deleteSegmentsLocked("log-start-offset", false, func(s *segment) bool {
 		return s.nextOffset <= start
 	})
 	return deleted + n, err
 }
 
 // deleteSegmentsLocked deletes the longest prefix of segments that satisfy deletable, stopping at the
-// active segment and at the first segment reaching the high watermark. The caller holds mu.
-func (l *Log) deleteSegmentsLocked(reason string, deletable func(*segment) bool) (int, error) {
+// first segment reaching past the high watermark (Kafka's deletableSegments). With activeToo the
+// active segment goes as well when it is not empty, wholly below the high watermark and deletable:
+// a new empty segment is rolled first, as Kafka's deleteSegments does, so an idle topic's last
+// records expire too. The caller holds mu.
+func (l *Log) deleteSegmentsLocked(reason string, activeToo bool, deletable func(*segment) bool) (int, error) {
 	hw := l.HighWatermark()
 	n := 0
 	for n < len(l.segments)-1 && l.segments[n+1].baseOffset <= hw && deletable(l.segments[n]) {
+		n++
+	}
+	if last := l.segments[len(l.segments)-1]; activeToo && n == len(l.segments)-1 && last.size > 0 && hw >= l.logEndOffset && deletable(last) {
+		if _, err := l.roll(l.logEndOffset, l.Config()); err != nil {
+			return 0, err
+		}
 		n++
 	}
 	if n == 0 {

@@ -63,7 +63,11 @@ func TestRetentionBySize(t *testing.T) {
 	}
 }
 
-func TestRetentionNeverDeletesActiveSegmentOrPastHighWatermark(t *testing.T) {
+// TestRetentionStopsAtTheHighWatermarkAndRollsWhenAllGo: retention never deletes a segment reaching
+// past the high watermark; once every segment, the active one included, is due (retention.bytes 0
+// here), Kafka rolls an empty segment at the log end and deletes the rest, and the log stays
+// writable.
+func TestRetentionStopsAtTheHighWatermarkAndRollsWhenAllGo(t *testing.T) {
 	cfg := retentionConfig()
 	cfg.RetentionBytes = 0
 	l := openTestLog(t, t.TempDir(), cfg)
@@ -74,14 +78,23 @@ func TestRetentionNeverDeletesActiveSegmentOrPastHighWatermark(t *testing.T) {
 	if n, err := l.DeleteOldSegments(time.Now().UnixMilli()); err != nil || n != 2 {
 		t.Fatalf("deleted %d (%v), want 2", n, err)
 	}
+	leo := l.LogEndOffset()
+	l.SetHighWatermark(leo)
+	if n, err := l.DeleteOldSegments(time.Now().UnixMilli()); err != nil || n != len(bases)-2 {
+		t.Fatalf("deleted %d (%v), want the other %d, the active one included", n, err, len(bases)-2)
+	}
+	if got := segmentBases(l); !slices.Equal(got, []int64{leo}) || l.LogStartOffset() != leo || l.LogEndOffset() != leo {
+		t.Fatalf("segments %v, log start %d, end %d; want one empty segment at %d", got, l.LogStartOffset(), l.LogEndOffset(), leo)
+	}
+	mustAppend(t, l, makeBatch(1, "still writable"))
+	// An empty active segment is never rolled away.
 	l.SetHighWatermark(l.LogEndOffset())
 	if _, err := l.DeleteOldSegments(time.Now().UnixMilli()); err != nil {
 		t.Fatal(err)
 	}
-	if got := segmentBases(l); !slices.Equal(got, bases[len(bases)-1:]) {
-		t.Fatalf("segments %v, want only the active %d", got, bases[len(bases)-1])
+	if n, err := l.DeleteOldSegments(time.Now().UnixMilli()); err != nil || n != 0 {
+		t.Fatalf("retention of an empty log deleted %d (%v)", n, err)
 	}
-	mustAppend(t, l, makeBatch(1, "still writable"))
 }
 
 func TestRetentionByTime(t *testing.T) {
@@ -142,5 +155,23 @@ func TestRetentionBelowLogStartOffset(t *testing.T) {
 	}
 	if l.LogStartOffset() != bases[2]+1 {
 		t.Fatalf("log start offset moved to %d", l.LogStartOffset())
+	}
+}
+
+// TestRetentionByTimeExpiresAnIdleTopic: when the producer stopped long ago, retention.ms takes the
+// active segment too (after a roll), as Kafka's does; nothing readable is left.
+func TestRetentionByTimeExpiresAnIdleTopic(t *testing.T) {
+	cfg := retentionConfig()
+	cfg.RetentionMs = time.Hour.Milliseconds()
+	l := openTestLog(t, t.TempDir(), cfg)
+	old := time.Now().Add(-2 * time.Hour).UnixMilli()
+	fillSegments(t, l, 5, func(int) int64 { return old })
+	leo := l.LogEndOffset()
+	l.SetHighWatermark(leo)
+	if _, err := l.DeleteOldSegments(time.Now().UnixMilli()); err != nil {
+		t.Fatal(err)
+	}
+	if got := segmentBases(l); !slices.Equal(got, []int64{leo}) || l.LogStartOffset() != leo {
+		t.Fatalf("segments %v, log start %d; want one empty segment at %d", got, l.LogStartOffset(), leo)
 	}
 }
