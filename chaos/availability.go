@@ -2,6 +2,7 @@ package chaos
 
 import (
 	"cmp"
+	"math"
 	"slices"
 )
 
@@ -15,8 +16,11 @@ type FaultFigures struct {
 	Heal    float64 `json:"heal"`    // the target was restarted, continued or reconnected; 0 if never
 	Healthy float64 `json:"healthy"` // every broker registered and every ISR full again; 0 if never
 	// Unavailable is the longest a record sent during the fault (from Start until the cluster was
-	// whole again, or the next fault) waited for its acknowledgement: from the fault, about the
-	// time until the slowest partition took records again. Partition names that partition.
+	// whole again, or the next fault) waited for its acknowledgement, counted up to the next
+	// fault's start at most: from the fault, about the time until the slowest partition took
+	// records again. A record still waiting when the next fault begins is that fault's to explain
+	// too (a producer's retry of a request to a leader that moved, caught by the next fault's cut,
+	// waits for the client's request timeout). Partition names that partition.
 	Unavailable float64 `json:"unavailable"`
 	Partition   int32   `json:"partition"`
 	// NeverRecovered is set when some partition acknowledged no record sent during the fault.
@@ -115,8 +119,10 @@ func (a *Availability) Faults() []FaultFigures {
 		if end == 0 {
 			end = a.last
 		}
+		next := math.Inf(1)
 		if i+1 < len(out) {
-			end = min(end, out[i+1].Start)
+			next = out[i+1].Start
+			end = min(end, next)
 		}
 		f.Partition = -1
 		for p, pts := range sorted {
@@ -126,7 +132,7 @@ func (a *Availability) Faults() []FaultFigures {
 				continue
 			}
 			for ; j < len(pts) && pts[j].sent <= end; j++ {
-				if wait := pts[j].acked - pts[j].sent; wait > f.Unavailable || f.Partition < 0 || (wait == f.Unavailable && p < f.Partition) {
+				if wait := min(pts[j].acked, next) - pts[j].sent; wait > f.Unavailable || f.Partition < 0 || (wait == f.Unavailable && p < f.Partition) {
 					f.Unavailable, f.Partition = wait, p
 				}
 			}

@@ -202,3 +202,33 @@ func TestAvailabilityTimesEachFault(t *testing.T) {
 		t.Errorf("fault 2: %+v", f)
 	}
 }
+
+// TestAvailabilityStopsAtTheNextFault: a record sent during a rolling restart that is still
+// unacknowledged when the next fault cuts its new leader off waits for the next fault's sake; the
+// restart's figure counts its wait only up to the next fault (a 300-fault run showed rolling
+// restarts "stalling" 10-13 s, each followed within a second by a pause or a cut).
+func TestAvailabilityStopsAtTheNextFault(t *testing.T) {
+	a := NewAvailability()
+	for _, op := range []Op{
+		{T: 0, Type: OpController, Broker: 1},
+		{T: 100, Type: OpFault, Seq: 1, Fault: "rolling/all"},
+		{T: 102, Type: OpHeal, Seq: 1},
+		{T: 102.4, Type: OpHealthy, Seq: 1},
+		{T: 103.3, Type: OpFault, Seq: 2, Fault: "partition/from-everything"},
+		{T: 111, Type: OpHeal, Seq: 2},
+		{T: 112, Type: OpHealthy, Seq: 2},
+	} {
+		a.Add(op)
+	}
+	for _, x := range []struct{ sent, acked float64 }{{100.5, 100.6}, {101.7, 115.2}, {102.2, 102.3}, {103.5, 115.2}} {
+		a.Add(Op{T: x.acked, Type: OpProduce, Acks: "all", Sent: x.sent, Rec: &Rec{Partition: 2}})
+	}
+	fs := a.Faults()
+	approx := func(got, want float64) bool { return got > want-1e-9 && got < want+1e-9 }
+	if f := fs[0]; !approx(f.Unavailable, 103.3-101.7) {
+		t.Errorf("rolling restart: unavailable %.2fs, want %.2fs (up to the next fault)", f.Unavailable, 103.3-101.7)
+	}
+	if f := fs[1]; !approx(f.Unavailable, 115.2-103.5) {
+		t.Errorf("the cut: unavailable %.2fs, want %.2fs", f.Unavailable, 115.2-103.5)
+	}
+}

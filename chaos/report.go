@@ -218,7 +218,7 @@ func (rep *Report) WriteTable(w io.Writer) error {
 		return err
 	}
 	fmt.Fprintf(w, "\nZooKeeper session timeout %.1fs. UNAVAILABLE: the longest a record sent during a fault waited for its acknowledgement\n", rep.Info.sessionTimeout().Seconds())
-	fmt.Fprintln(w, "(from the fault, about the time until its slowest partition took records again);")
+	fmt.Fprintln(w, "(from the fault, about the time until its slowest partition took records again; a wait counts up to the next fault);")
 	fmt.Fprintln(w, "NO CONTROLLER: time without a live controller (none, or /controller held by a dead, paused or cut-off broker's session).")
 	c := rep.Check
 	if a := c.AcksOne; a.Sent > 0 {
