@@ -20,31 +20,9 @@ import (
 func TestRetentionBySizeAdvancesLogStart(t *testing.T) {
 	c := testcluster.Start(t, testcluster.Options{Brokers: 1, Properties: map[string]string{"log.retention.check.interval.ms": "50"}})
 	addr := c.Addr(1)
-	req := kmsg.NewPtrCreateTopicsRequest()
-	req.TimeoutMillis = 10000
-	rt := kmsg.NewCreateTopicsRequestTopic()
-	rt.Topic, rt.NumPartitions, rt.ReplicationFactor = "retained", 1, 1
-	for k, v := range map[string]string{"segment.bytes": "1024", "retention.bytes": "2048"} {
-		rt.Configs = append(rt.Configs, kmsg.CreateTopicsRequestTopicConfig{Name: k, Value: kmsgStr(v)})
-	}
-	req.Topics = append(req.Topics, rt)
-	if resp := raw(t, addr, req, 5).(*kmsg.CreateTopicsResponse); resp.Topics[0].ErrorCode != 0 {
-		t.Fatal(kerr.ErrorForCode(resp.Topics[0].ErrorCode))
-	}
-	c.WaitForLeader("retained", 0)
-	for range 40 {
-		if code, _ := produceCode(t, c, addr, produceReq("retained", 0, recordBatch(make([]byte, 200)))); code != 0 {
-			t.Fatal(kerr.ErrorForCode(code))
-		}
-	}
-	earliest := func() int64 {
-		lr := kmsg.NewPtrListOffsetsRequest()
-		lr.ReplicaID = -1
-		p := kmsg.NewListOffsetsRequestTopicPartition()
-		p.Timestamp = -2
-		lr.Topics = []kmsg.ListOffsetsRequestTopic{{Topic: "retained", Partitions: []kmsg.ListOffsetsRequestTopicPartition{p}}}
-		return raw(t, addr, lr, 5).(*kmsg.ListOffsetsResponse).Topics[0].Partitions[0].Offset
-	}
+	createTopicOn(t, c, addr, "retained", map[string]string{"segment.bytes": "1024", "retention.bytes": "2048"})
+	produceBatches(t, c, addr, "retained", 40)
+	earliest := func() int64 { return earliestOffset(t, addr, "retained") }
 	// Each batch is about 270 bytes. What stays is at most retention.bytes
 	// plus one segment plus the active one: about 12 batches, so the log
 	// start offset ends at 28 or more.
@@ -64,31 +42,9 @@ func TestRetentionBySizeAdvancesLogStart(t *testing.T) {
 func TestClockSkewMovesRetention(t *testing.T) {
 	c := testcluster.Start(t, testcluster.Options{Brokers: 1, Properties: map[string]string{"log.retention.check.interval.ms": "50"}})
 	addr := c.Addr(1)
-	req := kmsg.NewPtrCreateTopicsRequest()
-	req.TimeoutMillis = 10000
-	rt := kmsg.NewCreateTopicsRequestTopic()
-	rt.Topic, rt.NumPartitions, rt.ReplicationFactor = "skewed", 1, 1
-	for k, v := range map[string]string{"segment.bytes": "1024", "retention.ms": "3600000"} {
-		rt.Configs = append(rt.Configs, kmsg.CreateTopicsRequestTopicConfig{Name: k, Value: kmsgStr(v)})
-	}
-	req.Topics = append(req.Topics, rt)
-	if resp := raw(t, addr, req, 5).(*kmsg.CreateTopicsResponse); resp.Topics[0].ErrorCode != 0 {
-		t.Fatal(kerr.ErrorForCode(resp.Topics[0].ErrorCode))
-	}
-	c.WaitForLeader("skewed", 0)
-	for range 20 {
-		if code, _ := produceCode(t, c, addr, produceReq("skewed", 0, recordBatch(make([]byte, 200)))); code != 0 {
-			t.Fatal(kerr.ErrorForCode(code))
-		}
-	}
-	earliest := func() int64 {
-		lr := kmsg.NewPtrListOffsetsRequest()
-		lr.ReplicaID = -1
-		p := kmsg.NewListOffsetsRequestTopicPartition()
-		p.Timestamp = -2
-		lr.Topics = []kmsg.ListOffsetsRequestTopic{{Topic: "skewed", Partitions: []kmsg.ListOffsetsRequestTopicPartition{p}}}
-		return raw(t, addr, lr, 5).(*kmsg.ListOffsetsResponse).Topics[0].Partitions[0].Offset
-	}
+	createTopicOn(t, c, addr, "skewed", map[string]string{"segment.bytes": "1024", "retention.ms": "3600000"})
+	produceBatches(t, c, addr, "skewed", 20)
+	earliest := func() int64 { return earliestOffset(t, addr, "skewed") }
 	if got := earliest(); got != 0 {
 		t.Fatalf("log start %d with a correct clock, want 0: an hour's retention keeps fresh records", got)
 	}
@@ -134,4 +90,43 @@ func TestClockSkewMovesRetention(t *testing.T) {
 	wait.For(t, 10*time.Second, "the clock back", func() bool {
 		return broker.ClockSkew(c.Broker(1)) == 0
 	})
+}
+
+// createTopicOn creates a one-partition, one-replica topic with configs through broker addr and waits
+// for its leader.
+func createTopicOn(t *testing.T, c *testcluster.Cluster, addr, topic string, configs map[string]string) {
+	t.Helper()
+	req := kmsg.NewPtrCreateTopicsRequest()
+	req.TimeoutMillis = 10000
+	rt := kmsg.NewCreateTopicsRequestTopic()
+	rt.Topic, rt.NumPartitions, rt.ReplicationFactor = topic, 1, 1
+	for k, v := range configs {
+		rt.Configs = append(rt.Configs, kmsg.CreateTopicsRequestTopicConfig{Name: k, Value: kmsgStr(v)})
+	}
+	req.Topics = append(req.Topics, rt)
+	if resp := raw(t, addr, req, 5).(*kmsg.CreateTopicsResponse); resp.Topics[0].ErrorCode != 0 {
+		t.Fatal(kerr.ErrorForCode(resp.Topics[0].ErrorCode))
+	}
+	c.WaitForLeader(topic, 0)
+}
+
+// earliestOffset is ListOffsets(earliest) of partition 0: the log start offset.
+func earliestOffset(t *testing.T, addr, topic string) int64 {
+	t.Helper()
+	lr := kmsg.NewPtrListOffsetsRequest()
+	lr.ReplicaID = -1
+	p := kmsg.NewListOffsetsRequestTopicPartition()
+	p.Timestamp = -2
+	lr.Topics = []kmsg.ListOffsetsRequestTopic{{Topic: topic, Partitions: []kmsg.ListOffsetsRequestTopicPartition{p}}}
+	return raw(t, addr, lr, 5).(*kmsg.ListOffsetsResponse).Topics[0].Partitions[0].Offset
+}
+
+// produceBatches writes n batches of one 200-byte record to partition 0 through addr.
+func produceBatches(t *testing.T, c *testcluster.Cluster, addr, topic string, n int) {
+	t.Helper()
+	for range n {
+		if code, _ := produceCode(t, c, addr, produceReq(topic, 0, recordBatch(make([]byte, 200)))); code != 0 {
+			t.Fatal(kerr.ErrorForCode(code))
+		}
+	}
 }
