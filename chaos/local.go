@@ -8,6 +8,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 )
@@ -35,8 +36,10 @@ func NewLocal(root string, env []string) (*Local, error) {
 	if _, err := os.Stat(filepath.Join(root, "scripts", "cluster.sh")); err != nil {
 		return nil, fmt.Errorf("no scripts/cluster.sh in %s (run from the repository, or give --root): %w", root, err)
 	}
+	// The last value of a key counts, as os/exec passes it to cluster.sh: a caller overrides a
+	// variable of its own environment by appending it.
 	get := func(k string) string {
-		for _, kv := range env {
+		for _, kv := range slices.Backward(env) {
 			if v, ok := strings.CutPrefix(kv, k+"="); ok {
 				return v
 			}
