@@ -33,9 +33,10 @@ import (
 //
 // Requests whose valid form changes the cluster for anyone who asks (Kafka 2.8 without an
 // authorizer obeys them: creating and deleting topics, partitions and records, configs,
-// reassignments, elections, controlled shutdown, deleting groups and offsets) are sent only with a
-// lying header or frame, never as valid or corrupted bodies: the fuzzer tests bad input, not what
-// an unauthenticated admin may do.
+// reassignments, elections, controlled shutdown, deleting groups and offsets, the controller's
+// LeaderAndIsr, StopReplica and UpdateMetadata at the current controller epoch, transaction
+// markers) are sent only with a lying header or frame, never as valid or corrupted bodies: the
+// fuzzer tests bad input, not what an unauthenticated admin or a forged controller may do.
 
 // Kinds of fuzzed requests.
 const (
@@ -51,10 +52,14 @@ var FuzzKinds = []string{FuzzValid, FuzzMutated, FuzzHeader, FuzzFrame, FuzzRand
 
 // fuzzExcluded are the API keys sent only with a lying header or frame (see above).
 var fuzzExcluded = []int16{
+	4,  // LeaderAndIsr
+	5,  // StopReplica
+	6,  // UpdateMetadata
 	7,  // ControlledShutdown
 	19, // CreateTopics
 	20, // DeleteTopics
 	21, // DeleteRecords
+	27, // WriteTxnMarkers
 	33, // AlterConfigs
 	37, // CreatePartitions
 	42, // DeleteGroups
@@ -487,7 +492,10 @@ type fuzzProducer struct {
 }
 
 func startFuzzProducer(ctx context.Context, o FuzzOptions) (*fuzzProducer, error) {
-	cl, err := kgo.NewClient(kgo.SeedBrokers(o.Bootstrap...), kgo.DefaultProduceTopic(o.Topic), kgo.ClientID("zkafka-chaos-fuzz-producer"))
+	// A record not acknowledged within the delivery timeout fails (and fails the run) instead of
+	// being retried for ever.
+	cl, err := kgo.NewClient(kgo.SeedBrokers(o.Bootstrap...), kgo.DefaultProduceTopic(o.Topic), kgo.ClientID("zkafka-chaos-fuzz-producer"),
+		kgo.RecordDeliveryTimeout(time.Minute))
 	if err != nil {
 		return nil, err
 	}
