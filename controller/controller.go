@@ -12,6 +12,7 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/zkafka/zkafka/internal/zkclient"
+	"github.com/zkafka/zkafka/kafka"
 	"github.com/zkafka/zkafka/wire"
 )
 
@@ -58,7 +59,7 @@ type BrokerClient interface {
 type Controller struct {
 	cfg           Config
 	store         znodeStore
-	clock         timeSource
+	clock         kafka.Clock // event queue times, the /controller timestamp, the auto-rebalance timer
 	newChannels   func(ctx context.Context, log *zap.Logger) brokerChannels
 	pipelineDepth int // bounds the ZooKeeper requests in flight (pipeline.go)
 	baseLog       *zap.Logger
@@ -92,7 +93,7 @@ type Controller struct {
 
 	uncleanDefault bool        // the broker's unclean.leader.election.enable, as last told
 	term           uint64      // counts terms as active controller, to ignore a past term's timers
-	stopRebalance  func() bool // cancels the next auto-rebalance check, while active
+	rebalanceTimer kafka.Timer // the next auto-rebalance check, while active
 }
 
 // New returns a controller for the broker cfg.BrokerID on the session zk. It registers the
@@ -114,7 +115,7 @@ func New(cfg Config, zk *zkclient.Client) *Controller {
 			return wireClient{c}, nil
 		}
 	}
-	c := newController(cfg, systemTime{}, zkPipelineDepth)
+	c := newController(cfg, kafka.SystemClock{}, zkPipelineDepth)
 	c.store = sessionStore{Client: zk, wg: &c.watchers}
 	c.newChannels = func(ctx context.Context, log *zap.Logger) brokerChannels {
 		return newChannelManager(ctx, cfg.Dial, cfg.InterBrokerListener, log)
@@ -126,7 +127,7 @@ func New(cfg Config, zk *zkclient.Client) *Controller {
 
 // newController returns a controller without its store and channels, which the caller sets
 // before Start: New the real ones, the scenario tests in-memory ones.
-func newController(cfg Config, clock timeSource, pipelineDepth int) *Controller {
+func newController(cfg Config, clock kafka.Clock, pipelineDepth int) *Controller {
 	if cfg.Logger == nil {
 		cfg.Logger = zap.NewNop()
 	}

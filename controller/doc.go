@@ -183,7 +183,7 @@
 //
 // # Seams and tests
 //
-// The controller reaches ZooKeeper only through znodeStore, time only through timeSource, and
+// The controller reaches ZooKeeper only through znodeStore, time only through a kafka.Clock, and
 // brokers only through brokerChannels (store.go); New wires in a zkclient session, the system
 // clock and the channel manager. The scenario tests in testdata/scenarios run the same loop, one event at a
 // time, against in-memory ones: scripted events in, znode writes and requests out. The tests on

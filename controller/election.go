@@ -164,9 +164,9 @@ func (c *Controller) resign() {
 		return
 	}
 	c.cancelActive()
-	if c.stopRebalance != nil {
-		c.stopRebalance()
-		c.stopRebalance = nil
+	if c.rebalanceTimer != nil {
+		c.rebalanceTimer.Stop()
+		c.rebalanceTimer = nil
 	}
 	scope := activeScope
 	c.forgetWatches(&scope)

@@ -134,7 +134,7 @@ func (c *Controller) scheduleAutoRebalance(after time.Duration) {
 		return
 	}
 	term := c.term
-	c.stopRebalance = c.clock.AfterFunc(after, func() { c.enqueue(autoRebalanceEvent{term: term}) })
+	c.rebalanceTimer = c.clock.AfterFunc(after, func() { c.enqueue(autoRebalanceEvent{term: term}) })
 }
 
 // processAutoRebalance is Kafka's checkAndTriggerAutoLeaderRebalance: for each broker, the share

@@ -842,7 +842,7 @@ func (f *fakeChannels) send(id int32, r brokerRequest) {
 	}
 }
 
-// fakeClock is a timeSource that moves only when told to.
+// fakeClock is a kafka.Clock that moves only when told to.
 type fakeClock struct {
 	mu     sync.Mutex
 	now    time.Time
@@ -850,6 +850,7 @@ type fakeClock struct {
 }
 
 type fakeTimer struct {
+	c       *fakeClock
 	at      time.Time
 	f       func()
 	stopped bool
@@ -861,18 +862,20 @@ func (c *fakeClock) Now() time.Time {
 	return c.now
 }
 
-func (c *fakeClock) AfterFunc(d time.Duration, f func()) func() bool {
+func (c *fakeClock) AfterFunc(d time.Duration, f func()) kafka.Timer {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	t := &fakeTimer{at: c.now.Add(d), f: f}
+	t := &fakeTimer{c: c, at: c.now.Add(d), f: f}
 	c.timers = append(c.timers, t)
-	return func() bool {
-		c.mu.Lock()
-		defer c.mu.Unlock()
-		was := !t.stopped
-		t.stopped = true
-		return was
-	}
+	return t
+}
+
+func (t *fakeTimer) Stop() bool {
+	t.c.mu.Lock()
+	defer t.c.mu.Unlock()
+	was := !t.stopped
+	t.stopped = true
+	return was
 }
 
 // advance moves the clock on by d and runs the timers due, in time order.

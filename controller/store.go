@@ -3,16 +3,16 @@ package controller
 import (
 	"context"
 	"sync"
-	"time"
 
 	"github.com/go-zookeeper/zk"
 
 	"github.com/zkafka/zkafka/internal/zkclient"
 )
 
-// The controller's seams: everything it reads from ZooKeeper or the clock, and everything it
-// sends to brokers, passes through the three small interfaces below, so its state machines can
-// be driven by scenario tests in memory (testdata/scenarios) as well as by the real thing.
+// The controller's seams: everything it reads from ZooKeeper, and everything it sends to brokers,
+// passes through the two small interfaces below, and time through a kafka.Clock, so its state
+// machines can be driven by scenario tests in memory (testdata/scenarios) as well as by the real
+// thing.
 
 // znodeStore is the part of a ZooKeeper session the controller uses. Paths are absolute (a
 // chroot, if any, is the implementation's business); errors are go-zookeeper's (zk.ErrNoNode,
@@ -39,15 +39,6 @@ type znodeStore interface {
 	Multi(ops ...any) ([]zk.MultiResponse, error)
 }
 
-// timeSource is where the controller reads time: event queue times, the timestamp of its
-// /controller registration and the auto-rebalance timer.
-type timeSource interface {
-	Now() time.Time
-	// AfterFunc calls f on its own goroutine after d, unless the returned stop is called first
-	// (stop reports whether it prevented the call).
-	AfterFunc(d time.Duration, f func()) (stop func() bool)
-}
-
 // brokerChannels is how the controller hands requests to brokers: the channel manager
 // (channel.go), one queue and sender per live broker. Only the event loop calls it.
 type brokerChannels interface {
@@ -60,13 +51,6 @@ type brokerChannels interface {
 	// shutdown removes every broker.
 	shutdown()
 }
-
-// systemTime is the timeSource of the time package.
-type systemTime struct{}
-
-func (systemTime) Now() time.Time { return time.Now() }
-
-func (systemTime) AfterFunc(d time.Duration, f func()) func() bool { return time.AfterFunc(d, f).Stop }
 
 // sessionStore is the znodeStore of a zkclient session. It turns the session's watch channels
 // into watch calls, on one goroutine per armed watch that ends when the watch fires, the session
