@@ -60,21 +60,11 @@ func offsetCommitResponse(req *kmsg.OffsetCommitRequest, code func(topic string,
 func (s *Server) handleOffsetCommit(ctx context.Context, req *kmsg.OffsetCommitRequest) *kmsg.OffsetCommitResponse {
 	codes := map[kafka.TopicPartition]int16{}
 	known := *req
-	known.Topics = nil
-	for _, t := range req.Topics {
-		kt := t
-		kt.Partitions = nil
-		for _, p := range t.Partitions {
-			if !s.partitionExists(t.Topic, p.Partition) {
-				codes[kafka.TopicPartition{Topic: t.Topic, Partition: p.Partition}] = kerr.UnknownTopicOrPartition.Code
-				continue
-			}
-			kt.Partitions = append(kt.Partitions, p)
-		}
-		if len(kt.Partitions) > 0 {
-			known.Topics = append(known.Topics, kt)
-		}
-	}
+	known.Topics = knownPartitions(s, req.Topics, codes,
+		func(t *kmsg.OffsetCommitRequestTopic) (string, *[]kmsg.OffsetCommitRequestTopicPartition) {
+			return t.Topic, &t.Partitions
+		},
+		func(p kmsg.OffsetCommitRequestTopicPartition) int32 { return p.Partition })
 	if req.Version == 0 {
 		s.commitOffsetsToZooKeeper(&known, codes)
 	} else if len(known.Topics) > 0 {
@@ -87,6 +77,31 @@ func (s *Server) handleOffsetCommit(ctx context.Context, req *kmsg.OffsetCommitR
 	return offsetCommitResponse(req, func(topic string, partition int32) int16 {
 		return codes[kafka.TopicPartition{Topic: topic, Partition: partition}]
 	})
+}
+
+// knownPartitions keeps, of a commit request's topics, the partitions the metadata cache knows, and
+// sets the others' codes to UNKNOWN_TOPIC_OR_PARTITION, as Kafka's commit handlers do before
+// anything reaches the coordinator. A topic left with no partition is dropped. of gives a topic's
+// name and its partitions, index a partition's number.
+func knownPartitions[T, P any](s *Server, topics []T, codes map[kafka.TopicPartition]int16,
+	of func(*T) (string, *[]P), index func(P) int32) []T {
+	var known []T
+	for _, t := range topics {
+		name, parts := of(&t)
+		var kept []P
+		for _, p := range *parts {
+			if !s.partitionExists(name, index(p)) {
+				codes[kafka.TopicPartition{Topic: name, Partition: index(p)}] = kerr.UnknownTopicOrPartition.Code
+				continue
+			}
+			kept = append(kept, p)
+		}
+		if len(kept) > 0 {
+			*parts = kept
+			known = append(known, t)
+		}
+	}
+	return known
 }
 
 func (s *Server) partitionExists(topic string, partition int32) bool {

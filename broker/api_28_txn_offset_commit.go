@@ -56,21 +56,11 @@ func txnOffsetCommitResponse(req *kmsg.TxnOffsetCommitRequest, code func(kafka.T
 func (s *Server) handleTxnOffsetCommit(ctx context.Context, req *kmsg.TxnOffsetCommitRequest) *kmsg.TxnOffsetCommitResponse {
 	codes := map[kafka.TopicPartition]int16{}
 	known := *req
-	known.Topics = nil
-	for _, t := range req.Topics {
-		kt := t
-		kt.Partitions = nil
-		for _, p := range t.Partitions {
-			if !s.partitionExists(t.Topic, p.Partition) {
-				codes[kafka.TopicPartition{Topic: t.Topic, Partition: p.Partition}] = kerr.UnknownTopicOrPartition.Code
-				continue
-			}
-			kt.Partitions = append(kt.Partitions, p)
-		}
-		if len(kt.Partitions) > 0 {
-			known.Topics = append(known.Topics, kt)
-		}
-	}
+	known.Topics = knownPartitions(s, req.Topics, codes,
+		func(t *kmsg.TxnOffsetCommitRequestTopic) (string, *[]kmsg.TxnOffsetCommitRequestTopicPartition) {
+			return t.Topic, &t.Partitions
+		},
+		func(p kmsg.TxnOffsetCommitRequestTopicPartition) int32 { return p.Partition })
 	if len(known.Topics) > 0 {
 		for _, t := range s.groupCoordinator.TxnOffsetCommit(ctx, &known).Topics {
 			for _, p := range t.Partitions {

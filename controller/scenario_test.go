@@ -12,7 +12,6 @@ import (
 	"slices"
 	"strconv"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -21,6 +20,7 @@ import (
 	"go.uber.org/zap"
 	"go.uber.org/zap/zaptest"
 
+	"github.com/zkafka/zkafka/internal/clocktest"
 	"github.com/zkafka/zkafka/kafka"
 	"github.com/zkafka/zkafka/zkpaths"
 )
@@ -157,7 +157,7 @@ func runScenarioFile(t *testing.T, file string) {
 type scenario struct {
 	t       *testing.T
 	zk      *fakeZK
-	clock   *fakeClock
+	clock   *clocktest.Fake
 	admin   *fakeSession
 	brokers map[int32]*fakeSession
 	ctls    map[int32]*Controller
@@ -182,7 +182,7 @@ func newScenario(t *testing.T) *scenario {
 	s := &scenario{
 		t:       t,
 		zk:      newFakeZK(),
-		clock:   &fakeClock{now: time.Date(2021, 4, 19, 0, 0, 0, 0, time.UTC)},
+		clock:   clocktest.New(time.Date(2021, 4, 19, 0, 0, 0, 0, time.UTC)),
 		brokers: map[int32]*fakeSession{},
 		ctls:    map[int32]*Controller{},
 		status:  map[int32]string{},
@@ -585,7 +585,7 @@ func (s *scenario) exec(name string, args []string) error {
 		if err != nil {
 			return err
 		}
-		s.clock.advance(d)
+		s.clock.Advance(d)
 	case "get":
 		if len(args) != 1 {
 			return errors.New("usage: get <path>")
@@ -839,63 +839,5 @@ func (f *fakeChannels) send(id int32, r brokerRequest) {
 	resp.SetVersion(r.req.GetVersion())
 	if r.onResponse != nil {
 		r.onResponse(resp)
-	}
-}
-
-// fakeClock is a kafka.Clock that moves only when told to.
-type fakeClock struct {
-	mu     sync.Mutex
-	now    time.Time
-	timers []*fakeTimer
-}
-
-type fakeTimer struct {
-	c       *fakeClock
-	at      time.Time
-	f       func()
-	stopped bool
-}
-
-func (c *fakeClock) Now() time.Time {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.now
-}
-
-func (c *fakeClock) AfterFunc(d time.Duration, f func()) kafka.Timer {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	t := &fakeTimer{c: c, at: c.now.Add(d), f: f}
-	c.timers = append(c.timers, t)
-	return t
-}
-
-func (t *fakeTimer) Stop() bool {
-	t.c.mu.Lock()
-	defer t.c.mu.Unlock()
-	was := !t.stopped
-	t.stopped = true
-	return was
-}
-
-// advance moves the clock on by d and runs the timers due, in time order.
-func (c *fakeClock) advance(d time.Duration) {
-	c.mu.Lock()
-	c.now = c.now.Add(d)
-	var due []*fakeTimer
-	c.timers = slices.DeleteFunc(c.timers, func(t *fakeTimer) bool {
-		if t.stopped || t.at.After(c.now) {
-			return t.stopped
-		}
-		due = append(due, t)
-		return true
-	})
-	slices.SortStableFunc(due, func(a, b *fakeTimer) int { return a.at.Compare(b.at) })
-	for _, t := range due {
-		t.stopped = true
-	}
-	c.mu.Unlock()
-	for _, t := range due {
-		t.f()
 	}
 }

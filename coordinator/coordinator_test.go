@@ -8,6 +8,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
+	"github.com/zkafka/zkafka/internal/clocktest"
 	"github.com/zkafka/zkafka/internal/wait"
 	"github.com/zkafka/zkafka/kafka"
 )
@@ -116,7 +117,7 @@ func wantCode(t *testing.T, what string, got int16, want *kerr.Error) {
 
 // stableGroup brings two dynamic members (v3, no KIP-394 round trip)
 // through the initial delayed join and SyncGroup.
-func stableGroup(t *testing.T, c *Coordinator, clock *fakeClock) (leader, follower *kmsg.JoinGroupResponse) {
+func stableGroup(t *testing.T, c *Coordinator, clock *clocktest.Fake) (leader, follower *kmsg.JoinGroupResponse) {
 	t.Helper()
 	a := joinAsync(c, joinReq("", "", 3, "range"))
 	wait.For(t, waitTimeout, "first member parked", func() bool { return awaitingJoin(c, testGroup) == 1 })

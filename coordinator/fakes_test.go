@@ -4,86 +4,18 @@ import (
 	"context"
 	"encoding/binary"
 	"slices"
-	"sort"
 	"sync"
 	"testing"
 	"time"
 
 	"go.uber.org/zap/zaptest"
 
+	"github.com/zkafka/zkafka/internal/clocktest"
 	"github.com/zkafka/zkafka/internal/wait"
-	"github.com/zkafka/zkafka/kafka"
 )
 
-// fakeClock fires timers only when the test advances it.
-type fakeClock struct {
-	mu     sync.Mutex
-	now    time.Time
-	timers []*fakeTimer
-}
-
-type fakeTimer struct {
-	c       *fakeClock
-	at      time.Time
-	f       func()
-	stopped bool
-}
-
-func (t *fakeTimer) Stop() bool {
-	t.c.mu.Lock()
-	defer t.c.mu.Unlock()
-	was := !t.stopped
-	t.stopped = true
-	return was
-}
-
-func newFakeClock() *fakeClock { return &fakeClock{now: time.UnixMilli(1_700_000_000_000)} }
-
-func (c *fakeClock) Now() time.Time {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.now
-}
-
-func (c *fakeClock) AfterFunc(d time.Duration, f func()) kafka.Timer {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	t := &fakeTimer{c: c, at: c.now.Add(d), f: f}
-	c.timers = append(c.timers, t)
-	return t
-}
-
-// Advance moves time forward, firing due timers in time order.
-func (c *fakeClock) Advance(d time.Duration) {
-	c.mu.Lock()
-	end := c.now.Add(d)
-	c.mu.Unlock()
-	for {
-		c.mu.Lock()
-		sort.SliceStable(c.timers, func(i, j int) bool { return c.timers[i].at.Before(c.timers[j].at) })
-		var next *fakeTimer
-		for i, t := range c.timers {
-			if t.stopped {
-				continue
-			}
-			if !t.at.After(end) {
-				next = t
-				c.timers = slices.Delete(c.timers, i, i+1)
-			}
-			break
-		}
-		if next == nil {
-			c.now = end
-			c.timers = slices.DeleteFunc(c.timers, func(t *fakeTimer) bool { return t.stopped })
-			c.mu.Unlock()
-			return
-		}
-		next.stopped = true
-		c.now = next.at
-		c.mu.Unlock()
-		next.f()
-	}
-}
+// newFakeClock is the tests' clock: it fires timers only when a test advances it.
+func newFakeClock() *clocktest.Fake { return clocktest.New(time.UnixMilli(1_700_000_000_000)) }
 
 // fakeLog is an in-memory __consumer_offsets: batches get offsets as the
 // broker's log would assign them.
@@ -163,14 +95,14 @@ func (l *fakeLog) records(t *testing.T, partition int32) []storedRecord {
 }
 
 // testCoordinator returns a started coordinator owning every partition.
-func testCoordinator(t *testing.T, mutate func(*Config)) (*Coordinator, *fakeClock, *fakeLog) {
+func testCoordinator(t *testing.T, mutate func(*Config)) (*Coordinator, *clocktest.Fake, *fakeLog) {
 	t.Helper()
 	clock, store := newFakeClock(), newFakeLog()
 	c := startCoordinator(t, clock, store, mutate)
 	return c, clock, store
 }
 
-func startCoordinator(t *testing.T, clock *fakeClock, store *fakeLog, mutate func(*Config)) *Coordinator {
+func startCoordinator(t *testing.T, clock *clocktest.Fake, store *fakeLog, mutate func(*Config)) *Coordinator {
 	t.Helper()
 	cfg := DefaultConfig()
 	cfg.Clock, cfg.Logger = clock, zaptest.NewLogger(t)
