@@ -163,6 +163,10 @@ func suffix(err string) string {
 // apiRange is an advertised API and its versions.
 type apiRange struct{ key, min, max int16 }
 
+// fuzzTargets are the APIs a fuzz run sends: all those advertised, and those whose bodies it may
+// fill or corrupt (all but fuzzExcluded).
+type fuzzTargets struct{ all, body []apiRange }
+
 // Fuzz runs the fuzzer until o.Connections connections have been used or ctx ends.
 func Fuzz(ctx context.Context, o FuzzOptions) (*FuzzReport, error) {
 	if len(o.Bootstrap) == 0 || o.Connections <= 0 || o.Concurrency <= 0 || o.PerConn <= 0 || o.ReadTimeout <= 0 || o.Topic == "" {
@@ -174,10 +178,11 @@ func Fuzz(ctx context.Context, o FuzzOptions) (*FuzzReport, error) {
 	if o.Seed == 0 {
 		o.Seed = uint64(time.Now().UnixNano())
 	}
-	apis, err := advertised(ctx, o.Bootstrap[0])
+	all, err := advertised(ctx, o.Bootstrap[0])
 	if err != nil {
 		return nil, err
 	}
+	apis := fuzzTargets{all: all, body: slices.DeleteFunc(slices.Clone(all), func(a apiRange) bool { return slices.Contains(fuzzExcluded, a.key) })}
 	rep := &FuzzReport{Seed: o.Seed, Requests: map[string]int64{}}
 	for _, pid := range o.PIDs {
 		rep.RSSBefore = append(rep.RSSBefore, residentBytes(pid))
@@ -272,7 +277,7 @@ func (s *fuzzStats) requests() int64 {
 
 // fuzzConnection opens one connection and sends up to o.PerConn fuzzed requests on it, each
 // followed by a read of the answer; it ends early when the broker closes it or does not answer.
-func fuzzConnection(ctx context.Context, o FuzzOptions, apis []apiRange, rng *rand.Rand, st *fuzzStats) {
+func fuzzConnection(ctx context.Context, o FuzzOptions, apis fuzzTargets, rng *rand.Rand, st *fuzzStats) {
 	addr := o.Bootstrap[rng.IntN(len(o.Bootstrap))]
 	d := net.Dialer{Timeout: 5 * time.Second}
 	conn, err := d.DialContext(ctx, "tcp", addr)
@@ -324,8 +329,7 @@ func awaitClose(conn net.Conn, st *fuzzStats) {
 
 // fuzzFrame builds one request of a kind; complete is false when the frame's size prefix claims
 // more bytes than follow, so no answer can come.
-func fuzzFrame(rng *rand.Rand, apis []apiRange, kind, topic string, corrID int32) (frame []byte, complete bool) {
-	bodyAPIs := slices.DeleteFunc(slices.Clone(apis), func(a apiRange) bool { return slices.Contains(fuzzExcluded, a.key) })
+func fuzzFrame(rng *rand.Rand, apis fuzzTargets, kind, topic string, corrID int32) (frame []byte, complete bool) {
 	pick := func(from []apiRange) []byte {
 		a := from[rng.IntN(len(from))]
 		req := kmsg.RequestForKey(a.key)
@@ -337,26 +341,26 @@ func fuzzFrame(rng *rand.Rand, apis []apiRange, kind, topic string, corrID int32
 	}
 	switch kind {
 	case FuzzValid:
-		return pick(bodyAPIs), true
+		return pick(apis.body), true
 	case FuzzMutated:
-		return resize(mutate(rng, pick(bodyAPIs))), true
+		return resize(mutate(rng, pick(apis.body))), true
 	case FuzzHeader:
 		switch rng.IntN(3) {
 		case 0: // an API key nobody has
-			f := pick(apis)
+			f := pick(apis.all)
 			binary.BigEndian.PutUint16(f[4:], uint16(1000+rng.IntN(30000)))
 			return f, true
 		case 1: // a version past the advertised range
-			f := pick(apis)
+			f := pick(apis.all)
 			binary.BigEndian.PutUint16(f[6:], uint16(int16(binary.BigEndian.Uint16(f[6:]))+100+int16(rng.IntN(1000))))
 			return f, true
 		default: // a client id length that lies, so the body is parsed from the wrong place
-			f := pick(bodyAPIs)
+			f := pick(apis.body)
 			binary.BigEndian.PutUint16(f[12:], uint16([]int16{-2, 0, 0x7fff, int16(len(f))}[rng.IntN(4)]))
 			return f, true
 		}
 	case FuzzFrame:
-		f := pick(apis)
+		f := pick(apis.all)
 		switch rng.IntN(3) {
 		case 0:
 			binary.BigEndian.PutUint32(f, uint32(int32(-1-rng.IntN(1<<20))))
