@@ -174,6 +174,9 @@ func (r *tutorialRun) runOnce(st step) (string, error) {
 var zkCliChatter = regexp.MustCompile(`^(Connecting to \S+|WATCHER::|WatchedEvent state:SyncConnected type:None path:null|` +
 	`\S+ \S+ \[myid:\] - ERROR \[main:ServiceUtils@\d+\] - Exiting JVM with code 0)$`)
 
+// zkCliEventInLine is zkCli's event line written into another line.
+var zkCliEventInLine = regexp.MustCompile(`\nWatchedEvent state:SyncConnected type:None path:null\n`)
+
 var placeholder = regexp.MustCompile(`<([a-z][a-z0-9-]*)(\+1)?>`)
 
 // substitute replaces bound placeholders; an unbound one is an error.
@@ -218,21 +221,26 @@ func (r *tutorialRun) match(st step, out string) error {
 	if r.reader.replace != nil {
 		out = r.reader.replace.Replace(out)
 	}
-	for _, line := range strings.Split(out, "\n") {
-		line = strings.Join(strings.Fields(line), " ")
-		if line != "" && !zkCliChatter.MatchString(line) {
-			m.out = append(m.out, line)
+	// zkCli's event thread may print its WatchedEvent line in the middle of the answer's line;
+	// the second reading takes it out with its newlines, joining the answer again.
+	for _, o := range []string{out, zkCliEventInLine.ReplaceAllString(out, "")} {
+		m.out = nil
+		for _, line := range strings.Split(o, "\n") {
+			line = strings.Join(strings.Fields(line), " ")
+			if line != "" && !zkCliChatter.MatchString(line) {
+				m.out = append(m.out, line)
+			}
+		}
+		learnt, err := m.from(0, 0, map[string]string{})
+		if err != nil {
+			return err
+		}
+		if learnt != nil {
+			maps.Copy(r.bound, learnt)
+			return nil
 		}
 	}
-	learnt, err := m.from(0, 0, map[string]string{})
-	if err != nil {
-		return err
-	}
-	if learnt == nil {
-		return m.worst.err(m)
-	}
-	maps.Copy(r.bound, learnt)
-	return nil
+	return m.worst.err(m)
 }
 
 // isElision reports whether a doc line is the marker for elided lines: "..."
