@@ -2,6 +2,7 @@ package chaos_test
 
 import (
 	"context"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -17,23 +18,24 @@ import (
 // the test binary's zkafka) with settings that make faults cheap: 4 s ZooKeeper sessions and
 // replica lag, 5 offsets partitions and small indexes so a restart loads quickly. It is torn down
 // (`down`) when the test ends.
-func startCluster(t *testing.T) *chaos.Local {
+func startCluster(t *testing.T, env ...string) *chaos.Local {
 	t.Helper()
 	root, err := filepath.Abs("..")
 	if err != nil {
 		t.Fatal(err)
 	}
-	env := append(os.Environ(),
+	env = append(append(os.Environ(),
 		"ZKAFKA_DATA="+keepOnFailure(t, "data"),
 		"ZKAFKA_BASE_PORT="+strconv.Itoa(testcluster.FreePortRun(t, 3)),
-		"ZKAFKA_ZK_PORT="+strconv.Itoa(testcluster.FreePort(t)),
+		// Room for an ensemble's client, quorum and election ports.
+		"ZKAFKA_ZK_PORT="+strconv.Itoa(testcluster.FreePortRun(t, 9)),
 		"ZKAFKA_BIN="+testcluster.Binary(t),
 		"KAFKA_ZOOKEEPER_SESSION_TIMEOUT_MS=4000",
 		"KAFKA_REPLICA_LAG_TIME_MAX_MS=4000",
 		"KAFKA_OFFSETS_TOPIC_NUM_PARTITIONS=5",
 		"KAFKA_LOG_INDEX_SIZE_MAX_BYTES=65536",
 		"KAFKA_GROUP_INITIAL_REBALANCE_DELAY_MS=0",
-	)
+	), env...)
 	l, err := chaos.NewLocal(root, env)
 	if err != nil {
 		t.Fatal(err)
@@ -133,6 +135,21 @@ func TestChaosIsolatedLeaderAndFullDisk(t *testing.T) {
 			t.Fatalf("acks=all lost %d, acks=1 lost %d of %d: want none with acks=all, some with acks=1", all.Lost, one.Lost, one.Acked)
 		}
 	})
+	t.Run("slow", func(t *testing.T) {
+		o := ciOptions(t, l)
+		o.Faults, o.Count, o.Latency = []string{chaos.KindSlow}, 2, 400*time.Millisecond
+		rep := runChaos(t, o)
+		if c := rep.Check.AcksAll; c.Lost != 0 || c.Duplicated != 0 || c.Reordered != 0 || c.Acked == 0 {
+			t.Fatalf("acks=all through the proxy: %d acknowledged, %d lost, %d duplicated, %d reordered", c.Acked, c.Lost, c.Duplicated, c.Reordered)
+		}
+		// An acks=all record the slowed leader takes waits for its followers' fetches, each a round
+		// trip through the proxy: 2 × 400 ms at least.
+		for _, f := range rep.Faults {
+			if f.Fault == chaos.KindSlow+"/latency" && f.Unavailable < 0.8 {
+				t.Errorf("fault %d (%s): the slowest acks=all record waited %.2fs, want ≥ 0.8s", f.Seq, f.Fault, f.Unavailable)
+			}
+		}
+	})
 	t.Run("clock", func(t *testing.T) {
 		o := ciOptions(t, l)
 		o.Faults, o.Count = []string{chaos.KindClock}, 2
@@ -154,6 +171,48 @@ func TestChaosIsolatedLeaderAndFullDisk(t *testing.T) {
 			}
 		}
 	})
+}
+
+// TestChaosZooKeeperEnsemble runs the faults only an ensemble has, on a cluster of three ZooKeeper
+// servers (ZKAFKA_ZK_SERVERS=3): the leader killed and restarted, the leader paused past syncLimit ×
+// tickTime and the session timeout, the leader cut from the other two servers (brokers still reach
+// it), and a follower cut likewise. Nothing acknowledged may be lost, and after each fault on the
+// leader another server must lead: the others elected one while it was gone.
+func TestChaosZooKeeperEnsemble(t *testing.T) {
+	l := startCluster(t, "ZKAFKA_ZK_SERVERS=3")
+	o := ciOptions(t, l)
+	o.Faults, o.Count = []string{chaos.KindZKLeader, chaos.KindZKSplit}, 4
+	rep := runChaos(t, o)
+	if c := rep.Check.AcksAll; c.Lost != 0 || c.Duplicated != 0 || c.Reordered != 0 || c.Acked == 0 {
+		t.Fatalf("acks=all: %d acknowledged, %d lost, %d duplicated, %d reordered", c.Acked, c.Lost, c.Duplicated, c.Reordered)
+	}
+	f, err := os.Open(filepath.Join(o.Out, chaos.HistoryFile))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	seen := map[string]int{}
+	err = chaos.ScanHistory(f, func(op chaos.Op) {
+		var now, was int
+		if op.Type != chaos.OpNote || op.Fault == "" {
+			return
+		}
+		if _, err := fmt.Sscanf(op.Note, chaos.ZKLeaderNote, &now, &was); err != nil {
+			return
+		}
+		seen[op.Fault]++
+		if moved := now != was; moved != (op.Fault != chaos.KindZKSplit+"/follower") {
+			t.Errorf("fault %d (%s): ZooKeeper server %d leads after it, %d before", op.Seq, op.Fault, now, was)
+		}
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, name := range []string{"zk-leader/kill", "zk-leader/pause", "zk-split/leader", "zk-split/follower"} {
+		if seen[name] != 1 {
+			t.Errorf("%d leader notes for %s, want 1: %v", seen[name], name, seen)
+		}
+	}
 }
 
 // runChaos runs o and fails the test unless the verdict is PASS with every fault healed.

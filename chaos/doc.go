@@ -1,12 +1,12 @@
 // Package chaos is `zkafka chaos`: it injects faults into the local cluster that scripts/cluster.sh
-// runs — process kills and pauses, ZooKeeper's loss, rolling restarts, network partitions, full
-// disks, wall-clock jumps — while producers and a consumer group work against it, then reads everything back and
+// runs — process kills and pauses, ZooKeeper's loss, an ensemble's leader lost or cut off, rolling
+// restarts, network partitions, slow and lossy links, full disks, wall-clock jumps — while producers and a consumer group work against it, then reads everything back and
 // checks that nothing acknowledged was lost.
 //
 // Data flows one way:
 //
-//	Run: prepare the cluster (network namespaces for partition faults, a tmpfs log dir for
-//	  disk-full faults), create the run's topic (replication factor 3, min.insync.replicas 2,
+//	Run: prepare the cluster (network namespaces for partition and slow faults, a tmpfs log dir
+//	  for disk-full faults, a cgroup per ZooKeeper server for zk-split faults), create the run's topic (replication factor 3, min.insync.replicas 2,
 //	  unclean.leader.election.enable false), start the workload, then per fault:
 //	    inject (Kinds: a kind and its variants, taken in turn) → hold → heal → wait until the
 //	    cluster is whole (every broker registered, a live controller, every ISR full) and every

@@ -26,7 +26,16 @@ const (
 	KindPartition = "partition"  // a broker's network cut (nftables in its namespace), then healed
 	KindDiskFull  = "disk-full"  // a broker's log dir (a size-limited tmpfs) filled, then freed
 	KindClock     = "clock"      // a broker's wall clock jumped (zkafka.clock.skew.ms), then set right
+	KindZKLeader  = "zk-leader"  // the ZooKeeper ensemble's leader killed or paused, then back
+	KindZKSplit   = "zk-split"   // one ZooKeeper server cut from the others' quorum traffic, then healed
+	KindSlow      = "slow"       // a broker's links to the others and ZooKeeper delayed or lossy (a proxy), then direct again
 )
+
+// netnsKinds need the brokers in network namespaces.
+var netnsKinds = []string{KindPartition, KindSlow}
+
+// ensembleKinds need a ZooKeeper ensemble (ZKAFKA_ZK_SERVERS=3).
+var ensembleKinds = []string{KindZKLeader, KindZKSplit}
 
 // Kind is a kind of fault and its variants, which a run takes in turn.
 type Kind struct {
@@ -53,6 +62,12 @@ var Kinds = []Kind{
 		"the log dir (a size-limited tmpfs) of a partition leader filled: KAFKA_STORAGE_ERROR, the broker halts as Kafka's does, restarted once space returns"},
 	{KindClock, []string{"forward", "back"},
 		"a partition leader's wall clock jumped forward or back (--clock-jump, zkafka.clock.skew.ms), as an NTP step would, then set right: replica lag, retention and timeouts read it"},
+	{KindSlow, []string{"latency", "loss"},
+		"a partition leader's traffic to and from the other brokers and ZooKeeper through a proxy that delays every chunk (--latency) or loses it (--loss: it arrives a TCP retransmission timeout later), past the replica lag time"},
+	{KindZKLeader, []string{"kill", "pause"},
+		"with a ZooKeeper ensemble: its leader killed (-9, restarted a few seconds later) or paused past syncLimit × tickTime and the session timeout; the others elect a new leader and the brokers' sessions move"},
+	{KindZKSplit, []string{"leader", "follower"},
+		"with a ZooKeeper ensemble: the leader or a follower cut from the other servers (brokers still reach it): the minority server stops serving, the majority goes on"},
 }
 
 // ParseFaults reads a comma-separated list of fault kinds.
@@ -107,6 +122,7 @@ type injector struct {
 	group      string
 	net        *network  // nil without partition faults
 	disk       *diskFull // nil without disk-full faults
+	quorum     *quorum   // nil without zk-split faults
 
 	mu      sync.Mutex
 	current string // the fault in progress, for the progress line
@@ -233,6 +249,12 @@ func (in *injector) inject(ctx context.Context, f fault) error {
 		return in.diskFull(ctx, f)
 	case KindClock:
 		return in.clock(ctx, f)
+	case KindSlow:
+		return in.slow(ctx, f)
+	case KindZKLeader:
+		return in.zkLeader(ctx, f)
+	case KindZKSplit:
+		return in.zkSplit(ctx, f)
 	}
 	return fmt.Errorf("unknown fault kind %q", f.kind)
 }
@@ -386,10 +408,14 @@ func (in *injector) rolling(ctx context.Context, f fault) error {
 	return nil
 }
 
-// awaitWhole waits until the cluster is whole, up to the heal timeout.
+// awaitWhole waits until the cluster is whole, up to the heal timeout: with an ensemble, every
+// ZooKeeper server serves too.
 func (in *injector) awaitWhole(ctx context.Context) error {
 	var why string
 	err := pace.Until(ctx, in.o.HealTimeout, func() bool {
+		if why = in.l.ensembleWhole(); why != "" {
+			return false
+		}
 		var ok bool
 		ok, why = in.obs.whole(in.l.Brokers, in.topic, "__consumer_offsets")
 		return ok
@@ -424,6 +450,35 @@ func (in *injector) partition(ctx context.Context, f fault) error {
 	}
 	if session != 0 {
 		in.obs.unsilence(session)
+	}
+	in.healed(f)
+	return nil
+}
+
+// slow puts a partition leader's links through the impairing proxy past the replica lag time, then
+// takes them out again.
+func (in *injector) slow(ctx context.Context, f fault) error {
+	leader, p, err := in.leaderOf(ctx)
+	if err != nil {
+		return fmt.Errorf("find a leader: %w", err)
+	}
+	imp := impairment{Latency: in.o.Latency}
+	what := fmt.Sprintf("%v each way", in.o.Latency)
+	if f.variant == "loss" {
+		imp = impairment{Loss: in.o.Loss}
+		what = fmt.Sprintf("%.0f%% loss", in.o.Loss*100)
+	}
+	in.start(f, fmt.Sprintf("broker %d (leader of %s-%d), %s", leader, in.topic, p, what))
+	if err := in.net.slow(leader, imp, in.rng.Uint64()); err != nil {
+		_ = in.net.unslow()
+		return err
+	}
+	if err := pace.Sleep(ctx, in.replicaLag+in.replicaLag/4); err != nil {
+		_ = in.net.unslow()
+		return err
+	}
+	if err := in.net.unslow(); err != nil {
+		return err
 	}
 	in.healed(f)
 	return nil
@@ -533,4 +588,135 @@ func (in *injector) setSkew(ctx context.Context, b int32, skew time.Duration) er
 	}
 	in.h.Add(Op{Type: OpNote, Broker: b, Note: fmt.Sprintf("broker %d's wall clock is %v from the machine's", b, skew)})
 	return nil
+}
+
+// zkLeader kills or pauses the ensemble's leader. A pause lasts past the session timeout and past
+// syncLimit × tickTime, when the followers give the silent leader up and elect another.
+func (in *injector) zkLeader(ctx context.Context, f fault) error {
+	k, err := in.l.ZKLeader()
+	if err != nil {
+		return err
+	}
+	in.start(f, fmt.Sprintf("zookeeper %d (the leader)", k))
+	n := ZKServer(k)
+	if f.variant == "kill" {
+		if err := in.l.Kill(ctx, n); err != nil {
+			return err
+		}
+		// Back only once the others have elected a leader among themselves: a server that returned
+		// to an election still going on could win it again.
+		if err := in.awaitOtherLeader(ctx, k); err != nil {
+			_ = in.l.Start(context.Background(), n)
+			return err
+		}
+		if err := pace.Sleep(ctx, in.between(in.o.DownMin, in.o.DownMax)); err != nil {
+			_ = in.l.Start(context.Background(), n)
+			return err
+		}
+		if err := in.l.Start(ctx, n); err != nil {
+			return err
+		}
+		in.healed(f)
+		return in.noteZKLeader(ctx, f, k)
+	}
+	if err := in.l.Pause(ctx, n); err != nil {
+		return err
+	}
+	hold := time.Now().Add(max(in.overSession(), in.l.zkSyncTimeout()+time.Second))
+	if err := in.awaitOtherLeader(ctx, k); err != nil {
+		_ = in.l.Resume(context.Background(), n)
+		return err
+	}
+	if err := pace.Sleep(ctx, time.Until(hold)); err != nil {
+		_ = in.l.Resume(context.Background(), n)
+		return err
+	}
+	if err := in.l.Resume(ctx, n); err != nil {
+		return err
+	}
+	in.healed(f)
+	return in.noteZKLeader(ctx, f, k)
+}
+
+// awaitOtherLeader waits until a server other than k leads, and notes which.
+func (in *injector) awaitOtherLeader(ctx context.Context, k int) error {
+	leader := 0
+	err := pace.Until(ctx, in.o.HealTimeout, func() bool {
+		for _, i := range in.l.ZKServerIDs() {
+			if mode, _ := in.l.ZKMode(i); i != k && mode == "leader" {
+				leader = i
+				return true
+			}
+		}
+		return false
+	})
+	if err != nil {
+		return fmt.Errorf("no ZooKeeper server but %d leads: %w", k, err)
+	}
+	in.h.Add(Op{Type: OpNote, Note: fmt.Sprintf("zookeeper %d was elected leader without %d", leader, k)})
+	return nil
+}
+
+// ZKLeaderNote is the note a zk-leader or zk-split fault leaves once the ensemble is whole again:
+// which server leads now, and which led when the fault began.
+const ZKLeaderNote = "zookeeper leader: %d (was %d)"
+
+func (in *injector) noteZKLeader(ctx context.Context, f fault, was int) error {
+	var why string
+	err := pace.Until(ctx, in.o.HealTimeout, func() bool {
+		why = in.l.ensembleWhole()
+		return why == ""
+	})
+	if err != nil {
+		return fmt.Errorf("the ZooKeeper ensemble is not whole (%s): %w", why, err)
+	}
+	now, err := in.l.ZKLeader()
+	if err != nil {
+		return err
+	}
+	in.h.Add(Op{Type: OpNote, Seq: f.seq, Fault: f.name(), Note: fmt.Sprintf(ZKLeaderNote, now, was)})
+	return nil
+}
+
+// zkSplit cuts the ensemble's leader, or a follower, from the other servers for longer than
+// syncLimit × tickTime (so the cut is noticed on both sides) and the session timeout, then heals it.
+func (in *injector) zkSplit(ctx context.Context, f fault) error {
+	leader, err := in.l.ZKLeader()
+	if err != nil {
+		return err
+	}
+	k := leader
+	if f.variant == "follower" {
+		var followers []int
+		for _, i := range in.l.ZKServerIDs() {
+			if i != leader {
+				followers = append(followers, i)
+			}
+		}
+		k = followers[in.rng.IntN(len(followers))]
+	}
+	role := "the leader"
+	if k != leader {
+		role = "a follower"
+	}
+	in.start(f, fmt.Sprintf("zookeeper %d (%s)", k, role))
+	if err := in.quorum.split(k); err != nil {
+		return err
+	}
+	hold := time.Now().Add(max(in.overSession(), in.l.zkSyncTimeout()+in.l.zkSyncTimeout()/2))
+	if k == leader {
+		if err := in.awaitOtherLeader(ctx, k); err != nil {
+			_ = in.quorum.heal()
+			return err
+		}
+	}
+	if err := pace.Sleep(ctx, time.Until(hold)); err != nil {
+		_ = in.quorum.heal()
+		return err
+	}
+	if err := in.quorum.heal(); err != nil {
+		return err
+	}
+	in.healed(f)
+	return in.noteZKLeader(ctx, f, leader)
 }

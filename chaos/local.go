@@ -13,17 +13,46 @@ import (
 	"strings"
 )
 
-// Local is the cluster scripts/cluster.sh runs: ZooKeeper and brokers 1–3 as processes, with their pid
-// files, logs and data under Data. Every process change goes through cluster.sh, so the tool and a
-// user at the terminal see and do the same things. The ZKAFKA_* variables that select a second
-// cluster (ZKAFKA_BASE_PORT, ZKAFKA_ZK_PORT, ZKAFKA_DATA, ZKAFKA_BIN) are read from Env.
+// Local is the cluster scripts/cluster.sh runs: ZooKeeper (one server or an ensemble) and brokers
+// 1–3 as processes, with their pid files, logs and data under Data. Every process change goes through
+// cluster.sh, so the tool and a user at the terminal see and do the same things. The ZKAFKA_*
+// variables that select a second cluster (ZKAFKA_BASE_PORT, ZKAFKA_ZK_PORT, ZKAFKA_ZK_SERVERS,
+// ZKAFKA_DATA, ZKAFKA_BIN) are read from Env.
+//
+// A process is named by an int32: broker N by N, ZooKeeper (every server of it) by 0, and server I
+// of an ensemble by ZKServer(I).
 type Local struct {
-	Root     string   // the repository: Root/scripts/cluster.sh
-	Data     string   // ZKAFKA_DATA, absolute
-	BasePort int      // broker N listens on BasePort+N-1
-	ZKPort   int      // ZooKeeper's client port on 127.0.0.1
-	Brokers  []int32  // 1, 2, 3
-	Env      []string // the environment cluster.sh runs with
+	Root      string   // the repository: Root/scripts/cluster.sh
+	Data      string   // ZKAFKA_DATA, absolute
+	BasePort  int      // broker N listens on BasePort+N-1
+	ZKPort    int      // ZooKeeper's (the first server's) client port on 127.0.0.1
+	ZKServers int      // ZKAFKA_ZK_SERVERS: 1, or the ensemble's size
+	Brokers   []int32  // 1, 2, 3
+	Env       []string // the environment cluster.sh runs with
+}
+
+// ZKServer names server i (from 1) of the ensemble.
+func ZKServer(i int) int32 { return -int32(i) }
+
+// Ensemble reports whether ZooKeeper is an ensemble.
+func (l *Local) Ensemble() bool { return l.ZKServers > 1 }
+
+// ZKServerIDs are the ensemble's server ids, 1..ZKServers (none for a single server).
+func (l *Local) ZKServerIDs() []int {
+	var ids []int
+	for i := 1; l.Ensemble() && i <= l.ZKServers; i++ {
+		ids = append(ids, i)
+	}
+	return ids
+}
+
+// ZKClientPort is server i's client port (i 0 or 1 for a single server).
+func (l *Local) ZKClientPort(i int) int { return l.ZKPort + max(i, 1) - 1 }
+
+// ZKQuorumPorts are server i's quorum (follower to leader) and leader-election ports, as
+// cluster.sh writes them into every server's zoo.cfg.
+func (l *Local) ZKQuorumPorts(i int) (quorum, election int) {
+	return l.ZKPort + l.ZKServers + i - 1, l.ZKPort + 2*l.ZKServers + i - 1
 }
 
 // NewLocal describes the cluster that cluster.sh in root runs with environment env (os.Environ()
@@ -46,7 +75,7 @@ func NewLocal(root string, env []string) (*Local, error) {
 		}
 		return ""
 	}
-	l := &Local{Root: root, BasePort: 9092, ZKPort: 2181, Brokers: []int32{1, 2, 3}, Env: env}
+	l := &Local{Root: root, BasePort: 9092, ZKPort: 2181, ZKServers: 1, Brokers: []int32{1, 2, 3}, Env: env}
 	l.Data = filepath.Join(root, "data")
 	if d := get("ZKAFKA_DATA"); d != "" {
 		l.Data = d
@@ -57,7 +86,7 @@ func NewLocal(root string, env []string) (*Local, error) {
 	for _, v := range []struct {
 		key string
 		dst *int
-	}{{"ZKAFKA_BASE_PORT", &l.BasePort}, {"ZKAFKA_ZK_PORT", &l.ZKPort}} {
+	}{{"ZKAFKA_BASE_PORT", &l.BasePort}, {"ZKAFKA_ZK_PORT", &l.ZKPort}, {"ZKAFKA_ZK_SERVERS", &l.ZKServers}} {
 		if s := get(v.key); s != "" {
 			n, err := strconv.Atoi(s)
 			if err != nil {
@@ -69,11 +98,32 @@ func NewLocal(root string, env []string) (*Local, error) {
 	return l, nil
 }
 
+// processes are every process of the cluster: each ZooKeeper server, then the brokers.
+func (l *Local) processes() []int32 {
+	ps := []int32{0}
+	if l.Ensemble() {
+		ps = nil
+		for _, i := range l.ZKServerIDs() {
+			ps = append(ps, ZKServer(i))
+		}
+	}
+	return append(ps, l.Brokers...)
+}
+
 // Port is broker n's port.
 func (l *Local) Port(n int32) int { return l.BasePort + int(n) - 1 }
 
-// ZooKeeper is the connect string of the cluster's ZooKeeper, from this machine.
-func (l *Local) ZooKeeper() string { return "127.0.0.1:" + strconv.Itoa(l.ZKPort) }
+// ZooKeeper is the connect string of the cluster's ZooKeeper, every server, from this machine.
+func (l *Local) ZooKeeper() string { return l.zkConnect("127.0.0.1") }
+
+// zkConnect is the connect string of every server, reached at host.
+func (l *Local) zkConnect(host string) string {
+	var s []string
+	for i := range max(l.ZKServers, 1) {
+		s = append(s, net.JoinHostPort(host, strconv.Itoa(l.ZKClientPort(i+1))))
+	}
+	return strings.Join(s, ",")
+}
 
 // LogDir is broker n's log.dirs.
 func (l *Local) LogDir(n int32) string { return filepath.Join(l.Data, "broker-"+strconv.Itoa(int(n))) }
@@ -115,21 +165,35 @@ func (l *Local) Script(ctx context.Context, args ...string) (string, error) {
 	return out.String(), nil
 }
 
-// target is cluster.sh's name for broker n, or zk for n = 0.
+// target is cluster.sh's name for process n: broker N, zk, or zkI.
 func target(n int32) string {
-	if n == 0 {
+	switch {
+	case n == 0:
 		return "zk"
+	case n < 0:
+		return "zk" + strconv.Itoa(int(-n))
 	}
 	return strconv.Itoa(int(n))
 }
 
-// Kill kill -9s broker n (ZooKeeper for 0).
+// pidName is the name of process n's pid file.
+func pidName(n int32) string {
+	switch {
+	case n == 0:
+		return "zookeeper"
+	case n < 0:
+		return "zookeeper-" + strconv.Itoa(int(-n))
+	}
+	return "broker-" + strconv.Itoa(int(n))
+}
+
+// Kill kill -9s process n.
 func (l *Local) Kill(ctx context.Context, n int32) error {
 	_, err := l.Script(ctx, "kill", target(n))
 	return err
 }
 
-// Start starts broker n (ZooKeeper for 0) and waits until it listens.
+// Start starts process n and waits until it listens.
 func (l *Local) Start(ctx context.Context, n int32) error {
 	_, err := l.Script(ctx, "start", target(n))
 	return err
@@ -147,24 +211,21 @@ func (l *Local) Restart(ctx context.Context, n int32) error {
 	return err
 }
 
-// Pause SIGSTOPs broker n (ZooKeeper for 0): alive but silent.
+// Pause SIGSTOPs process n: alive but silent.
 func (l *Local) Pause(ctx context.Context, n int32) error {
 	_, err := l.Script(ctx, "pause", target(n))
 	return err
 }
 
-// Resume SIGCONTs broker n (ZooKeeper for 0).
+// Resume SIGCONTs process n.
 func (l *Local) Resume(ctx context.Context, n int32) error {
 	_, err := l.Script(ctx, "resume", target(n))
 	return err
 }
 
-// Pid reads the pid file of broker n (ZooKeeper for 0).
+// Pid reads the pid file of process n (a single ZooKeeper server for 0).
 func (l *Local) Pid(n int32) (int, error) {
-	name := "zookeeper"
-	if n != 0 {
-		name = "broker-" + strconv.Itoa(int(n))
-	}
+	name := pidName(n)
 	b, err := os.ReadFile(filepath.Join(l.runDir(), name+".pid"))
 	if err != nil {
 		return 0, fmt.Errorf("%s is not running: %w", name, err)
@@ -172,8 +233,17 @@ func (l *Local) Pid(n int32) (int, error) {
 	return strconv.Atoi(strings.TrimSpace(string(b)))
 }
 
-// Running reports whether broker n (ZooKeeper for 0) has a live process, paused or not.
+// Running reports whether process n has a live process, paused or not; for ZooKeeper (0), every
+// server of it.
 func (l *Local) Running(n int32) bool {
+	if n == 0 && l.Ensemble() {
+		for _, i := range l.ZKServerIDs() {
+			if !l.Running(ZKServer(i)) {
+				return false
+			}
+		}
+		return true
+	}
 	pid, err := l.Pid(n)
 	if err != nil {
 		return false

@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"net"
 	"os"
 	"os/exec"
 	"strconv"
@@ -21,8 +22,8 @@ import (
 //	  reach each other.
 //	root namespace: <p>gw (a veth pair with "uplink" on the hub's bridge), address 10.A.B.1/24 (A.B
 //	  from ZooKeeper's port, so two clusters differ); an nftables table "ip <p>" turns
-//	  10.A.B.1:<zk port> into 127.0.0.1:<zk port> (ZooKeeper listens on loopback only;
-//	  route_localnet lets the veth reach it)
+//	  10.A.B.1:<zk port> into 127.0.0.1:<zk port> for every ZooKeeper server's client port
+//	  (ZooKeeper listens on loopback only; route_localnet lets the veth reach it)
 //	namespace <p>-N: eth0 (a veth pair with vN on the hub's bridge) at 10.A.B.(10+N), a default route
 //	  via 10.A.B.1, and an nftables table "inet zkafka-chaos" whose input and output chains a fault fills
 //	  with drop rules
@@ -36,6 +37,7 @@ type network struct {
 	prefix string // zkc<zk port>
 	subnet string // 10.A.B
 	cuts   map[int32]string
+	proxy  *proxy // the slow fault's, while one runs
 }
 
 func newNetwork(l *Local, h *History) *network {
@@ -106,8 +108,16 @@ func (n *network) restartAll(ctx context.Context, awaitWhole func(context.Contex
 	return awaitWhole(ctx)
 }
 
+// zkPorts is the nftables set of every ZooKeeper client port.
+func (n *network) zkPorts() string {
+	var ports []string
+	for i := range max(n.l.ZKServers, 1) {
+		ports = append(ports, strconv.Itoa(n.l.ZKClientPort(i+1)))
+	}
+	return "{ " + strings.Join(ports, ", ") + " }"
+}
+
 func (n *network) build() error {
-	zk := strconv.Itoa(n.l.ZKPort)
 	hub := n.hub()
 	steps := [][]string{
 		{"ip", "netns", "add", hub},
@@ -127,10 +137,10 @@ func (n *network) build() error {
 	nat := fmt.Sprintf(`table ip %s {
 	chain prerouting {
 		type nat hook prerouting priority dstnat; policy accept;
-		iifname "%s" ip daddr %s tcp dport %s dnat to 127.0.0.1:%s
+		iifname "%s" ip daddr %s tcp dport %s dnat to 127.0.0.1
 	}
 }
-`, n.prefix, n.uplink(), n.gateway(), zk, zk)
+`, n.prefix, n.uplink(), n.gateway(), n.zkPorts())
 	if err := execute(nat, "nft", "-f", "-"); err != nil {
 		return err
 	}
@@ -166,7 +176,7 @@ func (n *network) rules(b int32, cut string) error {
 		}
 	}
 	peers := "{ " + strings.Join(others, ", ") + " }"
-	zk := strconv.Itoa(n.l.ZKPort)
+	zk := n.zkPorts()
 	var in, out []string
 	switch cut {
 	case "":
@@ -212,9 +222,9 @@ func (n *network) cut(b int32, cut string) error { return n.rules(b, cut) }
 // heal removes broker b's cut.
 func (n *network) heal(b int32) error { return n.rules(b, "") }
 
-// healAll removes every cut.
+// healAll removes every cut and redirect.
 func (n *network) healAll() error {
-	var errs []error
+	errs := []error{n.unslow()}
 	for _, b := range n.l.Brokers {
 		errs = append(errs, n.rules(b, ""))
 	}
@@ -243,4 +253,96 @@ func (n *network) teardown() {
 	_ = execute("", "ip", "netns", "del", n.hub())
 	_ = execute("", "ip", "link", "del", n.uplink())
 	_ = execute("", "nft", "delete", "table", "ip", n.prefix)
+}
+
+// slowTable is the nftables table inside a namespace that sends a slowed broker's connections
+// through the proxy.
+const slowTable = "zkafka-slow"
+
+// redirect is one destination a namespace reaches through the proxy instead.
+type redirect struct {
+	addr, port string // where the traffic was going
+	via        int    // the proxy's port on the gateway
+}
+
+// slow sends broker b's traffic to and from the other brokers and ZooKeeper through a proxy with
+// imp: in b's namespace every connection to a peer's or ZooKeeper's port, and in each peer's
+// namespace every connection to b, is redirected (DNAT) to a proxy listener on the gateway, which
+// relays it to where it was going. Connections made before are reset, so the brokers reconnect
+// through the proxy at once. Clients on this machine still reach b directly.
+func (n *network) slow(b int32, imp impairment, seed uint64) error {
+	p := newProxy(imp, seed)
+	via := func(target string) (int, error) {
+		a, err := p.listen(n.gateway(), target)
+		if err != nil {
+			return 0, err
+		}
+		return a.Port, nil
+	}
+	plan := map[int32][]redirect{}
+	for _, o := range n.l.Brokers {
+		if o == b {
+			continue
+		}
+		port := strconv.Itoa(n.l.Port(o))
+		v, err := via(net.JoinHostPort(n.brokerIP(o), port))
+		if err != nil {
+			p.close()
+			return err
+		}
+		plan[b] = append(plan[b], redirect{n.brokerIP(o), port, v})
+		port = strconv.Itoa(n.l.Port(b))
+		if v, err = via(net.JoinHostPort(n.brokerIP(b), port)); err != nil {
+			p.close()
+			return err
+		}
+		plan[o] = append(plan[o], redirect{n.brokerIP(b), port, v})
+	}
+	for i := range max(n.l.ZKServers, 1) {
+		port := strconv.Itoa(n.l.ZKClientPort(i + 1))
+		v, err := via(net.JoinHostPort("127.0.0.1", port))
+		if err != nil {
+			p.close()
+			return err
+		}
+		plan[b] = append(plan[b], redirect{n.gateway(), port, v})
+	}
+	n.proxy = p
+	for ns, rs := range plan {
+		if err := n.redirects(ns, rs); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// redirects replaces broker ns's slow table with rs (none: the table goes).
+func (n *network) redirects(ns int32, rs []redirect) error {
+	script := fmt.Sprintf("table ip %s\ndelete table ip %s\n", slowTable, slowTable)
+	if len(rs) > 0 {
+		var nat, reset strings.Builder
+		for _, r := range rs {
+			fmt.Fprintf(&nat, "\t\tip daddr %s tcp dport %s dnat to %s:%d\n", r.addr, r.port, n.gateway(), r.via)
+			// What still goes to the old destination after the redirect belongs to a connection
+			// made before it.
+			fmt.Fprintf(&reset, "\t\tip daddr %s tcp dport %s reject with tcp reset\n", r.addr, r.port)
+		}
+		script += fmt.Sprintf("table ip %s {\n\tchain to_proxy {\n\t\ttype nat hook output priority -100; policy accept;\n%s\t}\n"+
+			"\tchain old_connections {\n\t\ttype filter hook output priority filter; policy accept;\n%s\t}\n}\n", slowTable, nat.String(), reset.String())
+	}
+	return execute(script, "ip", "netns", "exec", n.ns(ns), "nft", "-f", "-")
+}
+
+// unslow removes every redirect and closes the proxy, ending the connections it relayed: the
+// brokers reconnect directly.
+func (n *network) unslow() error {
+	var errs []error
+	for _, b := range n.l.Brokers {
+		errs = append(errs, n.redirects(b, nil))
+	}
+	if n.proxy != nil {
+		n.proxy.close()
+		n.proxy = nil
+	}
+	return errors.Join(errs...)
 }

@@ -65,8 +65,12 @@ type Options struct {
 	DiskHold time.Duration
 	// ClockJump is how far a clock fault moves a broker's wall clock (zkafka.clock.skew.ms).
 	ClockJump time.Duration
-	Seed      uint64
-	Command   string // the command line, for the report
+	// Latency is a slow/latency fault's delay each way; Loss a slow/loss fault's probability that a
+	// chunk is lost (and retransmitted).
+	Latency time.Duration
+	Loss    float64
+	Seed    uint64
+	Command string // the command line, for the report
 
 	Progress io.Writer   // the live progress line; nil for none
 	Logger   *zap.Logger // nil for none
@@ -89,6 +93,8 @@ func DefaultOptions() Options {
 		DiskSize:            256 << 20,
 		DiskHold:            15 * time.Second,
 		ClockJump:           time.Hour,
+		Latency:             250 * time.Millisecond,
+		Loss:                0.2,
 	}
 }
 
@@ -110,6 +116,14 @@ func (o *Options) validate() error {
 	}
 	if o.Partitions < 1 || o.Rate < 1 || o.Members < 1 || (o.Acks != "1" && o.Producers < 1) {
 		return fmt.Errorf("partitions (%d), rate (%d), members (%d) and producers (%d) must be positive", o.Partitions, o.Rate, o.Members, o.Producers)
+	}
+	for _, k := range o.kinds() {
+		if slices.Contains(ensembleKinds, k) && !o.Local.Ensemble() {
+			return fmt.Errorf("%s needs a ZooKeeper ensemble: ZKAFKA_ZK_SERVERS=3 ./scripts/cluster.sh up (data of its own: ZKAFKA_DATA)", k)
+		}
+	}
+	if o.Latency < 0 || o.Loss < 0 || o.Loss >= 1 {
+		return fmt.Errorf("latency %v and loss %v: give a latency of 0 or more and a loss in [0, 1)", o.Latency, o.Loss)
 	}
 	if o.DownMin <= 0 || o.DownMax < o.DownMin {
 		return fmt.Errorf("down time [%v, %v] is not a range", o.DownMin, o.DownMax)
@@ -159,7 +173,7 @@ func Run(ctx context.Context, o Options) (*Report, error) {
 	if err := o.validate(); err != nil {
 		return nil, err
 	}
-	for _, n := range append([]int32{0}, o.Local.Brokers...) {
+	for _, n := range o.Local.processes() {
 		if !o.Local.Running(n) {
 			return nil, fmt.Errorf("%s is not running (./scripts/cluster.sh status; up starts it)", processName(n))
 		}
@@ -254,10 +268,20 @@ func (r *runner) run(ctx context.Context) (err error) {
 			err = errors.Join(err, rerr)
 		}
 	}()
-	if slices.Contains(kinds, KindPartition) {
+	if slices.ContainsFunc(kinds, func(k string) bool { return slices.Contains(netnsKinds, k) }) {
 		r.in.net = newNetwork(r.l, r.h)
 		if err := r.in.net.enter(ctx, r.awaitWhole); err != nil {
 			return fmt.Errorf("move the brokers into network namespaces: %w", err)
+		}
+	}
+	if slices.Contains(kinds, KindZKSplit) {
+		q, err := newQuorum(r.l, r.h)
+		if err != nil {
+			return err
+		}
+		r.in.quorum = q
+		if err := q.enter(ctx); err != nil {
+			return fmt.Errorf("restart the ZooKeeper servers into cgroups: %w", err)
 		}
 	}
 	if slices.Contains(kinds, KindDiskFull) {
@@ -479,7 +503,13 @@ func (r *runner) repair(ctx context.Context, seq int) error {
 			return err
 		}
 	}
-	for _, n := range append([]int32{0}, r.l.Brokers...) {
+	if r.in.quorum != nil {
+		if err := r.in.quorum.heal(); err != nil {
+			return err
+		}
+	}
+	zkDown := false
+	for _, n := range r.l.processes() {
 		if r.l.Running(n) {
 			if err := r.l.Resume(ctx, n); err != nil {
 				return err
@@ -487,7 +517,23 @@ func (r *runner) repair(ctx context.Context, seq int) error {
 			continue
 		}
 		r.h.Add(Op{Type: OpNote, Seq: seq, Broker: n, Err: fmt.Sprintf("%s was not running; starting it", processName(n)), Note: "incident"})
+		if n <= 0 {
+			// Every missing server at once (cluster.sh start zk): one alone has no quorum to serve in.
+			zkDown = true
+			continue
+		}
+		if zkDown {
+			if err := r.l.Start(ctx, 0); err != nil {
+				return err
+			}
+			zkDown = false
+		}
 		if err := r.l.Start(ctx, n); err != nil {
+			return err
+		}
+	}
+	if zkDown {
+		if err := r.l.Start(ctx, 0); err != nil {
 			return err
 		}
 	}
@@ -496,8 +542,11 @@ func (r *runner) repair(ctx context.Context, seq int) error {
 }
 
 func processName(n int32) string {
-	if n == 0 {
+	switch {
+	case n == 0:
 		return "zookeeper"
+	case n < 0:
+		return "zookeeper " + strconv.Itoa(int(-n))
 	}
 	return "broker " + strconv.Itoa(int(n))
 }
@@ -535,6 +584,9 @@ func (r *runner) restore() error {
 	}
 	if r.in != nil && r.in.net != nil {
 		errs = append(errs, r.in.net.leave(ctx, r.awaitWhole))
+	}
+	if r.in != nil && r.in.quorum != nil {
+		errs = append(errs, r.in.quorum.leave())
 	}
 	return errors.Join(errs...)
 }

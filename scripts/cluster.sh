@@ -14,13 +14,19 @@
 #   ./scripts/cluster.sh restart N|zk stop broker N or ZooKeeper (SIGTERM) and start it again
 #   ./scripts/cluster.sh reset        down, then delete ./data (ZooKeeper's and the brokers' data together)
 #
+# A ZooKeeper ensemble instead of one server: ZKAFKA_ZK_SERVERS=3 (or 5) runs servers 1-3 on client
+# ports ZK_PORT, ZK_PORT+1, ZK_PORT+2 (quorum ports ZK_PORT+3.., election ports ZK_PORT+6..); zk then
+# names all of them and zk1, zk2, zk3 one (`kill zk2`, `pause zk1`), and status shows each one's mode.
+#
 # A second cluster beside the first: ZKAFKA_BASE_PORT (broker N on BASE+N-1, default 9092),
 # ZKAFKA_ZK_PORT (default 2181), ZKAFKA_DATA (default ./data); ZKAFKA_BIN runs that zkafka binary
 # instead of building bin/zkafka.
 #
 # A broker with a $DATA/run/broker-N.netns file ("NAMESPACE ADDRESS ZOOKEEPER-ADDRESS", written by
 # `zkafka chaos`, which also creates the namespace) starts inside that network namespace, listening on
-# and advertising ADDRESS, and reaches ZooKeeper at ZOOKEEPER-ADDRESS.
+# and advertising ADDRESS, and reaches ZooKeeper at ZOOKEEPER-ADDRESS. An ensemble server with a
+# $DATA/run/zookeeper-I.cgroup file (a cgroup v2 directory, also written by `zkafka chaos`) starts in
+# that cgroup, so nftables rules can tell its quorum traffic from the other servers'.
 set -euo pipefail
 
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
@@ -40,32 +46,103 @@ BROKER_STOP_TIMEOUT=30
 SLF4J_SIMPLE=/usr/share/java/slf4j-simple.jar
 
 broker_port() { echo $((BASE_PORT + $1 - 1)); }
-# The patterns name this cluster's data dir, so a pid file never matches another cluster's process.
-ZK_PATTERN="$DATA/zookeeper/zoo.cfg"
 broker_pattern() { echo "log.dirs=$DATA/broker-$1"; }
 
-zk_start() {
-	local pid cp
-	pid=$(pid_of zookeeper "$ZK_PATTERN")
+# ZooKeeper: one server (id 0, named "zookeeper", data in $DATA/zookeeper, as before ensembles
+# existed) or an ensemble of ZK_SERVERS (ids 1..N, "zookeeper-I", data in $DATA/zookeeper-I).
+ZK_SERVERS=${ZKAFKA_ZK_SERVERS:-1}
+case $ZK_SERVERS in
+1 | 3 | 5) ;;
+*) die "ZKAFKA_ZK_SERVERS=$ZK_SERVERS: give 1 (one server), 3 or 5 (an ensemble)" ;;
+esac
+if [ "$ZK_SERVERS" -eq 1 ]; then
+	ZK_IDS=(0)
+else
+	mapfile -t ZK_IDS < <(seq 1 "$ZK_SERVERS")
+fi
+zk_name() { if [ "$1" -eq 0 ]; then echo zookeeper; else echo "zookeeper-$1"; fi; }
+zk_label() { if [ "$1" -eq 0 ]; then echo zookeeper; else echo "zookeeper $1"; fi; }
+zk_client_port() { echo $((ZK_PORT + ${1/#0/1} - 1)); }
+# The patterns name this cluster's data dir, so a pid file never matches another cluster's process.
+zk_pattern() { echo "$DATA/$(zk_name "$1")/zoo.cfg"; }
+# zk_connect HOST prints the connect string of every server, reached at HOST.
+zk_connect() {
+	local i out=
+	for i in "${ZK_IDS[@]}"; do out+=${out:+,}$1:$(zk_client_port "$i"); done
+	echo "$out"
+}
+
+# zk_layout refuses a data dir that holds the other layout's ZooKeeper data: its brokers' cluster id
+# and topics live in that ZooKeeper, and a new empty one would not match them.
+zk_layout() {
+	if [ "$ZK_SERVERS" -eq 1 ] && [ -d "$DATA/zookeeper-1" ]; then
+		die "$DATA holds a ZooKeeper ensemble's data (zookeeper-1); set ZKAFKA_ZK_SERVERS as it was, or reset"
+	fi
+	if [ "$ZK_SERVERS" -gt 1 ] && [ -d "$DATA/zookeeper" ]; then
+		die "$DATA holds a single ZooKeeper's data (zookeeper); unset ZKAFKA_ZK_SERVERS, or reset"
+	fi
+}
+
+# zk_configure I writes server I's zoo.cfg (and myid in an ensemble).
+zk_configure() {
+	local i=$1 dir j
+	dir=$DATA/$(zk_name "$i")
+	mkdir -p "$dir"
+	sed -e "s|@DATA_DIR@|$dir|" -e "s|^clientPort=.*|clientPort=$(zk_client_port "$i")|" \
+		config/zookeeper.cfg >"$dir/zoo.cfg"
+	[ "$i" -ne 0 ] || return 0
+	echo "$i" >"$dir/myid"
+	{
+		echo
+		echo "# The ensemble (ZKAFKA_ZK_SERVERS=$ZK_SERVERS): server.N=host:quorum port:election port."
+		echo "standaloneEnabled=false"
+		for j in "${ZK_IDS[@]}"; do
+			echo "server.$j=127.0.0.1:$((ZK_PORT + ZK_SERVERS + j - 1)):$((ZK_PORT + 2 * ZK_SERVERS + j - 1))"
+		done
+	} >>"$dir/zoo.cfg"
+}
+
+# zk_launch I starts server I unless it runs; it does not wait for it.
+zk_launch() {
+	local i=$1 name pid port cp cg run=()
+	name=$(zk_name "$i")
+	pid=$(pid_of "$name" "$(zk_pattern "$i")")
 	if [ -n "$pid" ]; then
-		log "zookeeper already running (pid $pid)"
+		log "$(zk_label "$i") already running (pid $pid)"
 		return 0
 	fi
-	if port_open "$ZK_PORT"; then
-		die "port $ZK_PORT is in use by a process this script did not start"
+	port=$(zk_client_port "$i")
+	if port_open "$port"; then
+		die "port $port is in use by a process this script did not start"
 	fi
-	mkdir -p "$DATA/zookeeper"
-	sed -e "s|@DATA_DIR@|$DATA/zookeeper|" -e "s|^clientPort=.*|clientPort=$ZK_PORT|" \
-		config/zookeeper.cfg >"$DATA/zookeeper/zoo.cfg"
+	zk_configure "$i"
 	cp=$ZK_JAR
 	[ -f "$SLF4J_SIMPLE" ] && cp=$cp:$SLF4J_SIMPLE
-	log "starting zookeeper on 127.0.0.1:$ZK_PORT (log $LOGS/zookeeper.log)"
-	start_detached zookeeper java -Xmx128m -cp "$cp" \
+	if [ -f "$RUN/$name.cgroup" ]; then
+		cg=$(<"$RUN/$name.cgroup")
+		# shellcheck disable=SC2016 # $1 belongs to the inner shell
+		run=(sh -c 'echo $$ >"$1/cgroup.procs" && shift && exec "$@"' _ "$cg")
+	fi
+	log "starting $(zk_label "$i") on 127.0.0.1:$port${cg:+ in cgroup $cg} (log $LOGS/$name.log)"
+	start_detached "$name" "${run[@]}" java -Xmx128m -cp "$cp" \
 		-Dorg.slf4j.simpleLogger.showDateTime=true \
 		-Dorg.slf4j.simpleLogger.dateTimeFormat=HH:mm:ss.SSS \
-		org.apache.zookeeper.server.quorum.QuorumPeerMain "$DATA/zookeeper/zoo.cfg"
-	await_start zookeeper 30 zk_serving "$ZK_PORT"
+		org.apache.zookeeper.server.quorum.QuorumPeerMain "$(zk_pattern "$i")"
 }
+
+# zk_await I waits until server I serves; an ensemble server serves once it has a quorum.
+zk_await() { await_start "$(zk_name "$1")" 30 zk_serving "$(zk_client_port "$1")"; }
+
+# zk_start [I] starts server I, or every server, and waits until it serves.
+zk_start() {
+	local i ids=("$@")
+	[ $# -gt 0 ] || ids=("${ZK_IDS[@]}")
+	zk_layout
+	for i in "${ids[@]}"; do zk_launch "$i"; done
+	for i in "${ids[@]}"; do zk_await "$i"; done
+}
+
+zk_stop() { stop "$(zk_name "$1")" "$(zk_pattern "$1")" 10; }
 
 # broker_netns N prints broker N's namespace, address and ZooKeeper address, if it has a namespace.
 broker_netns() {
@@ -102,7 +179,7 @@ broker_start() {
 		--override "listeners=PLAINTEXT://$listen:$port" \
 		--override "advertised.listeners=PLAINTEXT://$advertise:$port" \
 		--override "log.dirs=$DATA/broker-$n" \
-		--override "zookeeper.connect=${zk:-localhost}:$ZK_PORT"
+		--override "zookeeper.connect=$(zk_connect "${zk:-localhost}")"
 }
 
 broker_wait() {
@@ -112,7 +189,7 @@ broker_wait() {
 # registered_brokers prints how many broker ids /brokers/ids lists.
 registered_brokers() {
 	local last
-	last=$(zk_cli -server "127.0.0.1:$ZK_PORT" ls /brokers/ids 2>&1 | tail -n 1)
+	last=$(zk_cli -server "$(zk_connect 127.0.0.1)" ls /brokers/ids 2>&1 | tail -n 1)
 	case $last in
 	\[*\]) tr -cd '0-9,' <<<"$last" | tr ',' '\n' | grep -c . || true ;;
 	*) echo 0 ;;
@@ -120,7 +197,7 @@ registered_brokers() {
 }
 
 controller_elected() {
-	zk_cli -server "127.0.0.1:$ZK_PORT" get /controller 2>&1 | grep -q '"brokerid"'
+	zk_cli -server "$(zk_connect 127.0.0.1)" get /controller 2>&1 | grep -q '"brokerid"'
 }
 
 all_registered() { [ "$(registered_brokers)" -eq "${#BROKERS[@]}" ]; }
@@ -140,7 +217,7 @@ cmd_up() {
 	ensure_packages
 	zk_start
 	if ! build; then
-		log "build of ./cmd/zkafka failed: zookeeper is running on 127.0.0.1:$ZK_PORT, no broker was started"
+		log "build of ./cmd/zkafka failed: zookeeper is running on $(zk_connect 127.0.0.1), no broker was started"
 		log "fix the build and run ./scripts/cluster.sh up again, or ./scripts/cluster.sh down"
 		exit 1
 	fi
@@ -160,7 +237,7 @@ cmd_up() {
 	local env
 	env=$(cluster_env)
 	cat <<-MSG
-		zkafka is up: ZooKeeper 127.0.0.1:$ZK_PORT, brokers localhost:$(broker_port 1), localhost:$(broker_port 2), localhost:$(broker_port 3)
+		zkafka is up: ZooKeeper $(zk_connect 127.0.0.1), brokers localhost:$(broker_port 1), localhost:$(broker_port 2), localhost:$(broker_port 3)
 
 		  kcat -b localhost:$(broker_port 1) -L                         # cluster metadata
 		  ./scripts/zookeeper-shell.sh localhost:$ZK_PORT ls /brokers/ids
@@ -174,7 +251,7 @@ cmd_up() {
 # a hint printed for it reaches this cluster and not the default one.
 cluster_env() {
 	local v
-	for v in ZKAFKA_BASE_PORT ZKAFKA_ZK_PORT ZKAFKA_DATA ZKAFKA_BIN; do
+	for v in ZKAFKA_BASE_PORT ZKAFKA_ZK_PORT ZKAFKA_ZK_SERVERS ZKAFKA_DATA ZKAFKA_BIN; do
 		if [ -n "${!v:-}" ]; then
 			printf '%s=%q ' "$v" "${!v}"
 		fi
@@ -187,24 +264,27 @@ cmd_down() {
 	for ((i = ${#BROKERS[@]} - 1; i >= 0; i--)); do
 		stop "broker-${BROKERS[i]}" "$(broker_pattern "${BROKERS[i]}")" "$BROKER_STOP_TIMEOUT"
 	done
-	stop zookeeper "$ZK_PATTERN" 10
+	for i in "${ZK_IDS[@]}"; do zk_stop "$i"; done
 	log "cluster stopped"
 }
 
 cmd_status() {
-	local pid mode n
-	printf '%-10s %-8s %-8s %s\n' PROCESS STATE PID PORT
-	pid=$(pid_of zookeeper "$ZK_PATTERN")
-	if [ -n "$pid" ]; then
+	local pid mode n i port w=10
+	# Wide enough for "zookeeper-1" with an ensemble; as before ensembles existed without one.
+	[ "$ZK_SERVERS" -eq 1 ] || w=12
+	printf "%-${w}s %-8s %-8s %s\n" PROCESS STATE PID PORT
+	for i in "${ZK_IDS[@]}"; do
+		pid=$(pid_of "$(zk_name "$i")" "$(zk_pattern "$i")")
+		port=$(zk_client_port "$i")
 		mode=
-		[ "$(state_of "$pid")" = paused ] || mode=$(zk_srvr "$ZK_PORT" | sed -n 's/^Mode: //p')
-		printf '%-10s %-8s %-8s %s\n' zookeeper "$(state_of "$pid")" "$pid" "$ZK_PORT ${mode:+($mode)}"
-	else
-		printf '%-10s %-8s %-8s %s\n' zookeeper stopped - "$ZK_PORT"
-	fi
+		if [ -n "$pid" ] && [ "$(state_of "$pid")" != paused ]; then
+			mode=$(zk_srvr "$port" | sed -n 's/^Mode: //p')
+		fi
+		printf "%-${w}s %-8s %-8s %s\n" "$(zk_name "$i")" "$(state_of "$pid")" "${pid:--}" "$port${mode:+ ($mode)}"
+	done
 	for n in "${BROKERS[@]}"; do
 		pid=$(pid_of "broker-$n" "$(broker_pattern "$n")")
-		printf '%-10s %-8s %-8s %s\n' "broker-$n" "$(state_of "$pid")" "${pid:--}" "$(broker_port "$n")"
+		printf "%-${w}s %-8s %-8s %s\n" "broker-$n" "$(state_of "$pid")" "${pid:--}" "$(broker_port "$n")"
 	done
 }
 
@@ -223,11 +303,35 @@ cmd_logs() {
 	local which=${1:-}
 	case $which in
 	"") set -- "$LOGS"/*.log ;;
-	zk | zookeeper) set -- "$LOGS/zookeeper.log" ;;
+	zk | zookeeper) set -- "$LOGS"/zookeeper*.log ;;
+	zk[0-9]*)
+		zk_select "$which"
+		set -- "$LOGS/$(zk_name "${ZK_SEL[0]}").log"
+		;;
 	*) check_broker "$which" && set -- "$LOGS/broker-$which.log" ;;
 	esac
 	[ -e "$1" ] || die "no logs yet under $LOGS"
 	exec tail -n 50 -F "$@"
+}
+
+# zk_select zk|zkI sets ZK_SEL to the ids of the servers it names: every one, or server I of the
+# ensemble.
+zk_select() {
+	local i=${1#zk}
+	case $1 in
+	zk | zookeeper)
+		ZK_SEL=("${ZK_IDS[@]}")
+		return 0
+		;;
+	esac
+	if [ "$ZK_SERVERS" -gt 1 ] && [[ $i =~ ^[0-9]+$ ]] && ((i >= 1 && i <= ZK_SERVERS)); then
+		ZK_SEL=("$i")
+		return 0
+	fi
+	if [ "$ZK_SERVERS" -eq 1 ]; then
+		die "unknown target '$1': one ZooKeeper runs (zk); ZKAFKA_ZK_SERVERS=3 runs an ensemble"
+	fi
+	die "unknown target '$1' (ZooKeeper servers: zk1..zk$ZK_SERVERS, or zk for all)"
 }
 
 check_broker() {
@@ -241,7 +345,11 @@ check_broker() {
 cmd_kill() {
 	local n=${1:-}
 	case $n in
-	zk | zookeeper) kill_process zookeeper "$ZK_PATTERN" zookeeper ;;
+	zk*)
+		local i
+		zk_select "$n"
+		for i in "${ZK_SEL[@]}"; do kill_process "$(zk_name "$i")" "$(zk_pattern "$i")" "$(zk_label "$i")"; done
+		;;
 	*)
 		check_broker "$n"
 		kill_process "broker-$n" "$(broker_pattern "$n")" "broker $n"
@@ -261,38 +369,46 @@ kill_process() {
 	log "killed $label (pid $pid) with SIGKILL"
 }
 
-# signal_target NAME|zk SIGNAL sends SIGNAL to the process group of broker N or of ZooKeeper.
+# signal_target N|zk|zkI SIGNAL sends SIGNAL to the process group of broker N or of each ZooKeeper
+# server named, and says so.
 signal_target() {
-	local which=${1:-} sig=$2 name pattern pid
+	local which=${1:-} sig=$2 i
 	case $which in
-	zk | zookeeper) name=zookeeper pattern=$ZK_PATTERN ;;
+	zk*)
+		zk_select "$which"
+		for i in "${ZK_SEL[@]}"; do
+			signal_one "$(zk_name "$i")" "$(zk_pattern "$i")" "$sig" "$which"
+		done
+		;;
 	*)
 		check_broker "$which"
-		name=broker-$which pattern=$(broker_pattern "$which")
+		signal_one "broker-$which" "$(broker_pattern "$which")" "$sig" "$which"
 		;;
 	esac
+}
+
+signal_one() {
+	local name=$1 pattern=$2 sig=$3 target=$4 pid
 	pid=$(pid_of "$name" "$pattern")
 	[ -n "$pid" ] || die "$name is not running"
 	kill "-$sig" -- "-$pid" 2>/dev/null || kill "-$sig" "$pid"
-	echo "$name $pid"
+	case $sig in
+	STOP) log "paused $name (pid $pid) with SIGSTOP; ./scripts/cluster.sh resume $target continues it" ;;
+	*) log "resumed $name (pid $pid) with SIG$sig" ;;
+	esac
 }
 
-cmd_pause() {
-	local target
-	target=$(signal_target "${1:-}" STOP)
-	log "paused ${target% *} (pid ${target#* }) with SIGSTOP; ./scripts/cluster.sh resume ${1:-} continues it"
-}
+cmd_pause() { signal_target "${1:-}" STOP; }
 
-cmd_resume() {
-	local target
-	target=$(signal_target "${1:-}" CONT)
-	log "resumed ${target% *} (pid ${target#* }) with SIGCONT"
-}
+cmd_resume() { signal_target "${1:-}" CONT; }
 
 cmd_start() {
 	local n=${1:-}
 	case $n in
-	zk | zookeeper) zk_start ;;
+	zk*)
+		zk_select "$n"
+		zk_start "${ZK_SEL[@]}"
+		;;
 	*)
 		check_broker "$n"
 		broker_start "$n"
@@ -309,10 +425,14 @@ cmd_stop() {
 cmd_restart() {
 	local n=${1:-}
 	case $n in
-	zk | zookeeper)
-		stop zookeeper "$ZK_PATTERN" 10
-		zk_start
-		log "zookeeper restarted"
+	zk*)
+		local i
+		zk_select "$n"
+		for i in "${ZK_SEL[@]}"; do
+			zk_stop "$i"
+			zk_start "$i"
+			log "$(zk_label "$i") restarted"
+		done
 		return
 		;;
 	esac
@@ -330,7 +450,7 @@ cmd_reset() {
 }
 
 usage() {
-	sed -n '2,19s/^# \{0,1\}//p' "${BASH_SOURCE[0]}" >&2
+	sed -n '2,23s/^# \{0,1\}//p' "${BASH_SOURCE[0]}" >&2
 	exit 2
 }
 

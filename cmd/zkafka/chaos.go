@@ -86,6 +86,8 @@ func chaosRun(args []string, stdout, stderr io.Writer) int {
 		heal       = fs.Duration("heal-timeout", d.HealTimeout, "longest wait for the cluster to be whole after a fault")
 		diskSize   = fs.Int64("disk-size", d.DiskSize>>20, "MiB of the tmpfs a disk-full fault fills")
 		clockJump  = fs.Duration("clock-jump", d.ClockJump, "how far a clock fault moves a broker's wall clock")
+		latency    = fs.Duration("latency", d.Latency, "a slow/latency fault's delay, each way")
+		loss       = fs.Float64("loss", d.Loss, "a slow/loss fault's chance that a chunk is lost (then retransmitted)")
 		seed       = fs.Uint64("seed", 0, "random seed (default: the time; the report states it)")
 		quiet      = fs.Bool("quiet", false, "no live progress line")
 	)
@@ -117,7 +119,7 @@ func chaosRun(args []string, stdout, stderr io.Writer) int {
 	o.Local, o.Scenario, o.Acks, o.Count, o.Duration = l, *scenario, *acks, *count, *duration
 	o.Partitions, o.Producers, o.Rate, o.Members = int32(*partitions), *producers, *rate, *members
 	o.WarmUp, o.DownMin, o.DownMax, o.HealTimeout = *warmUp, *downMin, *downMax, *heal
-	o.DiskSize, o.Seed, o.ClockJump = *diskSize<<20, *seed, *clockJump
+	o.DiskSize, o.Seed, o.ClockJump, o.Latency, o.Loss = *diskSize<<20, *seed, *clockJump, *latency, *loss
 	o.Command = "zkafka chaos run " + strings.Join(args, " ")
 	if !*quiet {
 		o.Progress = stderr
