@@ -76,7 +76,7 @@ func keepOnFailure(t *testing.T, name string) string {
 // ciOptions are a short run's settings: brief down times, a fast-moving group.
 func ciOptions(t *testing.T, l *chaos.Local) chaos.Options {
 	o := chaos.DefaultOptions()
-	o.Local, o.Out = l, keepOnFailure(t, "run")
+	o.Cluster, o.Out = l, keepOnFailure(t, "run")
 	o.WarmUp, o.DownMin, o.DownMax = 2*time.Second, 100*time.Millisecond, 500*time.Millisecond
 	o.GroupSessionTimeout = 6 * time.Second
 	o.HealTimeout, o.DrainTimeout = time.Minute, time.Minute

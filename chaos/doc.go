@@ -1,5 +1,5 @@
 // Package chaos is `zkafka chaos`: it injects faults into the local cluster that scripts/cluster.sh
-// runs — process kills and pauses, ZooKeeper's loss, an ensemble's leader lost or cut off, rolling
+// runs, or the Docker cluster docker-compose.yml runs, — process kills and pauses, ZooKeeper's loss, an ensemble's leader lost or cut off, rolling
 // restarts, network partitions, slow and lossy links, full disks, wall-clock jumps — while producers and a consumer group work against it, then reads everything back and
 // checks that nothing acknowledged was lost.
 //
@@ -37,8 +37,11 @@
 // random requests while a producer writes, and a report of how the brokers answered and what their
 // memory did; it needs no fault and works against any brokers.
 //
-// The cluster is driven only through cluster.sh (Local), so the tool and a user at a terminal do
-// the same things. A fault the observer cannot see in ZooKeeper — a killed, paused or cut-off
-// broker whose session, and perhaps /controller, lives on until it expires — is told to it by the
-// injector, so the report can say how long no controller acted.
+// A Cluster is driven the way its user drives it: the local one only through cluster.sh (Local), so
+// the tool and a user at a terminal do the same things, the Docker one through docker and compose
+// (Docker). Network faults are nftables rules inside each broker's network namespace (Local makes
+// the namespaces; containers have their own), and a slow fault's proxy listens on this machine's
+// address on the brokers' network. A fault the observer cannot see in ZooKeeper — a killed, paused
+// or cut-off broker whose session, and perhaps /controller, lives on until it expires — is told to
+// it by the injector, so the report can say how long no controller acted.
 package chaos

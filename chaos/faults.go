@@ -110,7 +110,7 @@ func variantsOf(kind string) []string {
 
 // injector injects one fault at a time and heals it.
 type injector struct {
-	l          *Local
+	c          Cluster
 	obs        *observer
 	h          *History
 	adm        *kadm.Client
@@ -120,9 +120,9 @@ type injector struct {
 	replicaLag time.Duration // replica.lag.time.max.ms
 	topic      string
 	group      string
-	net        *network  // nil without partition faults
-	disk       *diskFull // nil without disk-full faults
-	quorum     *quorum   // nil without zk-split faults
+	net        *network     // nil without partition faults
+	disk       *diskFull    // nil without disk-full faults
+	quorum     quorumCutter // nil without zk-split faults
 
 	mu      sync.Mutex
 	current string // the fault in progress, for the progress line
@@ -181,7 +181,7 @@ func (in *injector) between(lo, hi time.Duration) time.Duration {
 
 func (in *injector) randomBroker(except ...int32) int32 {
 	var c []int32
-	for _, b := range in.l.Brokers {
+	for _, b := range in.c.Brokers() {
 		if !slices.Contains(except, b) {
 			c = append(c, b)
 		}
@@ -280,20 +280,20 @@ func (in *injector) kill(ctx context.Context, f fault) error {
 		a := in.randomBroker()
 		victims = []int32{a, in.randomBroker(a)}
 	case "all":
-		victims = slices.Clone(in.l.Brokers)
+		victims = slices.Clone(in.c.Brokers())
 	}
 	slices.Sort(victims)
 	in.start(f, brokersString(victims))
 	for _, v := range victims {
 		in.obs.silence(v, "killed")
 	}
-	if err := forEach(victims, func(v int32) error { return in.l.Kill(ctx, v) }); err != nil {
+	if err := forEach(victims, func(v int32) error { return in.c.Kill(ctx, v) }); err != nil {
 		return err
 	}
 	if err := pace.Sleep(ctx, in.between(in.o.DownMin, in.o.DownMax)); err != nil {
 		return err
 	}
-	if err := forEach(victims, func(v int32) error { return in.l.Start(ctx, v) }); err != nil {
+	if err := forEach(victims, func(v int32) error { return in.c.Start(ctx, v) }); err != nil {
 		return err
 	}
 	in.healed(f)
@@ -333,14 +333,14 @@ func (in *injector) pause(ctx context.Context, f fault) error {
 	}
 	in.start(f, brokersString([]int32{victim}))
 	session := in.obs.silence(victim, "paused")
-	if err := in.l.Pause(ctx, victim); err != nil {
+	if err := in.c.Pause(ctx, victim); err != nil {
 		return err
 	}
 	if err := pace.Sleep(ctx, in.overSession()); err != nil {
-		_ = in.l.Resume(context.Background(), victim)
+		_ = in.c.Resume(context.Background(), victim)
 		return err
 	}
-	if err := in.l.Resume(ctx, victim); err != nil {
+	if err := in.c.Resume(ctx, victim); err != nil {
 		return err
 	}
 	in.obs.unsilence(session)
@@ -351,14 +351,14 @@ func (in *injector) pause(ctx context.Context, f fault) error {
 func (in *injector) zkPause(ctx context.Context, f fault) error {
 	in.start(f, "zookeeper")
 	in.obs.setZKDown("paused")
-	if err := in.l.Pause(ctx, 0); err != nil {
+	if err := in.c.Pause(ctx, 0); err != nil {
 		return err
 	}
 	if err := pace.Sleep(ctx, in.overSession()); err != nil {
-		_ = in.l.Resume(context.Background(), 0)
+		_ = in.c.Resume(context.Background(), 0)
 		return err
 	}
-	if err := in.l.Resume(ctx, 0); err != nil {
+	if err := in.c.Resume(ctx, 0); err != nil {
 		return err
 	}
 	in.obs.setZKDown("")
@@ -369,14 +369,14 @@ func (in *injector) zkPause(ctx context.Context, f fault) error {
 func (in *injector) zkRestart(ctx context.Context, f fault) error {
 	in.start(f, "zookeeper")
 	in.obs.setZKDown("killed")
-	if err := in.l.Kill(ctx, 0); err != nil {
+	if err := in.c.Kill(ctx, 0); err != nil {
 		return err
 	}
 	if err := pace.Sleep(ctx, in.between(in.o.DownMin, in.o.DownMax)); err != nil {
-		_ = in.l.Start(context.Background(), 0)
+		_ = in.c.Start(context.Background(), 0)
 		return err
 	}
-	if err := in.l.Start(ctx, 0); err != nil {
+	if err := in.c.Start(ctx, 0); err != nil {
 		return err
 	}
 	in.obs.setZKDown("")
@@ -387,8 +387,8 @@ func (in *injector) zkRestart(ctx context.Context, f fault) error {
 // rolling restarts every broker in turn, each with a controlled shutdown (SIGTERM), waiting for the
 // cluster to be whole before the next, as an operator upgrading the cluster does.
 func (in *injector) rolling(ctx context.Context, f fault) error {
-	in.start(f, brokersString(in.l.Brokers))
-	for i, b := range in.l.Brokers {
+	in.start(f, brokersString(in.c.Brokers()))
+	for i, b := range in.c.Brokers() {
 		if i > 0 {
 			if err := in.awaitWhole(ctx); err != nil {
 				return err
@@ -400,7 +400,7 @@ func (in *injector) rolling(ctx context.Context, f fault) error {
 		}
 		in.h.Add(Op{Type: OpNote, Seq: f.seq, Note: note})
 		in.setCurrent(f.name() + " " + note)
-		if err := in.l.Restart(ctx, b); err != nil {
+		if err := in.c.Restart(ctx, b); err != nil {
 			return err
 		}
 	}
@@ -413,11 +413,11 @@ func (in *injector) rolling(ctx context.Context, f fault) error {
 func (in *injector) awaitWhole(ctx context.Context) error {
 	var why string
 	err := pace.Until(ctx, in.o.HealTimeout, func() bool {
-		if why = in.l.ensembleWhole(); why != "" {
+		if why = ensembleWhole(in.c); why != "" {
 			return false
 		}
 		var ok bool
-		ok, why = in.obs.whole(in.l.Brokers, in.topic, "__consumer_offsets")
+		ok, why = in.obs.whole(in.c.Brokers(), in.topic, "__consumer_offsets")
 		return ok
 	})
 	if err != nil {
@@ -494,7 +494,7 @@ func (in *injector) diskFull(ctx context.Context, f fault) error {
 		return err
 	}
 	t0 := time.Now()
-	exited := pace.Until(ctx, in.o.DiskHold, func() bool { return !in.l.Running(b) }) == nil
+	exited := pace.Until(ctx, in.o.DiskHold, func() bool { return !in.c.Running(b) }) == nil
 	if ctx.Err() != nil {
 		_ = in.disk.free()
 		return ctx.Err()
@@ -510,9 +510,9 @@ func (in *injector) diskFull(ctx context.Context, f fault) error {
 	}
 	var err error
 	if exited {
-		err = in.l.Start(ctx, b)
+		err = in.c.Start(ctx, b)
 	} else {
-		err = in.l.Restart(ctx, b)
+		err = in.c.Restart(ctx, b)
 	}
 	if err != nil {
 		return err
@@ -593,45 +593,45 @@ func (in *injector) setSkew(ctx context.Context, b int32, skew time.Duration) er
 // zkLeader kills or pauses the ensemble's leader. A pause lasts past the session timeout and past
 // syncLimit × tickTime, when the followers give the silent leader up and elect another.
 func (in *injector) zkLeader(ctx context.Context, f fault) error {
-	k, err := in.l.ZKLeader()
+	k, err := zkLeader(in.c)
 	if err != nil {
 		return err
 	}
 	in.start(f, fmt.Sprintf("zookeeper %d (the leader)", k))
 	n := ZKServer(k)
 	if f.variant == "kill" {
-		if err := in.l.Kill(ctx, n); err != nil {
+		if err := in.c.Kill(ctx, n); err != nil {
 			return err
 		}
 		// Back only once the others have elected a leader among themselves: a server that returned
 		// to an election still going on could win it again.
 		if err := in.awaitOtherLeader(ctx, k); err != nil {
-			_ = in.l.Start(context.Background(), n)
+			_ = in.c.Start(context.Background(), n)
 			return err
 		}
 		if err := pace.Sleep(ctx, in.between(in.o.DownMin, in.o.DownMax)); err != nil {
-			_ = in.l.Start(context.Background(), n)
+			_ = in.c.Start(context.Background(), n)
 			return err
 		}
-		if err := in.l.Start(ctx, n); err != nil {
+		if err := in.c.Start(ctx, n); err != nil {
 			return err
 		}
 		in.healed(f)
 		return in.noteZKLeader(ctx, f, k)
 	}
-	if err := in.l.Pause(ctx, n); err != nil {
+	if err := in.c.Pause(ctx, n); err != nil {
 		return err
 	}
-	hold := time.Now().Add(max(in.overSession(), in.l.zkSyncTimeout()+time.Second))
+	hold := time.Now().Add(max(in.overSession(), in.c.zkSyncTimeout()+time.Second))
 	if err := in.awaitOtherLeader(ctx, k); err != nil {
-		_ = in.l.Resume(context.Background(), n)
+		_ = in.c.Resume(context.Background(), n)
 		return err
 	}
 	if err := pace.Sleep(ctx, time.Until(hold)); err != nil {
-		_ = in.l.Resume(context.Background(), n)
+		_ = in.c.Resume(context.Background(), n)
 		return err
 	}
-	if err := in.l.Resume(ctx, n); err != nil {
+	if err := in.c.Resume(ctx, n); err != nil {
 		return err
 	}
 	in.healed(f)
@@ -642,8 +642,8 @@ func (in *injector) zkLeader(ctx context.Context, f fault) error {
 func (in *injector) awaitOtherLeader(ctx context.Context, k int) error {
 	leader := 0
 	err := pace.Until(ctx, in.o.HealTimeout, func() bool {
-		for _, i := range in.l.ZKServerIDs() {
-			if mode, _ := in.l.ZKMode(i); i != k && mode == "leader" {
+		for _, i := range in.c.ZKServerIDs() {
+			if mode, _ := in.c.ZKMode(i); i != k && mode == "leader" {
 				leader = i
 				return true
 			}
@@ -664,13 +664,13 @@ const ZKLeaderNote = "zookeeper leader: %d (was %d)"
 func (in *injector) noteZKLeader(ctx context.Context, f fault, was int) error {
 	var why string
 	err := pace.Until(ctx, in.o.HealTimeout, func() bool {
-		why = in.l.ensembleWhole()
+		why = ensembleWhole(in.c)
 		return why == ""
 	})
 	if err != nil {
 		return fmt.Errorf("the ZooKeeper ensemble is not whole (%s): %w", why, err)
 	}
-	now, err := in.l.ZKLeader()
+	now, err := zkLeader(in.c)
 	if err != nil {
 		return err
 	}
@@ -681,14 +681,14 @@ func (in *injector) noteZKLeader(ctx context.Context, f fault, was int) error {
 // zkSplit cuts the ensemble's leader, or a follower, from the other servers for longer than
 // syncLimit × tickTime (so the cut is noticed on both sides) and the session timeout, then heals it.
 func (in *injector) zkSplit(ctx context.Context, f fault) error {
-	leader, err := in.l.ZKLeader()
+	leader, err := zkLeader(in.c)
 	if err != nil {
 		return err
 	}
 	k := leader
 	if f.variant == "follower" {
 		var followers []int
-		for _, i := range in.l.ZKServerIDs() {
+		for _, i := range in.c.ZKServerIDs() {
 			if i != leader {
 				followers = append(followers, i)
 			}
@@ -703,7 +703,7 @@ func (in *injector) zkSplit(ctx context.Context, f fault) error {
 	if err := in.quorum.split(k); err != nil {
 		return err
 	}
-	hold := time.Now().Add(max(in.overSession(), in.l.zkSyncTimeout()+in.l.zkSyncTimeout()/2))
+	hold := time.Now().Add(max(in.overSession(), in.c.zkSyncTimeout()+in.c.zkSyncTimeout()/2))
 	if k == leader {
 		if err := in.awaitOtherLeader(ctx, k); err != nil {
 			_ = in.quorum.heal()

@@ -27,12 +27,9 @@ type Local struct {
 	BasePort  int      // broker N listens on BasePort+N-1
 	ZKPort    int      // ZooKeeper's (the first server's) client port on 127.0.0.1
 	ZKServers int      // ZKAFKA_ZK_SERVERS: 1, or the ensemble's size
-	Brokers   []int32  // 1, 2, 3
+	BrokerIDs []int32  // 1, 2, 3
 	Env       []string // the environment cluster.sh runs with
 }
-
-// ZKServer names server i (from 1) of the ensemble.
-func ZKServer(i int) int32 { return -int32(i) }
 
 // Ensemble reports whether ZooKeeper is an ensemble.
 func (l *Local) Ensemble() bool { return l.ZKServers > 1 }
@@ -75,7 +72,7 @@ func NewLocal(root string, env []string) (*Local, error) {
 		}
 		return ""
 	}
-	l := &Local{Root: root, BasePort: 9092, ZKPort: 2181, ZKServers: 1, Brokers: []int32{1, 2, 3}, Env: env}
+	l := &Local{Root: root, BasePort: 9092, ZKPort: 2181, ZKServers: 1, BrokerIDs: []int32{1, 2, 3}, Env: env}
 	l.Data = filepath.Join(root, "data")
 	if d := get("ZKAFKA_DATA"); d != "" {
 		l.Data = d
@@ -98,17 +95,12 @@ func NewLocal(root string, env []string) (*Local, error) {
 	return l, nil
 }
 
-// processes are every process of the cluster: each ZooKeeper server, then the brokers.
-func (l *Local) processes() []int32 {
-	ps := []int32{0}
-	if l.Ensemble() {
-		ps = nil
-		for _, i := range l.ZKServerIDs() {
-			ps = append(ps, ZKServer(i))
-		}
-	}
-	return append(ps, l.Brokers...)
-}
+// Brokers are broker ids 1–3.
+func (l *Local) Brokers() []int32 { return l.BrokerIDs }
+
+func (l *Local) network(h *History) (topology, error) { return newLocalNet(l, h), nil }
+
+func (l *Local) quorum(h *History) (quorumCutter, error) { return newQuorum(l, h) }
 
 // Port is broker n's port.
 func (l *Local) Port(n int32) int { return l.BasePort + int(n) - 1 }

@@ -6,55 +6,43 @@ import (
 	"errors"
 	"fmt"
 	"net"
-	"os"
 	"os/exec"
 	"strconv"
 	"strings"
 )
 
-// network puts each broker of the local cluster in a network namespace of its own, so a fault can cut
-// one broker's traffic with nftables rules inside its namespace while the rest of the machine is
-// untouched. Nothing leaves the machine:
-//
-//	namespace <p>-hub: a bridge br0 joining every broker's veth and the uplink to the root namespace.
-//	  The bridge is not in the root namespace because a Docker engine there sets the FORWARD policy
-//	  to DROP and br_netfilter sends bridged frames through it: brokers on a root bridge could not
-//	  reach each other.
-//	root namespace: <p>gw (a veth pair with "uplink" on the hub's bridge), address 10.A.B.1/24 (A.B
-//	  from ZooKeeper's port, so two clusters differ); an nftables table "ip <p>" turns
-//	  10.A.B.1:<zk port> into 127.0.0.1:<zk port> for every ZooKeeper server's client port
-//	  (ZooKeeper listens on loopback only; route_localnet lets the veth reach it)
-//	namespace <p>-N: eth0 (a veth pair with vN on the hub's bridge) at 10.A.B.(10+N), a default route
-//	  via 10.A.B.1, and an nftables table "inet zkafka-chaos" whose input and output chains a fault fills
-//	  with drop rules
-//
-// where <p> is "zkc" and ZooKeeper's port. cluster.sh starts broker N inside <p>-N when
-// $DATA/run/broker-N.netns names it, listening on and advertising its namespace address; clients on
-// this machine (the chaos workload, kcat with that address) reach it through 10.A.B.1.
+// topology is where the brokers' network can be cut: each broker has a network namespace of its
+// own (Local makes them; Docker's containers have them), reached through a gateway on this machine.
+type topology interface {
+	// brokerAddr is broker b's address and port as the other brokers reach it.
+	brokerAddr(b int32) (ip string, port int)
+	// zkAddrs are the ZooKeeper servers' addresses (host:port) as the brokers reach them.
+	zkAddrs() []string
+	// zkTarget is where a proxy on this machine reaches the server at zkAddrs()[i].
+	zkTarget(i int) string
+	// gateway is this machine's address on the brokers' network, where a proxy listens.
+	gateway() string
+	// nft runs an nftables script inside broker b's namespace.
+	nft(b int32, script string) error
+	// enter makes the namespaces ready before the first fault; leave undoes it.
+	enter(ctx context.Context, awaitWhole func(context.Context) error) error
+	leave(ctx context.Context, awaitWhole func(context.Context) error) error
+}
+
+// network cuts and slows brokers' traffic with nftables rules inside their namespaces. Nothing
+// leaves the machine. In each namespace the table "inet zkafka-chaos" holds a cut's drop rules
+// (input and output chains) and the table "ip zkafka-slow" the redirects of a slow fault.
 type network struct {
-	l      *Local
-	h      *History
-	prefix string // zkc<zk port>
-	subnet string // 10.A.B
-	cuts   map[int32]string
-	proxy  *proxy // the slow fault's, while one runs
+	c     Cluster
+	t     topology
+	h     *History
+	cuts  map[int32]string
+	proxy *proxy // the slow fault's, while one runs
 }
 
-func newNetwork(l *Local, h *History) *network {
-	return &network{
-		l: l, h: h,
-		prefix: "zkc" + strconv.Itoa(l.ZKPort),
-		subnet: fmt.Sprintf("10.%d.%d", l.ZKPort>>8&0xff, l.ZKPort&0xff),
-		cuts:   map[int32]string{},
-	}
+func newNetwork(c Cluster, t topology, h *History) *network {
+	return &network{c: c, t: t, h: h, cuts: map[int32]string{}}
 }
-
-func (n *network) hub() string             { return n.prefix + "-hub" }
-func (n *network) uplink() string          { return n.prefix + "gw" }
-func (n *network) gateway() string         { return n.subnet + ".1" }
-func (n *network) ns(b int32) string       { return n.prefix + "-" + strconv.Itoa(int(b)) }
-func (n *network) veth(b int32) string     { return "v" + strconv.Itoa(int(b)) }
-func (n *network) brokerIP(b int32) string { return n.subnet + "." + strconv.Itoa(10+int(b)) }
 
 // chaosTable is the nftables table inside each namespace that cuts fill.
 const chaosTable = "zkafka-chaos"
@@ -73,125 +61,56 @@ func execute(stdin string, name string, args ...string) error {
 	return nil
 }
 
-// enter builds the namespaces and moves the brokers into them. They move together — every broker
-// stopped with a controlled shutdown, then all started in their namespaces — because a broker in a
-// namespace cannot reach one still listening on the machine's loopback.
 func (n *network) enter(ctx context.Context, awaitWhole func(context.Context) error) error {
-	n.teardown() // what a run killed midway left
-	if err := n.build(); err != nil {
-		n.teardown()
-		return err
-	}
-	n.h.Add(Op{Type: OpNote, Note: fmt.Sprintf("moving the brokers into network namespaces %s-N (%s.1N)", n.prefix, n.subnet)})
-	return n.restartAll(ctx, awaitWhole, func(b int32) error {
-		line := fmt.Sprintf("%s %s %s\n", n.ns(b), n.brokerIP(b), n.gateway())
-		return os.WriteFile(n.l.netnsFile(b), []byte(line), 0o644)
-	})
+	return n.t.enter(ctx, awaitWhole)
 }
 
-// restartAll stops every broker (the last first, as cluster.sh down does), calls between for each,
-// starts them all and waits until the cluster is whole.
-func (n *network) restartAll(ctx context.Context, awaitWhole func(context.Context) error, between func(int32) error) error {
-	for i := len(n.l.Brokers) - 1; i >= 0; i-- {
-		if err := n.l.Stop(ctx, n.l.Brokers[i]); err != nil {
-			return err
-		}
-	}
-	for _, b := range n.l.Brokers {
-		if err := between(b); err != nil {
-			return err
-		}
-	}
-	if err := forEach(n.l.Brokers, func(b int32) error { return n.l.Start(ctx, b) }); err != nil {
-		return err
-	}
-	return awaitWhole(ctx)
+// leave heals everything and undoes the namespaces' preparation.
+func (n *network) leave(ctx context.Context, awaitWhole func(context.Context) error) error {
+	return errors.Join(n.healAll(), n.t.leave(ctx, awaitWhole))
 }
 
-// zkPorts is the nftables set of every ZooKeeper client port.
-func (n *network) zkPorts() string {
-	var ports []string
-	for i := range max(n.l.ZKServers, 1) {
-		ports = append(ports, strconv.Itoa(n.l.ZKClientPort(i+1)))
+// zkMatch is one nftables match per ZooKeeper server, of its address and port as destination
+// (dir "d") or source ("s").
+func (n *network) zkMatch(dir string) []string {
+	var out []string
+	for _, a := range n.t.zkAddrs() {
+		host, port, _ := net.SplitHostPort(a)
+		out = append(out, fmt.Sprintf("ip %saddr %s tcp %sport %s", dir, host, dir, port))
 	}
-	return "{ " + strings.Join(ports, ", ") + " }"
-}
-
-func (n *network) build() error {
-	hub := n.hub()
-	steps := [][]string{
-		{"ip", "netns", "add", hub},
-		{"ip", "-n", hub, "link", "add", "br0", "type", "bridge"},
-		{"ip", "-n", hub, "link", "set", "br0", "up"},
-		{"ip", "link", "add", n.uplink(), "type", "veth", "peer", "name", "uplink", "netns", hub},
-		{"ip", "-n", hub, "link", "set", "uplink", "master", "br0", "up"},
-		{"ip", "addr", "add", n.gateway() + "/24", "dev", n.uplink()},
-		{"ip", "link", "set", n.uplink(), "up"},
-		{"sysctl", "-qw", "net.ipv4.conf." + n.uplink() + ".route_localnet=1"},
-	}
-	for _, s := range steps {
-		if err := execute("", s[0], s[1:]...); err != nil {
-			return err
-		}
-	}
-	nat := fmt.Sprintf(`table ip %s {
-	chain prerouting {
-		type nat hook prerouting priority dstnat; policy accept;
-		iifname "%s" ip daddr %s tcp dport %s dnat to 127.0.0.1
-	}
-}
-`, n.prefix, n.uplink(), n.gateway(), n.zkPorts())
-	if err := execute(nat, "nft", "-f", "-"); err != nil {
-		return err
-	}
-	for _, b := range n.l.Brokers {
-		ns := n.ns(b)
-		steps := [][]string{
-			{"ip", "netns", "add", ns},
-			{"ip", "-n", hub, "link", "add", n.veth(b), "type", "veth", "peer", "name", "eth0", "netns", ns},
-			{"ip", "-n", hub, "link", "set", n.veth(b), "master", "br0", "up"},
-			{"ip", "-n", ns, "addr", "add", n.brokerIP(b) + "/24", "dev", "eth0"},
-			{"ip", "-n", ns, "link", "set", "eth0", "up"},
-			{"ip", "-n", ns, "link", "set", "lo", "up"},
-			{"ip", "-n", ns, "route", "add", "default", "via", n.gateway()},
-		}
-		for _, s := range steps {
-			if err := execute("", s[0], s[1:]...); err != nil {
-				return err
-			}
-		}
-		if err := n.rules(b, ""); err != nil {
-			return err
-		}
-	}
-	return nil
+	return out
 }
 
 // rules replaces broker b's drop rules with those of a cut ("" for none).
 func (n *network) rules(b int32, cut string) error {
-	others := []string{}
-	for _, o := range n.l.Brokers {
+	var others []string
+	for _, o := range n.c.Brokers() {
 		if o != b {
-			others = append(others, n.brokerIP(o))
+			ip, _ := n.t.brokerAddr(o)
+			others = append(others, ip)
 		}
 	}
 	peers := "{ " + strings.Join(others, ", ") + " }"
-	zk := n.zkPorts()
+	drop := func(ms []string) []string {
+		for i := range ms {
+			ms[i] += " drop"
+		}
+		return ms
+	}
 	var in, out []string
 	switch cut {
 	case "":
 	case "isolated-leader":
-		in = []string{"ip saddr " + peers + " drop", "ip saddr " + n.gateway() + " tcp sport " + zk + " drop"}
-		out = []string{"ip daddr " + peers + " drop", "ip daddr " + n.gateway() + " tcp dport " + zk + " drop"}
+		in = append([]string{"ip saddr " + peers + " drop"}, drop(n.zkMatch("s"))...)
+		out = append([]string{"ip daddr " + peers + " drop"}, drop(n.zkMatch("d"))...)
 	case "from-followers":
 		in = []string{"ip saddr " + peers + " drop"}
 		out = []string{"ip daddr " + peers + " drop"}
 	case "from-zookeeper":
-		in = []string{"ip saddr " + n.gateway() + " tcp sport " + zk + " drop"}
-		out = []string{"ip daddr " + n.gateway() + " tcp dport " + zk + " drop"}
+		in, out = drop(n.zkMatch("s")), drop(n.zkMatch("d"))
 	case "from-everything":
-		in = []string{`iifname "eth0" drop`}
-		out = []string{`oifname "eth0" drop`}
+		in = []string{`iifname != "lo" drop`}
+		out = []string{`oifname != "lo" drop`}
 	default:
 		return fmt.Errorf("unknown cut %q", cut)
 	}
@@ -205,7 +124,7 @@ func (n *network) rules(b int32, cut string) error {
 	// Declaring the table first makes the delete succeed when it does not exist yet.
 	script := fmt.Sprintf("table inet %s\ndelete table inet %s\ntable inet %s {\n%s%s}\n",
 		chaosTable, chaosTable, chaosTable, chain("input", "input", in), chain("output", "output", out))
-	if err := execute(script, "ip", "netns", "exec", n.ns(b), "nft", "-f", "-"); err != nil {
+	if err := n.t.nft(b, script); err != nil {
 		return err
 	}
 	if cut == "" {
@@ -225,34 +144,10 @@ func (n *network) heal(b int32) error { return n.rules(b, "") }
 // healAll removes every cut and redirect.
 func (n *network) healAll() error {
 	errs := []error{n.unslow()}
-	for _, b := range n.l.Brokers {
+	for _, b := range n.c.Brokers() {
 		errs = append(errs, n.rules(b, ""))
 	}
 	return errors.Join(errs...)
-}
-
-// leave moves the brokers back to the machine's own network, together, and removes the
-// namespaces, the hub and the nftables table.
-func (n *network) leave(ctx context.Context, awaitWhole func(context.Context) error) error {
-	n.h.Add(Op{Type: OpNote, Note: "moving the brokers back from their network namespaces"})
-	err := errors.Join(n.healAll(), n.restartAll(ctx, awaitWhole, func(b int32) error {
-		if err := os.Remove(n.l.netnsFile(b)); err != nil && !errors.Is(err, os.ErrNotExist) {
-			return err
-		}
-		return nil
-	}))
-	n.teardown()
-	return err
-}
-
-// teardown removes whatever of the namespaces, the hub, its uplink and the table exists.
-func (n *network) teardown() {
-	for _, b := range n.l.Brokers {
-		_ = execute("", "ip", "netns", "del", n.ns(b)) // absent is fine
-	}
-	_ = execute("", "ip", "netns", "del", n.hub())
-	_ = execute("", "ip", "link", "del", n.uplink())
-	_ = execute("", "nft", "delete", "table", "ip", n.prefix)
 }
 
 // slowTable is the nftables table inside a namespace that sends a slowed broker's connections
@@ -273,39 +168,39 @@ type redirect struct {
 func (n *network) slow(b int32, imp impairment, seed uint64) error {
 	p := newProxy(imp, seed)
 	via := func(target string) (int, error) {
-		a, err := p.listen(n.gateway(), target)
+		a, err := p.listen(n.t.gateway(), target)
 		if err != nil {
 			return 0, err
 		}
 		return a.Port, nil
 	}
 	plan := map[int32][]redirect{}
-	for _, o := range n.l.Brokers {
+	bIP, bPort := n.t.brokerAddr(b)
+	for _, o := range n.c.Brokers() {
 		if o == b {
 			continue
 		}
-		port := strconv.Itoa(n.l.Port(o))
-		v, err := via(net.JoinHostPort(n.brokerIP(o), port))
+		ip, port := n.t.brokerAddr(o)
+		v, err := via(net.JoinHostPort(ip, strconv.Itoa(port)))
 		if err != nil {
 			p.close()
 			return err
 		}
-		plan[b] = append(plan[b], redirect{n.brokerIP(o), port, v})
-		port = strconv.Itoa(n.l.Port(b))
-		if v, err = via(net.JoinHostPort(n.brokerIP(b), port)); err != nil {
+		plan[b] = append(plan[b], redirect{ip, strconv.Itoa(port), v})
+		if v, err = via(net.JoinHostPort(bIP, strconv.Itoa(bPort))); err != nil {
 			p.close()
 			return err
 		}
-		plan[o] = append(plan[o], redirect{n.brokerIP(b), port, v})
+		plan[o] = append(plan[o], redirect{bIP, strconv.Itoa(bPort), v})
 	}
-	for i := range max(n.l.ZKServers, 1) {
-		port := strconv.Itoa(n.l.ZKClientPort(i + 1))
-		v, err := via(net.JoinHostPort("127.0.0.1", port))
+	for i, a := range n.t.zkAddrs() {
+		v, err := via(n.t.zkTarget(i))
 		if err != nil {
 			p.close()
 			return err
 		}
-		plan[b] = append(plan[b], redirect{n.gateway(), port, v})
+		host, port, _ := net.SplitHostPort(a)
+		plan[b] = append(plan[b], redirect{host, port, v})
 	}
 	n.proxy = p
 	for ns, rs := range plan {
@@ -322,7 +217,7 @@ func (n *network) redirects(ns int32, rs []redirect) error {
 	if len(rs) > 0 {
 		var nat, reset strings.Builder
 		for _, r := range rs {
-			fmt.Fprintf(&nat, "\t\tip daddr %s tcp dport %s dnat to %s:%d\n", r.addr, r.port, n.gateway(), r.via)
+			fmt.Fprintf(&nat, "\t\tip daddr %s tcp dport %s dnat to %s:%d\n", r.addr, r.port, n.t.gateway(), r.via)
 			// What still goes to the old destination after the redirect belongs to a connection
 			// made before it.
 			fmt.Fprintf(&reset, "\t\tip daddr %s tcp dport %s reject with tcp reset\n", r.addr, r.port)
@@ -330,14 +225,14 @@ func (n *network) redirects(ns int32, rs []redirect) error {
 		script += fmt.Sprintf("table ip %s {\n\tchain to_proxy {\n\t\ttype nat hook output priority -100; policy accept;\n%s\t}\n"+
 			"\tchain old_connections {\n\t\ttype filter hook output priority filter; policy accept;\n%s\t}\n}\n", slowTable, nat.String(), reset.String())
 	}
-	return execute(script, "ip", "netns", "exec", n.ns(ns), "nft", "-f", "-")
+	return n.t.nft(ns, script)
 }
 
 // unslow removes every redirect and closes the proxy, ending the connections it relayed: the
 // brokers reconnect directly.
 func (n *network) unslow() error {
 	var errs []error
-	for _, b := range n.l.Brokers {
+	for _, b := range n.c.Brokers() {
 		errs = append(errs, n.redirects(b, nil))
 	}
 	if n.proxy != nil {

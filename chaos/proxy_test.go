@@ -150,3 +150,17 @@ func TestProxyCloseEndsConnections(t *testing.T) {
 		t.Fatal("a closed proxy opened a listener")
 	}
 }
+
+// TestSyncTimeout reads syncLimit × tickTime as ZooKeeper does, with its sample values for what a
+// zoo.cfg leaves out.
+func TestSyncTimeout(t *testing.T) {
+	for cfg, want := range map[string]time.Duration{
+		"tickTime=2000\nsyncLimit=5\n":            10 * time.Second,
+		"# ensemble\ntickTime = 500\nsyncLimit=2": time.Second,
+		"dataDir=/data\n":                         10 * time.Second,
+	} {
+		if got := syncTimeout(cfg); got != want {
+			t.Errorf("syncTimeout(%q) = %v, want %v", cfg, got, want)
+		}
+	}
+}

@@ -5,7 +5,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"io"
 	"net"
 	"os"
 	"path/filepath"
@@ -17,49 +16,13 @@ import (
 )
 
 // ZKMode asks ZooKeeper server i (0 for a single server) for its mode with the "srvr" four-letter
-// word: "leader", "follower" or "standalone"; an error when it does not serve (no quorum, paused,
-// down).
+// word.
 func (l *Local) ZKMode(i int) (string, error) {
-	addr := net.JoinHostPort("127.0.0.1", strconv.Itoa(l.ZKClientPort(i)))
-	conn, err := net.DialTimeout("tcp", addr, 2*time.Second)
-	if err != nil {
-		return "", err
-	}
-	defer conn.Close()
-	if err := conn.SetDeadline(time.Now().Add(2 * time.Second)); err != nil {
-		return "", err
-	}
-	if _, err := io.WriteString(conn, "srvr"); err != nil {
-		return "", err
-	}
-	sc := bufio.NewScanner(conn)
-	for sc.Scan() {
-		if mode, ok := strings.CutPrefix(sc.Text(), "Mode: "); ok {
-			return mode, nil
-		}
-	}
-	if err := sc.Err(); err != nil {
-		return "", err
-	}
-	// A server without a quorum answers "This ZooKeeper instance is not currently serving requests".
-	return "", fmt.Errorf("ZooKeeper on %s is not serving", addr)
+	return zkMode(net.JoinHostPort("127.0.0.1", strconv.Itoa(l.ZKClientPort(i))))
 }
 
-// ZKLeader is the ensemble's leader, by its servers' own answers.
-func (l *Local) ZKLeader() (int, error) {
-	var errs []error
-	for _, i := range l.ZKServerIDs() {
-		mode, err := l.ZKMode(i)
-		if mode == "leader" {
-			return i, nil
-		}
-		errs = append(errs, err)
-	}
-	return 0, fmt.Errorf("no ZooKeeper server says it leads: %w", errors.Join(errs...))
-}
-
-// zkSyncTimeout is syncLimit × tickTime from the first server's zoo.cfg: how long a leader and its
-// followers wait on each other before giving up (10 s in config/zookeeper.cfg, and when unreadable).
+// zkSyncTimeout is syncLimit × tickTime from the first server's zoo.cfg (10 s in
+// config/zookeeper.cfg, and when unreadable).
 func (l *Local) zkSyncTimeout() time.Duration {
 	name := "zookeeper"
 	if l.Ensemble() {
@@ -69,8 +32,14 @@ func (l *Local) zkSyncTimeout() time.Duration {
 	if err != nil {
 		return 10 * time.Second
 	}
+	return syncTimeout(string(b))
+}
+
+// syncTimeout is syncLimit × tickTime of a zoo.cfg, with ZooKeeper's sample values (2000, 5) for
+// what it does not set.
+func syncTimeout(cfg string) time.Duration {
 	tick, limit := 2000, 5
-	for _, line := range strings.Split(string(b), "\n") {
+	for _, line := range strings.Split(cfg, "\n") {
 		k, v, _ := strings.Cut(strings.TrimSpace(line), "=")
 		n, err := strconv.Atoi(strings.TrimSpace(v))
 		if err != nil {
@@ -84,24 +53,6 @@ func (l *Local) zkSyncTimeout() time.Duration {
 		}
 	}
 	return time.Duration(tick*limit) * time.Millisecond
-}
-
-// ensembleWhole says why the ensemble is not whole ("" when every server serves and one leads).
-func (l *Local) ensembleWhole() string {
-	leaders := 0
-	for _, i := range l.ZKServerIDs() {
-		mode, err := l.ZKMode(i)
-		if err != nil {
-			return fmt.Sprintf("ZooKeeper server %d: %v", i, err)
-		}
-		if mode == "leader" {
-			leaders++
-		}
-	}
-	if l.Ensemble() && leaders != 1 {
-		return fmt.Sprintf("%d ZooKeeper servers say they lead", leaders)
-	}
-	return ""
 }
 
 // quorum splits a ZooKeeper ensemble: one server is cut from the other servers' quorum and election
@@ -133,7 +84,7 @@ type quorum struct {
 // nftCgroupRoot is where nftables looks up the paths of "socket cgroupv2" rules.
 const nftCgroupRoot = "/sys/fs/cgroup"
 
-func newQuorum(l *Local, h *History) (*quorum, error) {
+func newQuorum(l *Local, h *History) (quorumCutter, error) {
 	root, err := cgroup2Mount()
 	if err != nil {
 		return nil, err
@@ -201,7 +152,7 @@ func (q *quorum) enter(ctx context.Context) error {
 func (q *quorum) awaitEnsemble(ctx context.Context) error {
 	var why string
 	err := pace.Until(ctx, time.Minute, func() bool {
-		why = q.l.ensembleWhole()
+		why = ensembleWhole(q.l)
 		return why == ""
 	})
 	if err != nil {

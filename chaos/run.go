@@ -31,7 +31,8 @@ const ScenarioIsolatedLeader = "isolated-leader"
 
 // Options are a run's settings.
 type Options struct {
-	Local *Local
+	// Cluster is the cluster to break: a *Local (cluster.sh) or a *Docker (compose).
+	Cluster Cluster
 	// Faults are the fault kinds (Kinds) the run takes in turn, in a random order each round (a kind
 	// listed twice comes twice a round); Scenario, if set, replaces them.
 	Faults   []string
@@ -99,7 +100,7 @@ func DefaultOptions() Options {
 }
 
 func (o *Options) validate() error {
-	if o.Local == nil {
+	if o.Cluster == nil {
 		return errors.New("no cluster")
 	}
 	if o.Scenario != "" && o.Scenario != ScenarioIsolatedLeader {
@@ -118,8 +119,11 @@ func (o *Options) validate() error {
 		return fmt.Errorf("partitions (%d), rate (%d), members (%d) and producers (%d) must be positive", o.Partitions, o.Rate, o.Members, o.Producers)
 	}
 	for _, k := range o.kinds() {
-		if slices.Contains(ensembleKinds, k) && !o.Local.Ensemble() {
-			return fmt.Errorf("%s needs a ZooKeeper ensemble: ZKAFKA_ZK_SERVERS=3 ./scripts/cluster.sh up (data of its own: ZKAFKA_DATA)", k)
+		if slices.Contains(ensembleKinds, k) && !ensemble(o.Cluster) {
+			return fmt.Errorf("%s needs a ZooKeeper ensemble: ZKAFKA_ZK_SERVERS=3 ./scripts/cluster.sh up (data of its own: ZKAFKA_DATA), or the Docker cluster with docker-compose.ensemble.yml", k)
+		}
+		if _, local := o.Cluster.(*Local); k == KindDiskFull && !local {
+			return fmt.Errorf("%s needs the local cluster (a tmpfs over a broker's log dir)", k)
 		}
 	}
 	if o.Latency < 0 || o.Loss < 0 || o.Loss >= 1 {
@@ -149,7 +153,7 @@ func (o *Options) variants(kind string) []string {
 // runner is one run's state.
 type runner struct {
 	o     Options
-	l     *Local
+	c     Cluster
 	log   *zap.Logger
 	h     *History
 	info  RunInfo
@@ -173,8 +177,8 @@ func Run(ctx context.Context, o Options) (*Report, error) {
 	if err := o.validate(); err != nil {
 		return nil, err
 	}
-	for _, n := range o.Local.processes() {
-		if !o.Local.Running(n) {
+	for _, n := range processes(o.Cluster) {
+		if !o.Cluster.Running(n) {
 			return nil, fmt.Errorf("%s is not running (./scripts/cluster.sh status; up starts it)", processName(n))
 		}
 	}
@@ -184,7 +188,7 @@ func Run(ctx context.Context, o Options) (*Report, error) {
 	if o.Seed == 0 {
 		o.Seed = uint64(time.Now().UnixNano())
 	}
-	r := &runner{o: o, l: o.Local, log: o.Logger}
+	r := &runner{o: o, c: o.Cluster, log: o.Logger}
 	if r.log == nil {
 		r.log = zap.NewNop()
 	}
@@ -248,7 +252,7 @@ func (r *runner) run(ctx context.Context) (err error) {
 		return err
 	}
 	defer r.close()
-	r.in = &injector{l: r.l, obs: r.obs, h: r.h, rng: rand.New(rand.NewPCG(r.o.Seed, 13)), o: &r.o,
+	r.in = &injector{c: r.c, obs: r.obs, h: r.h, rng: rand.New(rand.NewPCG(r.o.Seed, 13)), o: &r.o,
 		session: r.info.sessionTimeout(), replicaLag: time.Duration(r.info.ReplicaLagMs) * time.Millisecond,
 		topic: r.info.Topic, group: r.info.Group}
 	obsCtx, stopObserver := context.WithCancel(context.Background())
@@ -269,13 +273,17 @@ func (r *runner) run(ctx context.Context) (err error) {
 		}
 	}()
 	if slices.ContainsFunc(kinds, func(k string) bool { return slices.Contains(netnsKinds, k) }) {
-		r.in.net = newNetwork(r.l, r.h)
+		t, err := r.c.network(r.h)
+		if err != nil {
+			return err
+		}
+		r.in.net = newNetwork(r.c, t, r.h)
 		if err := r.in.net.enter(ctx, r.awaitWhole); err != nil {
 			return fmt.Errorf("move the brokers into network namespaces: %w", err)
 		}
 	}
 	if slices.Contains(kinds, KindZKSplit) {
-		q, err := newQuorum(r.l, r.h)
+		q, err := r.c.quorum(r.h)
 		if err != nil {
 			return err
 		}
@@ -285,8 +293,9 @@ func (r *runner) run(ctx context.Context) (err error) {
 		}
 	}
 	if slices.Contains(kinds, KindDiskFull) {
-		r.in.disk = newDiskFull(r.l, r.h, r.o.DiskSize)
-		if err := r.in.disk.enter(ctx, r.l.Brokers[len(r.l.Brokers)-1]); err != nil {
+		bs := r.c.Brokers()
+		r.in.disk = newDiskFull(r.c.(*Local), r.h, r.o.DiskSize)
+		if err := r.in.disk.enter(ctx, bs[len(bs)-1]); err != nil {
 			return fmt.Errorf("mount a tmpfs for the disk-full faults: %w", err)
 		}
 		if err := r.awaitWhole(ctx); err != nil {
@@ -342,9 +351,9 @@ func acksOne(acks string) int {
 func (r *runner) connect(ctx context.Context) error {
 	cctx, cancel := context.WithTimeout(ctx, 15*time.Second)
 	defer cancel()
-	zkc, err := zkclient.Connect(cctx, zkclient.Config{Connect: r.l.ZooKeeper(), SessionTimeout: 6 * time.Second, Logger: r.log})
+	zkc, err := zkclient.Connect(cctx, zkclient.Config{Connect: r.c.ZooKeeper(), SessionTimeout: 6 * time.Second, Logger: r.log})
 	if err != nil {
-		return fmt.Errorf("ZooKeeper not reachable at %s (start the cluster with ./scripts/cluster.sh up): %w", r.l.ZooKeeper(), err)
+		return fmt.Errorf("ZooKeeper not reachable at %s (start the cluster with ./scripts/cluster.sh up): %w", r.c.ZooKeeper(), err)
 	}
 	r.zk = zkc
 	r.obs = newObserver(zkc, r.h)
@@ -384,7 +393,7 @@ func (r *runner) close() {
 
 // brokerConfig asks the first broker for a setting in milliseconds.
 func (r *runner) brokerConfig(ctx context.Context, key string, def time.Duration) time.Duration {
-	rcs, err := r.adm.DescribeBrokerConfigs(ctx, r.l.Brokers[0])
+	rcs, err := r.adm.DescribeBrokerConfigs(ctx, r.c.Brokers()[0])
 	if err == nil {
 		for _, rc := range rcs {
 			for _, c := range rc.Configs {
@@ -403,8 +412,8 @@ func (r *runner) brokerConfig(ctx context.Context, key string, def time.Duration
 // bootstrap is every broker's address as clients on this machine reach it.
 func (r *runner) bootstrap() []string {
 	var out []string
-	for _, b := range r.l.Brokers {
-		out = append(out, r.l.Addr(b))
+	for _, b := range r.c.Brokers() {
+		out = append(out, r.c.Addr(b))
 	}
 	return out
 }
@@ -509,9 +518,9 @@ func (r *runner) repair(ctx context.Context, seq int) error {
 		}
 	}
 	zkDown := false
-	for _, n := range r.l.processes() {
-		if r.l.Running(n) {
-			if err := r.l.Resume(ctx, n); err != nil {
+	for _, n := range processes(r.c) {
+		if r.c.Running(n) {
+			if err := r.c.Resume(ctx, n); err != nil {
 				return err
 			}
 			continue
@@ -523,32 +532,22 @@ func (r *runner) repair(ctx context.Context, seq int) error {
 			continue
 		}
 		if zkDown {
-			if err := r.l.Start(ctx, 0); err != nil {
+			if err := r.c.Start(ctx, 0); err != nil {
 				return err
 			}
 			zkDown = false
 		}
-		if err := r.l.Start(ctx, n); err != nil {
+		if err := r.c.Start(ctx, n); err != nil {
 			return err
 		}
 	}
 	if zkDown {
-		if err := r.l.Start(ctx, 0); err != nil {
+		if err := r.c.Start(ctx, 0); err != nil {
 			return err
 		}
 	}
 	r.obs.setZKDown("")
 	return nil
-}
-
-func processName(n int32) string {
-	switch {
-	case n == 0:
-		return "zookeeper"
-	case n < 0:
-		return "zookeeper " + strconv.Itoa(int(-n))
-	}
-	return "broker " + strconv.Itoa(int(n))
 }
 
 // finish stops producing, lets the group catch up, and reads everything.

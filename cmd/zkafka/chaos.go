@@ -19,7 +19,7 @@ import (
 
 const chaosUsage = `usage:
   zkafka chaos list                     fault kinds and their variants
-  zkafka chaos run [flags]              inject faults into ./scripts/cluster.sh's cluster; --help for flags
+  zkafka chaos run [flags]              inject faults into ./scripts/cluster.sh's cluster (--docker: the compose one); --help for flags
   zkafka chaos report DIR               re-check a past run from DIR/history.jsonl
   zkafka chaos fuzz [flags]             valid, corrupted and random requests against the brokers; --help for flags
 `
@@ -75,7 +75,8 @@ func chaosRun(args []string, stdout, stderr io.Writer) int {
 		count      = fs.Int("count", 0, "faults to inject (with --duration, whichever comes first)")
 		duration   = fs.Duration("duration", 0, "inject faults for this long")
 		out        = fs.String("out", "", "output directory (default ./data/chaos/<time>)")
-		root       = fs.String("root", ".", "the repository whose scripts/cluster.sh runs the cluster")
+		root       = fs.String("root", ".", "the repository whose scripts/cluster.sh (or docker-compose.yml) runs the cluster")
+		onDocker   = fs.Bool("docker", false, "break the Docker cluster (docker compose up -d in --root; COMPOSE_PROJECT_NAME, COMPOSE_FILE and the ZKAFKA_*_PORT variables as for compose) instead of cluster.sh's")
 		partitions = fs.Int("partitions", int(d.Partitions), "partitions of the run's topic (replication factor 3, min.insync.replicas 2)")
 		producers  = fs.Int("producers", d.Producers, "idempotent acks=all producers")
 		rate       = fs.Int("rate", d.Rate, "records per second, per producer")
@@ -111,12 +112,25 @@ func chaosRun(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintln(stderr, "zkafka chaos run: give --count, --duration or both")
 		return 2
 	}
-	l, err := chaos.NewLocal(*root, os.Environ())
-	if err != nil {
-		fmt.Fprintf(stderr, "zkafka chaos run: %v\n", err)
-		return 2
+	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGTERM, syscall.SIGINT)
+	defer stop()
+	var outDir string
+	if *onDocker {
+		d, err := chaos.NewDocker(ctx, *root, os.Environ())
+		if err != nil {
+			fmt.Fprintf(stderr, "zkafka chaos run: the Docker cluster: %v\n", err)
+			return 2
+		}
+		o.Cluster, outDir = d, filepath.Join(*root, "data", "chaos")
+	} else {
+		l, err := chaos.NewLocal(*root, os.Environ())
+		if err != nil {
+			fmt.Fprintf(stderr, "zkafka chaos run: %v\n", err)
+			return 2
+		}
+		o.Cluster, outDir = l, filepath.Join(l.Data, "chaos")
 	}
-	o.Local, o.Scenario, o.Acks, o.Count, o.Duration = l, *scenario, *acks, *count, *duration
+	o.Scenario, o.Acks, o.Count, o.Duration = *scenario, *acks, *count, *duration
 	o.Partitions, o.Producers, o.Rate, o.Members = int32(*partitions), *producers, *rate, *members
 	o.WarmUp, o.DownMin, o.DownMax, o.HealTimeout = *warmUp, *downMin, *downMax, *heal
 	o.DiskSize, o.Seed, o.ClockJump, o.Latency, o.Loss = *diskSize<<20, *seed, *clockJump, *latency, *loss
@@ -126,10 +140,8 @@ func chaosRun(args []string, stdout, stderr io.Writer) int {
 	}
 	o.Out = *out
 	if o.Out == "" {
-		o.Out = filepath.Join(l.Data, "chaos", time.Now().Format("20060102-150405"))
+		o.Out = filepath.Join(outDir, time.Now().Format("20060102-150405"))
 	}
-	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGTERM, syscall.SIGINT)
-	defer stop()
 	rep, runErr := chaos.Run(ctx, o)
 	if rep == nil {
 		fmt.Fprintf(stderr, "zkafka chaos run: %v\n", runErr)
@@ -186,7 +198,7 @@ func chaosFuzz(args []string, stdout, stderr io.Writer) int {
 			fmt.Fprintf(stderr, "zkafka chaos fuzz: %v\n", err)
 			return 2
 		}
-		for _, b := range l.Brokers {
+		for _, b := range l.Brokers() {
 			o.Bootstrap = append(o.Bootstrap, l.Addr(b))
 			if pid, err := l.Pid(b); err == nil {
 				o.PIDs = append(o.PIDs, pid)

@@ -1,17 +1,17 @@
 package dockertest
 
 import (
-	"bufio"
-	"fmt"
+	"context"
 	"net"
 	"slices"
 	"strconv"
-	"strings"
 	"testing"
 	"time"
 
 	"github.com/twmb/franz-go/pkg/kgo"
+
 	"github.com/zkafka/zkafka/internal/wait"
+	"github.com/zkafka/zkafka/internal/zkclient"
 )
 
 // TestEnsemble runs the three-server ZooKeeper of docker-compose.ensemble.yml,
@@ -61,23 +61,8 @@ func TestEnsemble(t *testing.T) {
 }
 
 // zkMode asks the ZooKeeper server on a host port for its mode (standalone,
-// leader, follower) with the srvr four-letter word; "" when it does not
-// answer.
+// leader, follower); "" when it does not answer.
 func zkMode(port int) string {
-	conn, err := net.DialTimeout("tcp", net.JoinHostPort("localhost", strconv.Itoa(port)), 2*time.Second)
-	if err != nil {
-		return ""
-	}
-	defer conn.Close()
-	conn.SetDeadline(time.Now().Add(2 * time.Second))
-	if _, err := fmt.Fprint(conn, "srvr"); err != nil {
-		return ""
-	}
-	sc := bufio.NewScanner(conn)
-	for sc.Scan() {
-		if mode, ok := strings.CutPrefix(sc.Text(), "Mode: "); ok {
-			return mode
-		}
-	}
-	return ""
+	mode, _ := zkclient.ServerMode(context.Background(), net.JoinHostPort("localhost", strconv.Itoa(port)))
+	return mode
 }

@@ -557,3 +557,34 @@ func TestConnectGivesUpOnASilentServer(t *testing.T) {
 		t.Fatal(err)
 	}
 }
+
+// TestServerMode: a serving server says its mode; something that is not ZooKeeper, or nothing at
+// all, gives an error.
+func TestServerMode(t *testing.T) {
+	mode, err := zkclient.ServerMode(context.Background(), zktest.SharedServer(t).Addr())
+	if err != nil || mode != "standalone" {
+		t.Fatalf("the shared server: mode %q, %v; want standalone", mode, err)
+	}
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		c, err := ln.Accept()
+		if err == nil {
+			_, _ = c.Write([]byte("This ZooKeeper instance is not currently serving requests\n"))
+			c.Close()
+		}
+	}()
+	if mode, err := zkclient.ServerMode(context.Background(), ln.Addr().String()); err == nil {
+		t.Errorf("a server not serving: mode %q, no error", mode)
+	}
+	<-done
+	addr := ln.Addr().String()
+	ln.Close()
+	if mode, err := zkclient.ServerMode(context.Background(), addr); err == nil {
+		t.Errorf("nothing listening: mode %q, no error", mode)
+	}
+}

@@ -1,7 +1,6 @@
 package zktest
 
 import (
-	"bufio"
 	"bytes"
 	"context"
 	"errors"
@@ -11,11 +10,12 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strconv"
-	"strings"
 	"sync"
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/zkafka/zkafka/internal/zkclient"
 )
 
 // Where the Debian "zookeeper" package puts its jars.
@@ -231,23 +231,10 @@ func (s *Server) waitReady(ctx context.Context, exited <-chan struct{}) error {
 // serving reports whether the server answers "srvr" with a Mode line, which it does only once it
 // accepts sessions.
 func serving(ctx context.Context, addr string) bool {
-	d := net.Dialer{Timeout: 500 * time.Millisecond}
-	conn, err := d.DialContext(ctx, "tcp", addr)
-	if err != nil {
-		return false
-	}
-	defer conn.Close()
-	_ = conn.SetDeadline(time.Now().Add(time.Second))
-	if _, err := conn.Write([]byte("srvr")); err != nil {
-		return false
-	}
-	sc := bufio.NewScanner(conn)
-	for sc.Scan() {
-		if strings.HasPrefix(sc.Text(), "Mode:") {
-			return true
-		}
-	}
-	return false
+	ctx, cancel := context.WithTimeout(ctx, time.Second)
+	defer cancel()
+	_, err := zkclient.ServerMode(ctx, addr)
+	return err == nil
 }
 
 func (s *Server) logTail() string {
