@@ -37,6 +37,7 @@ func apiTable() map[int16]api {
 		stopReplicaAPI,
 		updateMetadataAPI,
 		controlledShutdownAPI,
+		alterIsrAPI,
 		apiVersionsAPI,
 		createTopicsAPI,
 		describeConfigsAPI,

@@ -1,13 +1,19 @@
 package broker
 
-// ISR changes made by a partition leader, Kafka's legacy (ZooKeeper) protocol
-// of 0.8–2.7 (ZkIsrManager): the leader writes the partition-state znode
-// itself, conditionally on the zkVersion it learnt from the last LeaderAndIsr
-// or from its own last write, keeping the leader epoch and the controller
-// epoch of the controller that chose it; a failed condition means the
-// controller changed the state, so the leader keeps its ISR and waits for the
-// next LeaderAndIsr. Changed partitions are then announced to the controller
-// through sequential /isr_change_notification/isr_change_ znodes, batched.
+// ISR changes made by a partition leader, through one of two writers:
+//
+//   - Kafka's legacy (ZooKeeper) protocol of 0.8–2.7 (ZkIsrManager, with
+//     inter.broker.protocol.version below 2.7-IV2): the leader writes the
+//     partition-state znode itself, conditionally on the zkVersion it learnt
+//     from the last LeaderAndIsr or from its own last write, keeping the leader
+//     epoch and the controller epoch of the controller that chose it; a failed
+//     condition means the controller changed the state, so the leader keeps its
+//     ISR and waits for the next LeaderAndIsr. Changed partitions are then
+//     announced to the controller through sequential
+//     /isr_change_notification/isr_change_ znodes, batched.
+//   - AlterIsr (KIP-497, 2.7-IV2 and later, alterIsrWriter): the leader asks
+//     the controller, which writes the znode with its own controller epoch and
+//     tells the brokers; nothing is announced.
 
 import (
 	"errors"
@@ -84,7 +90,6 @@ func (rm *ReplicaManager) changeIsr(p *Partition, change func([]int32) []int32) 
 		return
 	}
 	log.Info("ISR updated", zap.Int32s("old-isr", snap.isr), zap.Int32s("new-isr", newIsr), zap.Int32("zk-version", version))
-	rm.isrChange.record(kafka.TopicPartition{Topic: p.Topic, Partition: p.Index}, rm.now())
 }
 
 // partitionStateWriter writes a partition-state znode conditionally on its
@@ -95,14 +100,27 @@ type partitionStateWriter interface {
 	writePartitionState(topic string, partition int32, state zkpaths.LeaderAndIsr, zkVersion int32) (int32, error)
 }
 
-// zkPartitionStateWriter writes partition states to ZooKeeper.
-type zkPartitionStateWriter struct{ zk *zkclient.Client }
+// zkPartitionStateWriter writes partition states to ZooKeeper and announces
+// each change written through the propagator.
+type zkPartitionStateWriter struct {
+	zk        *zkclient.Client
+	isrChange *isrChangePropagator
+	now       func() time.Time
+}
 
 // writePartitionState sets the state znode at zkVersion and returns the new
 // version. A BADVERSION is checked by re-reading: after a connection loss the
 // first attempt may have succeeded, and the znode then holds exactly what was
 // written (Kafka's ReplicationUtils.checkLeaderAndIsrZkData).
 func (w zkPartitionStateWriter) writePartitionState(topic string, partition int32, state zkpaths.LeaderAndIsr, zkVersion int32) (int32, error) {
+	v, err := w.write(topic, partition, state, zkVersion)
+	if err == nil {
+		w.isrChange.record(kafka.TopicPartition{Topic: topic, Partition: partition}, w.now())
+	}
+	return v, err
+}
+
+func (w zkPartitionStateWriter) write(topic string, partition int32, state zkpaths.LeaderAndIsr, zkVersion int32) (int32, error) {
 	path := zkpaths.PartitionStatePath(topic, partition)
 	stat, err := w.zk.Set(path, state.Encode(), zkVersion)
 	if err == nil {

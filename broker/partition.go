@@ -61,10 +61,11 @@ type Partition struct {
 	isr             []int32
 	replicas        []int32
 	zkVersion       int32
-	// pendingIsr is the ISR being written to ZooKeeper, if any. Until the
-	// write completes the high watermark honours the "maximal" ISR, the
-	// union of both, as Kafka's does: ZooKeeper may already name a joining
-	// follower, which the controller could elect.
+	// pendingIsr is the ISR being written (by this leader, or by the
+	// controller through AlterIsr), if any. Until the write completes the high
+	// watermark honours the "maximal" ISR, the union of both, as Kafka's does:
+	// ZooKeeper may already name a joining follower, which the controller
+	// could elect.
 	pendingIsr []int32
 	// lagTimeMax is replica.lag.time.max.ms: followers caught up within it
 	// hold the high watermark back even outside the ISR.

@@ -60,7 +60,8 @@ type ReplicaManager struct {
 	cfg      replicationConfig
 	logs     *storage.Manager
 	zk       *zkclient.Client
-	// stateWriter writes the ISR changes this broker makes as leader.
+	// stateWriter writes the ISR changes this broker makes as leader: to
+	// ZooKeeper (with a notification), or through the controller's AlterIsr.
 	stateWriter partitionStateWriter
 	// now is the clock of the ISR rules (time.Now; tests control it).
 	now      func() time.Time
@@ -86,12 +87,13 @@ type ReplicaManager struct {
 func newReplicaManager(cfg replicationConfig, brokerID int32, logs *storage.Manager, zk *zkclient.Client, metadata *MetadataCache,
 	logConfig func(string) (storage.LogConfig, error), now func() time.Time, log *zap.Logger) *ReplicaManager {
 	rm := &ReplicaManager{
-		brokerID: brokerID, cfg: cfg, logs: logs, zk: zk, stateWriter: zkPartitionStateWriter{zk}, now: now,
+		brokerID: brokerID, cfg: cfg, logs: logs, zk: zk, now: now,
 		metadata: metadata, logConfig: logConfig, log: log,
 		partitions: map[kafka.TopicPartition]*Partition{}, liveLeaders: map[int32]string{},
 	}
 	rm.fetchers = newFetcherManager(rm)
 	rm.isrChange = newIsrChangePropagator(zk, log.Named("isr-change"))
+	rm.stateWriter = zkPartitionStateWriter{zk: zk, isrChange: rm.isrChange, now: now}
 	return rm
 }
 

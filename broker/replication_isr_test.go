@@ -93,8 +93,16 @@ func produceTimeout(t *testing.T, addr, topic string, acks int16, timeoutMillis 
 	return ke, p.BaseOffset
 }
 
-// TestIsrShrinkAndExpandInZooKeeper pauses a follower (SIGSTOP: alive for
-// ZooKeeper, silent for the leader). An acks=all produce with a short timeout
+// legacyIsrProps are replicationProps with inter.broker.protocol.version 2.6:
+// leaders write their ISR changes to ZooKeeper themselves, as before AlterIsr.
+func legacyIsrProps() map[string]string {
+	props := replicationProps()
+	props["inter.broker.protocol.version"] = "2.6"
+	return props
+}
+
+// TestIsrShrinkAndExpandInZooKeeper, with inter.broker.protocol.version 2.6,
+// pauses a follower (SIGSTOP: alive for ZooKeeper, silent for the leader). An acks=all produce with a short timeout
 // gets REQUEST_TIMED_OUT; one with a long timeout waits until the leader
 // removes the follower from the ISR in the partition-state znode (keeping the
 // leader epoch: the leader wrote it, not the controller) and then gets
@@ -103,8 +111,8 @@ func produceTimeout(t *testing.T, addr, topic string, acks int16, timeoutMillis 
 // the follower catches up and the leader adds it back; an
 // /isr_change_notification znode announces the changes.
 func TestIsrShrinkAndExpandInZooKeeper(t *testing.T) {
-	c := testcluster.Start(t, testcluster.Options{Brokers: 1, Properties: replicationProps()})
-	follower, _ := joinProcess(t, c, 2, replicationProps())
+	c := testcluster.Start(t, testcluster.Options{Brokers: 1, Properties: legacyIsrProps()})
+	follower, _ := joinProcess(t, c, 2, legacyIsrProps())
 	addr := c.Addr(1)
 	createAssigned(t, addr, "isr", [][]int32{{1, 2}}, map[string]string{"min.insync.replicas": "2"})
 	c.WaitForLeader("isr", 0)
@@ -157,6 +165,68 @@ func TestIsrShrinkAndExpandInZooKeeper(t *testing.T) {
 	}
 }
 
+// TestIsrShrinkAndExpandThroughAlterIsr: with Kafka 2.8's default
+// inter.broker.protocol.version (2.8-IV1) the leader sends its ISR changes to
+// the controller (AlterIsr), which writes the state znode and tells the
+// brokers at once. A paused follower leaves the ISR and rejoins it after
+// SIGCONT; the brokers' metadata shows each change while
+// /isr_change_notification's child version never moves: no notification was
+// ever written, so what told the metadata was the controller's own write.
+func TestIsrShrinkAndExpandThroughAlterIsr(t *testing.T) {
+	c := testcluster.Start(t, testcluster.Options{Brokers: 1, Properties: replicationProps()})
+	follower, _ := joinProcess(t, c, 2, replicationProps())
+	addr := c.Addr(1)
+	createAssigned(t, addr, "alter-isr", [][]int32{{1, 2}}, map[string]string{"min.insync.replicas": "2"})
+	c.WaitForLeader("alter-isr", 0)
+	isrNow := func() (znode, metadata []int32) {
+		s, _ := c.PartitionState("alter-isr", 0)
+		if md := rawMetadata(t, addr); md != nil {
+			for _, tm := range md.Topics {
+				if tm.Topic != nil && *tm.Topic == "alter-isr" && len(tm.Partitions) == 1 {
+					metadata = slices.Sorted(slices.Values(tm.Partitions[0].ISR))
+				}
+			}
+		}
+		return slices.Sorted(slices.Values(s.ISR)), metadata
+	}
+	both := func(want ...int32) func() bool {
+		return func() bool { z, m := isrNow(); return slices.Equal(z, want) && slices.Equal(m, want) }
+	}
+	c.WaitFor("ISR [1 2] in the znode and the metadata", both(1, 2))
+	_, before, err := c.ZooKeeper().Get(zkpaths.IsrChangeNotification)
+	if err != nil {
+		t.Fatal(err)
+	}
+	start, _ := c.PartitionState("alter-isr", 0)
+
+	follower.Pause()
+	// A follower at the leader's log end stays in sync however long it is silent (Kafka's
+	// isCaughtUp): a record makes the paused one fall behind.
+	if err, _ := produceAcks(t, addr, "alter-isr", 1, "leader-only"); err != nil {
+		t.Fatalf("acks=1 while the follower is paused: %v", err)
+	}
+	c.WaitFor("ISR [1] in the znode and the metadata", both(1))
+	shrunk, _ := c.PartitionState("alter-isr", 0)
+	if shrunk.Leader != 1 || shrunk.LeaderEpoch != start.LeaderEpoch {
+		t.Errorf("shrunk state %+v: want leader 1 and the unchanged leader epoch %d", shrunk, start.LeaderEpoch)
+	}
+	if err, _ := produceAcks(t, addr, "alter-isr", -1, "refused"); !errors.Is(err, kerr.NotEnoughReplicas) {
+		t.Errorf("acks=all with ISR [1] and min.insync.replicas=2: %v, want NOT_ENOUGH_REPLICAS", err)
+	}
+	follower.Resume()
+	c.WaitFor("ISR [1 2] again in the znode and the metadata", both(1, 2))
+	if err, _ := produceAcks(t, addr, "alter-isr", -1, "committed"); err != nil {
+		t.Errorf("acks=all after the expansion: %v", err)
+	}
+	_, after, err := c.ZooKeeper().Get(zkpaths.IsrChangeNotification)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if after.Cversion != before.Cversion {
+		t.Errorf("/isr_change_notification's children changed (cversion %d to %d): a leader wrote a notification", before.Cversion, after.Cversion)
+	}
+}
+
 // TestAcksAllSurvivesTheControllerShrinkingTheIsr pauses a follower past its
 // ZooKeeper session timeout while an acks=all produce waits for it. The
 // controller drops it from the ISR with a new leader epoch (as Kafka 2.8
@@ -197,5 +267,77 @@ func TestAcksAllSurvivesTheControllerShrinkingTheIsr(t *testing.T) {
 	}
 	if got := recordValues(t, p.Log()); !slices.Equal(got, []string{"before", "once"}) {
 		t.Errorf("leader's log holds %v, want [before once]", got)
+	}
+}
+
+// TestAlterIsrErrors sends AlterIsr requests of every kind a controller must
+// refuse, as Kafka 2.8's KafkaController.processAlterIsr does: to a broker that
+// is not the controller (NOT_CONTROLLER), from an unknown broker or with
+// another broker epoch (STALE_BROKER_EPOCH), and per partition an unknown one
+// (UNKNOWN_TOPIC_OR_PARTITION), an older leader epoch (FENCED_LEADER_EPOCH) and
+// a zkVersion that is not the state's (INVALID_UPDATE_VERSION); the state
+// already stored is answered as it is, and a valid change is written.
+func TestAlterIsrErrors(t *testing.T) {
+	c := testcluster.Start(t, testcluster.Options{Brokers: 2})
+	ctrl := c.WaitForController()
+	other := int32(3) - ctrl
+	createAssigned(t, c.Addr(1), "alter-isr-errors", [][]int32{{1, 2}}, nil)
+	c.WaitFor("ISR [1 2]", func() bool {
+		s, ok := c.PartitionState("alter-isr-errors", 0)
+		return ok && len(s.ISR) == 2
+	})
+	state, _ := c.PartitionState("alter-isr-errors", 0)
+	_, stat, err := c.ZooKeeper().Get(zkpaths.PartitionStatePath("alter-isr-errors", 0))
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, reg, err := c.ZooKeeper().Get(zkpaths.BrokerPath(state.Leader))
+	if err != nil {
+		t.Fatal(err)
+	}
+	send := func(to, broker int32, epoch int64, topic string, leaderEpoch int32, isr []int32, version int32) *kmsg.AlterPartitionResponse {
+		req := kmsg.NewPtrAlterPartitionRequest()
+		req.BrokerID, req.BrokerEpoch = broker, epoch
+		req.Topics = []kmsg.AlterPartitionRequestTopic{{Topic: topic, Partitions: []kmsg.AlterPartitionRequestTopicPartition{{
+			Partition: 0, LeaderEpoch: leaderEpoch, NewISR: isr, PartitionEpoch: version,
+		}}}}
+		return raw(t, c.Addr(to), req, 0).(*kmsg.AlterPartitionResponse)
+	}
+	codeOf := func(e *kerr.Error) int16 {
+		if e == nil {
+			return 0
+		}
+		return e.Code
+	}
+	top := func(what string, resp *kmsg.AlterPartitionResponse, want *kerr.Error) {
+		if resp.ErrorCode != codeOf(want) {
+			t.Errorf("%s: %v, want %v", what, kerr.ErrorForCode(resp.ErrorCode), want)
+		}
+	}
+	partition := func(what string, resp *kmsg.AlterPartitionResponse, want *kerr.Error) kmsg.AlterPartitionResponseTopicPartition {
+		if resp.ErrorCode != 0 || len(resp.Topics) != 1 || len(resp.Topics[0].Partitions) != 1 {
+			t.Fatalf("%s: %+v, want one partition's answer", what, resp)
+		}
+		p := resp.Topics[0].Partitions[0]
+		if p.ErrorCode != codeOf(want) {
+			t.Errorf("%s: %v, want %v", what, kerr.ErrorForCode(p.ErrorCode), want)
+		}
+		return p
+	}
+	leader, epoch, isr := state.Leader, reg.Czxid, state.ISR
+	top("to a broker that is not the controller", send(other, leader, epoch, "alter-isr-errors", state.LeaderEpoch, []int32{leader}, stat.Version), kerr.NotController)
+	top("from an unknown broker", send(ctrl, 9, epoch, "alter-isr-errors", state.LeaderEpoch, []int32{leader}, stat.Version), kerr.StaleBrokerEpoch)
+	top("with another broker epoch", send(ctrl, leader, epoch-1, "alter-isr-errors", state.LeaderEpoch, []int32{leader}, stat.Version), kerr.StaleBrokerEpoch)
+	partition("an unknown topic", send(ctrl, leader, epoch, "no-such-topic", 0, []int32{leader}, 0), kerr.UnknownTopicOrPartition)
+	partition("an older leader epoch", send(ctrl, leader, epoch, "alter-isr-errors", state.LeaderEpoch-1, []int32{leader}, stat.Version), kerr.FencedLeaderEpoch)
+	partition("another zkVersion", send(ctrl, leader, epoch, "alter-isr-errors", state.LeaderEpoch, []int32{leader}, stat.Version+5), kerr.InvalidUpdateVersion)
+	if p := partition("the stored state", send(ctrl, leader, epoch, "alter-isr-errors", state.LeaderEpoch, isr, stat.Version+5), nil); p.PartitionEpoch != stat.Version || !slices.Equal(p.ISR, isr) {
+		t.Errorf("the stored state answered as %+v, want ISR %v at zkVersion %d", p, isr, stat.Version)
+	}
+	p := partition("a valid change", send(ctrl, leader, epoch, "alter-isr-errors", state.LeaderEpoch, []int32{leader}, stat.Version), nil)
+	now, _ := c.PartitionState("alter-isr-errors", 0)
+	_, nowStat, _ := c.ZooKeeper().Get(zkpaths.PartitionStatePath("alter-isr-errors", 0))
+	if p.PartitionEpoch != stat.Version+1 || !slices.Equal(now.ISR, []int32{leader}) || nowStat.Version != p.PartitionEpoch {
+		t.Errorf("after a valid change: answer %+v, znode %+v at zkVersion %d; want ISR [%d] at zkVersion %d", p, now, nowStat.Version, leader, stat.Version+1)
 	}
 }

@@ -131,6 +131,9 @@ func (s *Server) Start(ctx context.Context) (err error) {
 		return err
 	}
 	s.replicas = newReplicaManager(replicationConfigOf(s.cfg), s.brokerID, s.logs, s.zk, s.metadata, s.topicLogConfig, s.clock.Now, s.log.Named("replica-manager"))
+	if s.cfg.AlterIsr {
+		s.replicas.stateWriter = alterIsrWriter{s}
+	}
 	s.wg.Add(1)
 	go func() {
 		defer s.wg.Done()
@@ -165,6 +168,7 @@ func (s *Server) Start(ctx context.Context) (err error) {
 		LeaderImbalancePerBrokerPercentage: int(s.cfg.LeaderImbalancePerBrokerPercent),
 		LeaderImbalanceCheckInterval:       s.cfg.LeaderImbalanceCheckInterval,
 		FeatureVersioning:                  s.cfg.FeatureVersioning,
+		AlterIsr:                           s.cfg.AlterIsr,
 		Logger:                             controllerLog,
 	}, s.zk)
 	s.controller.Start(s.ctx)

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"maps"
+	"math"
 	"net"
 	"os"
 	"regexp"
@@ -73,6 +74,10 @@ type Config struct {
 	// FeatureVersioning is inter.broker.protocol.version >= 2.7: the
 	// controller enables KIP-584's /feature.
 	FeatureVersioning bool
+	// AlterIsr is inter.broker.protocol.version >= 2.7-IV2 (KIP-497): a
+	// partition leader asks the controller to change its ISR with AlterIsr
+	// instead of writing the state znode and /isr_change_notification itself.
+	AlterIsr bool
 	// ClockSkew (zkafka.clock.skew.ms, dynamic per broker) moves this
 	// broker's wall clock from the machine's, for clock faults (`zkafka
 	// chaos run --faults clock`); 0 in any real use.
@@ -365,7 +370,11 @@ func New(props map[string]string) (*Config, error) {
 	if c.InterBrokerListenerName == "" {
 		c.InterBrokerListenerName = p.str("security.inter.broker.protocol")
 	}
-	if c.FeatureVersioning, err = featureVersioningSupported(p.str("inter.broker.protocol.version")); err != nil {
+	ibp := p.str("inter.broker.protocol.version")
+	if c.FeatureVersioning, err = ibpAtLeast(ibp, 7, 0); err != nil {
+		return nil, err
+	}
+	if c.AlterIsr, err = ibpAtLeast(ibp, 7, 2); err != nil {
 		return nil, err
 	}
 	if c.MaxConnectionsPerIPOverrides, err = parseConnectionOverrides(p.str("max.connections.per.ip.overrides")); err != nil {
@@ -393,13 +402,24 @@ func New(props map[string]string) (*Config, error) {
 // 2.8, each with an optional -IVn.
 var interBrokerProtocolVersion = regexp.MustCompile(`^(0\.(8|9|10|11)\.[0-9]|(1\.[01]|2\.[0-8])(\.[0-9]+)?)(-IV[0-9])?$`)
 
-// featureVersioningSupported reports whether an inter.broker.protocol.version
-// is 2.7 or later, when Kafka enables feature versioning (KIP-584).
-func featureVersioningSupported(v string) (bool, error) {
-	if !interBrokerProtocolVersion.MatchString(v) {
+// ibpAtLeast reports whether an inter.broker.protocol.version is 2.minor-IViv
+// or later, in Kafka's order: a version without -IVn is that release's last
+// (2.7 is 2.7-IV2), and every 0.x and 1.x comes before 2.0.
+func ibpAtLeast(v string, minor, iv int) (bool, error) {
+	m := interBrokerProtocolVersion.FindStringSubmatch(v)
+	if m == nil {
 		return false, fmt.Errorf("inter.broker.protocol.version: Version `%s` is not a valid version: %w", v, ErrConfig)
 	}
-	return strings.HasPrefix(v, "2.7") || strings.HasPrefix(v, "2.8"), nil
+	rest, ok := strings.CutPrefix(v, "2.")
+	if !ok {
+		return false, nil
+	}
+	vMinor, _ := strconv.Atoi(rest[:1])
+	vIV := math.MaxInt
+	if _, n, ok := strings.Cut(rest, "-IV"); ok {
+		vIV, _ = strconv.Atoi(n)
+	}
+	return vMinor > minor || vMinor == minor && vIV >= iv, nil
 }
 
 func (c *Config) validate() error {

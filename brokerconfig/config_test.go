@@ -106,14 +106,15 @@ func TestConfigErrors(t *testing.T) {
 	}
 }
 
-// TestConnectionLimits reads the connection and memory limits as
-// KafkaConfig does: 2.8's defaults, "host:count" overrides split at the last
-// colon (IPv6), listener.name.<l>.max.connections known, not warned about.
-// TestFeatureVersioning: /feature is enabled from inter.broker.protocol.version
-// 2.7 (Kafka 2.8's default is 2.8-IV1), disabled before.
-func TestFeatureVersioning(t *testing.T) {
-	for v, want := range map[string]bool{"": true, "2.8-IV1": true, "2.8": true, "2.7-IV0": true, "2.7.1": true,
-		"2.6": false, "2.0-IV1": false, "1.1": false, "0.10.2-IV0": false, "0.8.2": false} {
+// TestInterBrokerProtocolVersion: /feature is enabled from
+// inter.broker.protocol.version 2.7-IV0 and AlterIsr from 2.7-IV2, as Kafka
+// 2.8's ApiVersion orders them (2.7 alone is 2.7-IV2; the default is 2.8-IV1).
+func TestInterBrokerProtocolVersion(t *testing.T) {
+	for v, want := range map[string][2]bool{
+		"": {true, true}, "2.8-IV1": {true, true}, "2.8": {true, true}, "2.8-IV0": {true, true},
+		"2.7": {true, true}, "2.7.1": {true, true}, "2.7-IV2": {true, true}, "2.7-IV1": {true, false}, "2.7-IV0": {true, false},
+		"2.6": {false, false}, "2.0-IV1": {false, false}, "1.1": {false, false}, "0.10.2-IV0": {false, false}, "0.8.2": {false, false},
+	} {
 		props := map[string]string{"zookeeper.connect": "localhost:2181"}
 		if v != "" {
 			props["inter.broker.protocol.version"] = v
@@ -123,11 +124,18 @@ func TestFeatureVersioning(t *testing.T) {
 			t.Errorf("inter.broker.protocol.version=%q: %v", v, err)
 			continue
 		}
-		if c.FeatureVersioning != want {
-			t.Errorf("inter.broker.protocol.version=%q: feature versioning %v, want %v", v, c.FeatureVersioning, want)
+		if got := [2]bool{c.FeatureVersioning, c.AlterIsr}; got != want {
+			t.Errorf("inter.broker.protocol.version=%q: feature versioning, AlterIsr %v, want %v", v, got, want)
 		}
 	}
+	if _, err := New(map[string]string{"zookeeper.connect": "localhost:2181", "inter.broker.protocol.version": "2.9"}); err == nil {
+		t.Error("inter.broker.protocol.version=2.9 accepted")
+	}
 }
+
+// TestConnectionLimits reads the connection and memory limits as
+// KafkaConfig does: 2.8's defaults, "host:count" overrides split at the last
+// colon (IPv6), listener.name.<l>.max.connections known, not warned about.
 
 func TestConnectionLimits(t *testing.T) {
 	c, err := New(map[string]string{"zookeeper.connect": "localhost:2181"})

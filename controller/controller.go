@@ -45,6 +45,10 @@ type Config struct {
 	// FeatureVersioning is inter.broker.protocol.version >= 2.7 (KIP-584): /feature is written
 	// enabled, else disabled.
 	FeatureVersioning bool
+	// AlterIsr is inter.broker.protocol.version >= 2.7-IV2 (KIP-497): leaders change ISRs
+	// through the controller's AlterIsr, so no watch is kept on reassigning partitions' state
+	// znodes.
+	AlterIsr bool
 }
 
 // BrokerClient is the controller's connection to one broker.

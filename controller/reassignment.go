@@ -343,8 +343,12 @@ func stateWatchPath(tp kafka.TopicPartition) string {
 }
 
 // watchPartitionState arms a data watch on a reassigning partition's state znode: the leader
-// rewrites it when new replicas join the ISR.
+// rewrites it when new replicas join the ISR. With AlterIsr the controller makes those writes
+// itself and arms none, as Kafka 2.8 does.
 func (c *Controller) watchPartitionState(tp kafka.TopicPartition) error {
+	if c.cfg.AlterIsr {
+		return nil
+	}
 	_, _, err := c.getW(stateWatchPath(tp), activeScope, func(ev zk.Event) event {
 		if ev.Type == zk.EventNodeDataChanged {
 			return partitionStateChangeEvent{tp: tp}
