@@ -22,6 +22,11 @@ const (
 	// served committed offsets older than the group's before it learned of its successor, as Kafka
 	// 2.8's does.
 	FindStaleCommitted = "stale-committed-offset-served"
+	// FindUnackedCommitted is reported, not failed: a coordinator served a committed offset no commit
+	// was acknowledged for — a commit it had appended but not replicated when it crashed, loaded
+	// back to its log end on restart as Kafka 2.8's GroupMetadataManager does — and a later answer
+	// went back to the last acknowledged commit once another broker led.
+	FindUnackedCommitted = "unacknowledged-committed-offset-served"
 )
 
 // maxExamples bounds the examples kept per finding kind.
@@ -77,16 +82,18 @@ func (p *producerState) rec(seq int64) *recState {
 type Checker struct {
 	producers map[string]*producerState
 	// lastSeq is, per partition and producer, the highest seq the reader has read so far.
-	lastSeq    map[int32]map[string]int64
-	readEnds   map[int32]readEnd
-	committed  map[int32]int64
-	faults     []faultMark
-	neverSent  int
-	backwards  int
-	stale      int
-	found      findingSet
-	reordered  map[string]map[string]int // by acks, then fault
-	sawReadEnd bool
+	lastSeq     map[int32]map[string]int64
+	readEnds    map[int32]readEnd
+	committed   map[int32]int64
+	ackedCommit map[int32]int64 // the highest acknowledged commit per partition, so far
+	faults      []faultMark
+	neverSent   int
+	backwards   int
+	stale       int
+	unacked     int
+	found       findingSet
+	reordered   map[string]map[string]int // by acks, then fault
+	sawReadEnd  bool
 }
 
 // findingSet keeps up to maxExamples findings of each kind and counts them all.
@@ -132,7 +139,7 @@ func NewChecker() *Checker {
 		producers: map[string]*producerState{},
 		lastSeq:   map[int32]map[string]int64{},
 		readEnds:  map[int32]readEnd{},
-		committed: map[int32]int64{},
+		committed: map[int32]int64{}, ackedCommit: map[int32]int64{},
 		reordered: map[string]map[string]int{"all": {}, "1": {}},
 	}
 }
@@ -187,10 +194,19 @@ func (c *Checker) Add(op Op) {
 			return
 		}
 		if prev, ok := c.committed[op.Partition]; ok && op.Offset < prev {
-			c.backwards++
-			c.found.add(c.finding(FindCommittedBackwards, "", op.T, "partition %d: the group's committed offset went from %d back to %d at %.1fs", op.Partition, prev, op.Offset, op.T))
+			if acked, ok := c.ackedCommit[op.Partition]; ok && op.Offset >= acked && prev > acked {
+				c.unacked++
+				c.found.add(c.finding(FindUnackedCommitted, "", op.T, "partition %d: committed offset %d had been served though the last acknowledged commit was %d; broker %d serves %d at %.1fs", op.Partition, prev, acked, op.Broker, op.Offset, op.T))
+			} else {
+				c.backwards++
+				c.found.add(c.finding(FindCommittedBackwards, "", op.T, "partition %d: the group's committed offset went from %d back to %d at %.1fs", op.Partition, prev, op.Offset, op.T))
+			}
 		}
 		c.committed[op.Partition] = op.Offset
+	case OpCommit:
+		if op.Err == "" && op.Offset > c.ackedCommit[op.Partition] {
+			c.ackedCommit[op.Partition] = op.Offset
+		}
 	case OpRead:
 		c.read(op)
 	case OpReadEnd:
@@ -237,9 +253,11 @@ type CheckResult struct {
 	// a committed offset went down.
 	NeverProcessed     int `json:"never_processed"`
 	CommittedBackwards int `json:"committed_backwards"`
-	// StaleCommitted counts answers of a deposed coordinator below the group's committed offsets:
+	// StaleCommitted counts answers of a deposed coordinator below the group's committed offsets,
+	// UnackedCommitted answers above every acknowledged commit that a later answer took back:
 	// reported, not failed.
-	StaleCommitted int `json:"stale_committed"`
+	StaleCommitted   int `json:"stale_committed"`
+	UnackedCommitted int `json:"unacked_committed"`
 	// ByFault splits the producers' figures by the fault during which the records were sent ("none"
 	// before the first).
 	ByFault map[string]FaultCounts `json:"by_fault"`
@@ -266,7 +284,7 @@ func (r CheckResult) Verdict() string {
 
 // Result judges everything added so far.
 func (c *Checker) Result() CheckResult {
-	res := CheckResult{NeverSent: c.neverSent, CommittedBackwards: c.backwards, StaleCommitted: c.stale, ByFault: map[string]FaultCounts{}}
+	res := CheckResult{NeverSent: c.neverSent, CommittedBackwards: c.backwards, StaleCommitted: c.stale, UnackedCommitted: c.unacked, ByFault: map[string]FaultCounts{}}
 	found := c.found.clone()
 	// count adds one to a field of both the run's counts and its fault's.
 	count := func(acks string, sent float64, field func(*Counts) *int) {

@@ -101,6 +101,16 @@ func TestCheckerFindings(t *testing.T) {
 			h.ops = append(h.ops, Op{T: 6, Type: OpCommitted, Partition: 0, Offset: 1, Broker: 2, Note: "stale: broker 2 answered while ZooKeeper named broker 3"})
 			return h.read("w1", 0, 0, 0).read("w1", 1, 0, 1).read("w1", 2, 0, 2).readEnd(0, 3, "")
 		}, FindStaleCommitted, true, func(r CheckResult) int { return r.StaleCommitted }},
+		{"an answer of an unacknowledged commit, then the acknowledged one, is reported, not failed", func() *hist {
+			h := healthy()
+			h.ops = append(h.ops, Op{T: 3.5, Type: OpCommit, Member: "m1", Partition: 0, Offset: 2}, Op{T: 4.6, Type: OpCommit, Member: "m1", Partition: 0, Offset: 3, Err: "NOT_COORDINATOR"})
+			return h.committed(6, 0, 2).read("w1", 0, 0, 0).read("w1", 1, 0, 1).read("w1", 2, 0, 2).readEnd(0, 3, "")
+		}, FindUnackedCommitted, true, func(r CheckResult) int { return r.UnackedCommitted }},
+		{"an acknowledged commit taken back fails", func() *hist {
+			h := healthy()
+			h.ops = append(h.ops, Op{T: 4.6, Type: OpCommit, Member: "m1", Partition: 0, Offset: 3})
+			return h.committed(6, 0, 2).read("w1", 0, 0, 0).read("w1", 1, 0, 1).read("w1", 2, 0, 2).readEnd(0, 3, "")
+		}, FindCommittedBackwards, false, func(r CheckResult) int { return r.CommittedBackwards }},
 		{"never processed", func() *hist {
 			h := &hist{}
 			h.produce(1, "w1", "all", 0, 0, 0).produce(2, "w1", "all", 1, 0, 1).process("w1", 0, 0, 0)

@@ -227,8 +227,8 @@ func (rep *Report) WriteTable(w io.Writer) error {
 	if a := c.AcksAll; a.Sent > 0 {
 		fmt.Fprintf(w, "acks=all: sent=%d acked=%d failed=%d (not acknowledged; may or may not be in the log)\n", a.Sent, a.Acked, a.Failed)
 	}
-	fmt.Fprintf(w, "group: never processed=%d, committed offsets going backwards=%d (stale answers of a deposed coordinator, reported: %d); never sent=%d, unverified=%d\n",
-		c.NeverProcessed, c.CommittedBackwards, c.StaleCommitted, c.NeverSent, c.Unverified)
+	fmt.Fprintf(w, "group: never processed=%d, committed offsets going backwards=%d (reported: stale answers of a deposed coordinator %d, answers of an unacknowledged commit %d); never sent=%d, unverified=%d\n",
+		c.NeverProcessed, c.CommittedBackwards, c.StaleCommitted, c.UnackedCommitted, c.NeverSent, c.Unverified)
 	if len(rep.Incidents) > 0 {
 		fmt.Fprintf(w, "incidents (%d):\n", len(rep.Incidents))
 		for _, s := range rep.Incidents {
