@@ -58,6 +58,7 @@ func apiTable() map[int16]api {
 		txnOffsetCommitAPI,
 		describeProducersAPI,
 		describeClusterAPI,
+		updateFeaturesAPI,
 		offsetCommitAPI,
 		offsetFetchAPI,
 		findCoordinatorAPI,

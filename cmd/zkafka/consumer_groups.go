@@ -89,6 +89,15 @@ func checkConsumerGroupsArgs(opts toolOptions) error {
 	if opts.has("zookeeper") && (opts.has("reset-offsets") || opts.has("delete-offsets") || opts.has("all-groups")) {
 		return usageErrorf("Option [zookeeper] can only be used with --list, --describe --group and --delete --group")
 	}
+	// Kafka 1.1, the last tool with --zookeeper, made these unavailable with it (jopt-simple's
+	// availableUnless).
+	if opts.has("zookeeper") {
+		for _, o := range []string{"members", "verbose", "offsets", "state"} {
+			if opts.has(o) {
+				return usageErrorf("Option(s) [%s] are unavailable given other options on the command line", o)
+			}
+		}
+	}
 	for _, o := range []string{"offsets", "members"} {
 		if err := opts.checkInvalid(o, "list", "delete", "reset-offsets"); err != nil {
 			return err

@@ -220,6 +220,8 @@ func TestConsumerGroupsBadInput(t *testing.T) {
 		{[]string{"--bootstrap-server", "h:9092", "--reset-offsets", "--group", "g", "--all-topics", "--shift-by", "x"}, "Cannot parse argument 'x' of option shift-by\n"},
 		{[]string{"--bootstrap-server", "h:9092", "--describe", "--group", "g", "--to-earliest"}, "Option [to-earliest] can only be used with [reset-offsets]\n"},
 		{[]string{"--zookeeper", "h:2181", "--reset-offsets", "--group", "g", "--all-topics", "--to-earliest"}, "Option [zookeeper] can only be used with --list, --describe --group and --delete --group\n"},
+		{[]string{"--zookeeper", "h:2181", "--describe", "--group", "g", "--members"}, "Option(s) [members] are unavailable given other options on the command line\n"},
+		{[]string{"--zookeeper", "h:2181", "--describe", "--group", "g", "--state"}, "Option(s) [state] are unavailable given other options on the command line\n"},
 	} {
 		expectToolError(t, tc.want, append([]string{"consumer-groups"}, tc.args...)...)
 	}
