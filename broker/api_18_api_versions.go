@@ -6,7 +6,10 @@ package broker
 //	v1: throttle time
 //	v2: same as v1
 //	v3: flexible (KIP-482); the request carries the client software name and
-//	    version (KIP-511). The response header stays v0 at every version.
+//	    version (KIP-511); the answer's tagged fields carry the finalized
+//	    features of /feature and their epoch (KIP-584; -1 while none are), and
+//	    no supported feature, as a 2.8 broker has none. The response header
+//	    stays v0 at every version.
 //
 // A request of a version this broker lacks is answered in the v0 shape with
 // UNSUPPORTED_VERSION and the full list of ranges, so the client can retry
@@ -14,6 +17,8 @@ package broker
 
 import (
 	"context"
+	"maps"
+	"slices"
 	"sort"
 
 	"github.com/twmb/franz-go/pkg/kmsg"
@@ -35,6 +40,12 @@ func (s *Server) apiVersionsResponse(version, errorCode int16) kmsg.Response {
 		resp.ApiKeys = append(resp.ApiKeys, kmsg.ApiVersionsResponseApiKey{ApiKey: a.key, MinVersion: a.min, MaxVersion: a.max})
 	}
 	sort.Slice(resp.ApiKeys, func(i, j int) bool { return resp.ApiKeys[i].ApiKey < resp.ApiKeys[j].ApiKey })
+	f := s.finalized()
+	resp.FinalizedFeaturesEpoch = f.epoch
+	for _, name := range slices.Sorted(maps.Keys(f.features)) {
+		r := f.features[name]
+		resp.FinalizedFeatures = append(resp.FinalizedFeatures, kmsg.ApiVersionsResponseFinalizedFeature{Name: name, MinVersionLevel: r.MinVersionLevel, MaxVersionLevel: r.MaxVersionLevel})
+	}
 	return resp
 }
 

@@ -47,7 +47,9 @@ type Server struct {
 	configs    *configManager // dynamic configs: /config/brokers layers, /config/changes
 	replicas   *ReplicaManager
 	controller *controller.Controller
-	apis       map[int16]api
+	// features is /feature's finalized features, for ApiVersions (watchFeatures).
+	features atomic.Pointer[finalizedFeatures]
+	apis     map[int16]api
 
 	// groupCoordinator serves the groups of the __consumer_offsets
 	// partitions this broker leads.
@@ -127,6 +129,7 @@ func (s *Server) Start(ctx context.Context) (err error) {
 		s.logs.Run(s.ctx, s.clock.Now, s.cfg.LogRetentionCheckInterval, s.cfg.LogFlushOffsetCheckpointInterval)
 	}()
 	s.wg.Go(s.watchLogDirs)
+	s.wg.Go(s.watchFeatures)
 	if err := s.bindListeners(); err != nil {
 		return err
 	}

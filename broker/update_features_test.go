@@ -81,3 +81,42 @@ func TestUpdateFeatures(t *testing.T) {
 		t.Errorf("with inter.broker.protocol.version 2.6: error %d %v, want INVALID_REQUEST (42) and 2.8's message", resp.ErrorCode, resp.ErrorMessage)
 	}
 }
+
+// TestApiVersionsFinalizedFeatures: ApiVersions v3 carries /feature's finalized features and its
+// version as their epoch, following the znode as it changes; with feature versioning disabled
+// (inter.broker.protocol.version 2.6) the epoch is -1, as Kafka 2.8 answers.
+func TestApiVersionsFinalizedFeatures(t *testing.T) {
+	c := testcluster.Start(t, testcluster.Options{Brokers: 1})
+	c.WaitForController()
+	versions := func(addr string) *kmsg.ApiVersionsResponse {
+		req := kmsg.NewPtrApiVersionsRequest()
+		req.ClientSoftwareName, req.ClientSoftwareVersion = "test", "1"
+		return raw(t, addr, req, 3).(*kmsg.ApiVersionsResponse)
+	}
+	c.WaitFor("finalized features epoch 0, none finalized", func() bool {
+		r := versions(c.Addr(1))
+		return r.FinalizedFeaturesEpoch == 0 && len(r.FinalizedFeatures) == 0
+	})
+	f := zkpaths.FinalizedFeatures{Status: zkpaths.FeatureStatusEnabled, Features: map[string]zkpaths.FinalizedVersionRange{"demo": {MinVersionLevel: 1, MaxVersionLevel: 2}}}
+	if _, err := c.ZooKeeper().Set(zkpaths.Feature, f.Encode(), 0); err != nil {
+		t.Fatal(err)
+	}
+	c.WaitFor("finalized features epoch 1 with demo [1, 2]", func() bool {
+		r := versions(c.Addr(1))
+		return r.FinalizedFeaturesEpoch == 1 && len(r.FinalizedFeatures) == 1 && r.FinalizedFeatures[0].Name == "demo" &&
+			r.FinalizedFeatures[0].MinVersionLevel == 1 && r.FinalizedFeatures[0].MaxVersionLevel == 2
+	})
+
+	old := testcluster.Start(t, testcluster.Options{Brokers: 1, Properties: map[string]string{"inter.broker.protocol.version": "2.6"}})
+	old.WaitForController()
+	data, _, err := old.ZooKeeper().Get(zkpaths.Feature)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got, err := zkpaths.DecodeFinalizedFeatures(data); err != nil || got.Status != zkpaths.FeatureStatusDisabled {
+		t.Fatalf("/feature with inter.broker.protocol.version 2.6: %+v, %v; want disabled", got, err)
+	}
+	if r := versions(old.Addr(1)); r.FinalizedFeaturesEpoch != -1 || len(r.FinalizedFeatures) != 0 {
+		t.Errorf("feature versioning disabled: epoch %d, features %v; want -1 and none", r.FinalizedFeaturesEpoch, r.FinalizedFeatures)
+	}
+}
