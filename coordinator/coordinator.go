@@ -210,9 +210,12 @@ func (c *Coordinator) transitionLocked(g *group, to GroupState) {
 	g.state, g.stateTime = to, c.clock.Now()
 }
 
+// newMemberID is Kafka's clientId + "-" + UUID.randomUUID(): a version-4 UUID.
 func newMemberID(clientID string) string {
 	var b [16]byte
 	rand.Read(b[:])
+	b[6] = b[6]&0x0f | 0x40 // version 4
+	b[8] = b[8]&0x3f | 0x80 // the RFC 4122 variant
 	return clientID + "-" + hex.EncodeToString(b[:4]) + "-" + hex.EncodeToString(b[4:6]) + "-" +
 		hex.EncodeToString(b[6:8]) + "-" + hex.EncodeToString(b[8:10]) + "-" + hex.EncodeToString(b[10:])
 }

@@ -2,6 +2,7 @@ package coordinator
 
 import (
 	"context"
+	"regexp"
 	"testing"
 	"time"
 
@@ -590,5 +591,16 @@ func TestStaticLeaderRejoinWithoutRebalance(t *testing.T) {
 	}
 	if leader := inspect(c, testGroup, func(g *group) string { return g.leaderID }); leader != r.MemberID {
 		t.Fatalf("group leader %q, want the new member id %q", leader, r.MemberID)
+	}
+}
+
+// TestNewMemberID: the client id, a dash, and a version-4 UUID of the RFC 4122 variant, as
+// Kafka's UUID.randomUUID() gives.
+func TestNewMemberID(t *testing.T) {
+	re := regexp.MustCompile(`^consumer-g-1-[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$`)
+	for range 100 {
+		if id := newMemberID("consumer-g-1"); !re.MatchString(id) {
+			t.Fatalf("member id %q is not the client id and a version-4 UUID", id)
+		}
 	}
 }

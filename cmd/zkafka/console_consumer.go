@@ -3,15 +3,15 @@ package main
 import (
 	"bufio"
 	"context"
-	"crypto/rand"
-	"encoding/hex"
 	"errors"
 	"flag"
 	"fmt"
 	"io"
+	mathrand "math/rand/v2"
 	"os/signal"
 	"strconv"
 	"strings"
+	"sync/atomic"
 	"syscall"
 	"time"
 
@@ -134,20 +134,13 @@ func runConsoleConsumer(args []string, stdout, stderr io.Writer) int {
 		return 2
 	}
 	cfg.Topics, cfg.ZooKeeperConnect = []string{*topic}, *zkConnect
-	if cfg.ClientID == "" {
-		cfg.ClientID = "console-consumer"
-	}
 	if *group != "" {
 		cfg.GroupID = *group
 	}
 	if *instanceID != "" {
 		cfg.GroupInstanceID = *instanceID
 	}
-	if cfg.GroupID == "" {
-		var b [4]byte
-		_, _ = rand.Read(b[:]) // crypto/rand.Read never fails
-		cfg.GroupID = "console-consumer-" + hex.EncodeToString(b[:])
-	}
+	consoleConsumerDefaults(&cfg)
 	if *bootstrap != "" {
 		cfg.BootstrapServers = strings.Split(*bootstrap, ",")
 		switch {
@@ -470,4 +463,25 @@ func (f messageFormatter) writeTo(w *bufio.Writer, r consoleRecord) {
 		bytesOrNull(r.Value)
 		w.WriteString(f.lineSeparator)
 	}
+}
+
+// consumerClientIDs numbers the consumers this process makes, as the Java consumer's
+// CONSUMER_CLIENT_ID_SEQUENCE does.
+var consumerClientIDs atomic.Int32
+
+// consoleConsumerDefaults fills what Kafka 2.8's console consumer leaves to defaults: a random
+// group console-consumer-<0..99999>, and the client id of the consumer generation in use — the
+// Java consumer's consumer-<group>-<n>, or the 0.8 consumer's group id.
+func consoleConsumerDefaults(cfg *consumer.Config) {
+	if cfg.GroupID == "" {
+		cfg.GroupID = fmt.Sprintf("console-consumer-%d", mathrand.IntN(100000))
+	}
+	if cfg.ClientID != "" {
+		return
+	}
+	if cfg.ZooKeeperConnect != "" {
+		cfg.ClientID = cfg.GroupID
+		return
+	}
+	cfg.ClientID = fmt.Sprintf("consumer-%s-%d", cfg.GroupID, consumerClientIDs.Add(1))
 }

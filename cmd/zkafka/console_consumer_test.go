@@ -225,3 +225,33 @@ func TestConsoleConsumerPartitionOffset(t *testing.T) {
 		}
 	}
 }
+
+// TestConsoleConsumerDefaults: Kafka 2.8's random group console-consumer-<0..99999>, the Java
+// consumer's client id consumer-<group>-<n> counting up, and the 0.8 consumer's client id, its
+// group.
+func TestConsoleConsumerDefaults(t *testing.T) {
+	var cfg consumer.Config
+	consoleConsumerDefaults(&cfg)
+	n, err := strconv.Atoi(strings.TrimPrefix(cfg.GroupID, "console-consumer-"))
+	if err != nil || n < 0 || n > 99999 {
+		t.Errorf("random group %q, want console-consumer-<0..99999>", cfg.GroupID)
+	}
+	first := consumer.Config{GroupID: "g"}
+	second := consumer.Config{GroupID: "g"}
+	consoleConsumerDefaults(&first)
+	consoleConsumerDefaults(&second)
+	var a, b int
+	if _, err := fmt.Sscanf(first.ClientID, "consumer-g-%d", &a); err != nil {
+		t.Fatalf("client id %q, want consumer-g-<n>", first.ClientID)
+	}
+	if _, err := fmt.Sscanf(second.ClientID, "consumer-g-%d", &b); err != nil || b != a+1 {
+		t.Errorf("client ids %q then %q, want consumer-g-%d then consumer-g-%d", first.ClientID, second.ClientID, a, a+1)
+	}
+	old := consumer.Config{GroupID: "g", ZooKeeperConnect: "h:2181"}
+	consoleConsumerDefaults(&old)
+	set := consumer.Config{GroupID: "g", ClientID: "mine"}
+	consoleConsumerDefaults(&set)
+	if old.ClientID != "g" || set.ClientID != "mine" {
+		t.Errorf("0.8 consumer's client id %q, want the group g; a client id given: %q, want mine", old.ClientID, set.ClientID)
+	}
+}
