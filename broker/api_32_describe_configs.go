@@ -107,8 +107,9 @@ func (s *Server) describeResource(r kmsg.DescribeConfigsRequestResource, synonym
 		entries, err = s.describeTopicConfigs(r.ResourceName, synonyms, docs)
 	case configResourceBroker:
 		entries, err = s.describeBrokerConfigs(r.ResourceName, synonyms, docs)
+	case configResourceBrokerLogger:
+		entries, err = s.describeLoggers(r.ResourceName)
 	default:
-		// BROKER_LOGGER would list log4j loggers; this broker has none.
 		return nil, topicErr(kerr.InvalidRequest, "Unsupported resource type: %s", configResourceTypeName(r.ResourceType))
 	}
 	if err != nil {

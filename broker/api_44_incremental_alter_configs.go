@@ -70,6 +70,9 @@ func (s *Server) incrementalAlterConfigs(r kmsg.IncrementalAlterConfigsRequestRe
 	if len(nulls) > 0 {
 		return topicErr(kerr.InvalidRequest, "Null value not supported for : %s", strings.Join(nulls, ","))
 	}
+	if int8(r.ResourceType) == configResourceBrokerLogger {
+		return s.alterLoggers(r, validateOnly)
+	}
 	topic := int8(r.ResourceType) == configResourceTopic
 	listDefault := func(name string) (string, bool) {
 		v, _ := brokerconfig.BrokerDefault(name)

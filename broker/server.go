@@ -18,6 +18,7 @@ import (
 	"github.com/zkafka/zkafka/brokerconfig"
 	"github.com/zkafka/zkafka/controller"
 	"github.com/zkafka/zkafka/coordinator"
+	"github.com/zkafka/zkafka/internal/loglevels"
 	"github.com/zkafka/zkafka/internal/zkclient"
 	"github.com/zkafka/zkafka/kafka"
 	"github.com/zkafka/zkafka/storage"
@@ -47,6 +48,8 @@ type Server struct {
 	configs    *configManager // dynamic configs: /config/brokers layers, /config/changes
 	replicas   *ReplicaManager
 	controller *controller.Controller
+	// levels are the per-logger levels of the broker's logger (BROKER_LOGGER); nil without.
+	levels *loglevels.Levels
 	// features is /feature's finalized features, for ApiVersions (watchFeatures).
 	features atomic.Pointer[finalizedFeatures]
 	apis     map[int16]api

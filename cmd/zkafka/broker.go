@@ -16,6 +16,7 @@ import (
 
 	"github.com/zkafka/zkafka/broker"
 	"github.com/zkafka/zkafka/brokerconfig"
+	"github.com/zkafka/zkafka/internal/loglevels"
 )
 
 // overrides collects repeated --override key=value flags.
@@ -64,7 +65,7 @@ func runBroker(args []string, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "zkafka broker: %v\n", err)
 		return 1
 	}
-	logger := newLogger()
+	logger, levels := newLogger()
 	defer logger.Sync()
 	if names := envNames(environ); len(names) > 0 {
 		logger.Info("Properties from the environment", zap.Strings("variables", names))
@@ -73,6 +74,7 @@ func runBroker(args []string, stderr io.Writer) int {
 	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGTERM, syscall.SIGINT)
 	defer stop()
 	s := broker.NewServer(cfg, logger)
+	s.SetLogLevels(levels)
 	if err := s.Start(ctx); err != nil {
 		logger.Error("Broker failed to start", zap.Error(err))
 		fmt.Fprintf(stderr, "zkafka broker: %v\n", err)
@@ -93,16 +95,18 @@ func runBroker(args []string, stderr io.Writer) int {
 }
 
 // newLogger logs to stderr in a console layout close to Kafka's log4j lines:
-// time, level, logger name, message, then fields.
-func newLogger() *zap.Logger {
+// time, level, logger name, message, then fields; each logger's level can
+// change at run time through levels (BROKER_LOGGER configs).
+func newLogger() (*zap.Logger, *loglevels.Levels) {
 	enc := zap.NewDevelopmentEncoderConfig()
 	enc.EncodeTime = zapcore.ISO8601TimeEncoder
 	enc.EncodeLevel = zapcore.CapitalLevelEncoder
 	enc.EncodeCaller = nil
-	level := zapcore.InfoLevel
+	root := "INFO"
 	if os.Getenv("ZKAFKA_LOG_LEVEL") == "debug" {
-		level = zapcore.DebugLevel
+		root = "DEBUG"
 	}
-	core := zapcore.NewCore(zapcore.NewConsoleEncoder(enc), zapcore.Lock(os.Stderr), level)
-	return zap.New(core)
+	levels, _ := loglevels.New(root) // root is valid
+	core := zapcore.NewCore(zapcore.NewConsoleEncoder(enc), zapcore.Lock(os.Stderr), zapcore.DebugLevel)
+	return zap.New(levels.Wrap(core)), levels
 }

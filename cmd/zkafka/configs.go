@@ -119,7 +119,14 @@ func newConfigCommand(opts toolOptions) (*configCommand, error) {
 	}
 	switch c.entityType {
 	case "", "topics", "brokers":
-	case "clients", "users", "ips", "broker-loggers":
+	case "broker-loggers":
+		if connect == "--zookeeper" {
+			return nil, fmt.Errorf("Invalid entity type %s, the entity type must be one of topics,brokers with the %s argument", c.entityType, connect)
+		}
+		if c.entityName == brokerDefault {
+			return nil, errors.New("--entity-default is not supported for broker-loggers")
+		}
+	case "clients", "users", "ips":
 		return nil, fmt.Errorf("Entity type %s is not supported by zkafka configs, only topics and brokers", c.entityType)
 	default:
 		return nil, fmt.Errorf("Invalid entity type %s, the entity type must be one of topics,brokers with the %s argument", c.entityType, connect)
@@ -233,11 +240,15 @@ func (c *configCommand) finish(err error, args []string, stderr io.Writer) int {
 }
 
 // singular is Kafka's entityType.dropRight(1).
+// singular is Kafka's entityType.dropRight(1): topic, broker, broker-logger.
 func singular(entityType string) string { return strings.TrimSuffix(entityType, "s") }
 
 func (c *configCommand) resourceType() kmsg.ConfigResourceType {
-	if c.entityType == "topics" {
+	switch c.entityType {
+	case "topics":
 		return kmsg.ConfigResourceTypeTopic
+	case "broker-loggers":
+		return kmsg.ConfigResourceTypeBrokerLogger
 	}
 	return kmsg.ConfigResourceTypeBroker
 }
@@ -278,7 +289,9 @@ func (c *configCommand) runAdmin(ctx context.Context, cl *kgo.Client, out io.Wri
 				entities = append(entities, strconv.Itoa(int(b.NodeID)))
 			}
 			slices.SortFunc(entities, func(a, b string) int { x, _ := strconv.Atoi(a); y, _ := strconv.Atoi(b); return x - y })
-			entities = append(entities, brokerDefault)
+			if c.entityType == "brokers" {
+				entities = append(entities, brokerDefault)
+			}
 		}
 	}
 	all := c.opts.has("all")
@@ -315,6 +328,8 @@ func (c *configCommand) dynamicSource(entity string) kmsg.ConfigSource {
 	switch {
 	case c.entityType == "topics":
 		return kmsg.ConfigSourceDynamicTopicConfig
+	case c.entityType == "broker-loggers":
+		return kmsg.ConfigSourceDynamicBrokerLoggerConfig
 	case entity == brokerDefault:
 		return kmsg.ConfigSourceDynamicDefaultBrokerConfig
 	}
@@ -340,8 +355,8 @@ func describeEntity(ctx context.Context, cl *kgo.Client, typ kmsg.ConfigResource
 		resp kmsg.Response
 		err  error
 	)
-	if typ == kmsg.ConfigResourceTypeBroker && name != "" {
-		// A broker's own configs come from that broker.
+	if (typ == kmsg.ConfigResourceTypeBroker || typ == kmsg.ConfigResourceTypeBrokerLogger) && name != "" {
+		// A broker's own configs, and its loggers, come from that broker.
 		id, _ := strconv.Atoi(name)
 		resp, err = cl.Broker(id).Request(ctx, req)
 	} else {
@@ -368,6 +383,17 @@ func (c *configCommand) alterAdmin(ctx context.Context, cl *kgo.Client, out io.W
 		return err
 	}
 	var invalid []string
+	if c.entityType == "broker-loggers" {
+		// Kafka's ConfigCommand checks every logger named exists before it alters any.
+		for _, k := range append(slices.Clone(c.del), c.addOrder...) {
+			if !slices.ContainsFunc(current, func(e kmsg.DescribeConfigsResponseResourceConfig) bool { return e.Name == k }) {
+				invalid = append(invalid, k)
+			}
+		}
+		if len(invalid) > 0 {
+			return fmt.Errorf("Invalid broker logger(s): %s", strings.Join(invalid, ","))
+		}
+	}
 	for _, k := range c.del {
 		// Only a config the entity itself sets can be deleted.
 		if !slices.ContainsFunc(current, func(e kmsg.DescribeConfigsResponseResourceConfig) bool {
@@ -394,7 +420,7 @@ func (c *configCommand) alterAdmin(ctx context.Context, cl *kgo.Client, out io.W
 	}
 	req.Resources = append(req.Resources, r)
 	var resp kmsg.Response
-	if c.entityType == "brokers" && c.entityName != brokerDefault {
+	if (c.entityType == "brokers" || c.entityType == "broker-loggers") && c.entityName != brokerDefault {
 		id, _ := strconv.Atoi(c.entityName)
 		resp, err = cl.Broker(id).Request(ctx, req)
 	} else {

@@ -131,3 +131,35 @@ func awaitTopic(t *testing.T, bootstrap, topic string) {
 		})
 	}
 }
+
+// TestConfigsBrokerLoggers: `kafka-configs --entity-type broker-loggers` describes a broker's
+// loggers and changes one's level through --bootstrap-server, in ConfigCommand's words; a logger
+// that does not exist is refused before anything changes.
+func TestConfigsBrokerLoggers(t *testing.T) {
+	c := testcluster.Start(t, testcluster.Options{Brokers: 1})
+	c.WaitForController()
+	bs := c.Addr(1)
+	loggers := func() string {
+		code, out, errOut := runTool("configs", "--bootstrap-server", bs, "--describe", "--entity-type", "broker-loggers", "--entity-name", "1")
+		if code != 0 || !strings.HasPrefix(out, "Dynamic configs for broker-logger 1 are:\n") {
+			t.Fatalf("describe broker-loggers: exit %d\n%s%s", code, out, errOut)
+		}
+		return out
+	}
+	if out := loggers(); !strings.Contains(out, "\n  root=DEBUG sensitive=false synonyms={}\n") || !strings.Contains(out, "\n  broker-1.controller=DEBUG sensitive=false synonyms={}\n") {
+		t.Fatalf("describe broker-loggers:\n%s", out)
+	}
+	expectTool(t, "Completed updating config for broker-logger 1.\n",
+		"configs", "--bootstrap-server", bs, "--alter", "--entity-type", "broker-loggers", "--entity-name", "1", "--add-config", "broker-1.controller=WARN")
+	if out := loggers(); !strings.Contains(out, "\n  broker-1.controller=WARN sensitive=false synonyms={}\n") || !strings.Contains(out, "\n  root=DEBUG ") {
+		t.Errorf("after setting broker-1.controller to WARN:\n%s", out)
+	}
+	expectTool(t, "Completed updating config for broker-logger 1.\n",
+		"configs", "--bootstrap-server", bs, "--alter", "--entity-type", "broker-loggers", "--entity-name", "1", "--delete-config", "broker-1.controller")
+	if out := loggers(); !strings.Contains(out, "\n  broker-1.controller=DEBUG ") {
+		t.Errorf("after deleting broker-1.controller's level:\n%s", out)
+	}
+	bad := []string{"--bootstrap-server", bs, "--alter", "--entity-type", "broker-loggers", "--entity-name", "1", "--add-config", "no.such.logger=INFO"}
+	expectToolError(t, "Error while executing config command with args '"+strings.Join(bad, " ")+"'\nInvalid broker logger(s): no.such.logger\n",
+		append([]string{"configs"}, bad...)...)
+}

@@ -162,7 +162,7 @@ func runConsoleConsumer(args []string, stdout, stderr io.Writer) int {
 	if *fromStart {
 		cfg.AutoOffsetReset = "earliest"
 	}
-	logger := newLogger()
+	logger, _ := newLogger()
 	defer logger.Sync()
 	cfg.Logger = logger
 	var printer *eventPrinter

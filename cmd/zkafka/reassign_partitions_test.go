@@ -96,7 +96,7 @@ func TestAdminToolsAgainstCluster(t *testing.T) {
 			"\tLeaderAndIsr(4): 0 to 5 [usable: 5],\n",
 			"\tSaslHandshake(17): UNSUPPORTED,\n",
 			"\tApiVersions(18): 0 to 3 [usable: 3],\n",
-			"\tAlterIsr(56): UNSUPPORTED,\n",
+			"\tAlterIsr(56): 0 [usable: 0],\n\tUpdateFeatures(57): 0 [usable: 0],\n",
 			"\tDescribeProducers(61): 0 [usable: 0]\n)\n",
 		}
 		for _, w := range want {

@@ -70,7 +70,7 @@ func runUI(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "zkafka ui: %v\n", err)
 		return 1
 	}
-	logger := newLogger()
+	logger, _ := newLogger()
 	defer logger.Sync()
 	m := ui.NewModel(ui.Options{ZooKeeper: *zookeeper, Bootstrap: brokers, PollInterval: *poll, Logger: logger})
 	srv := &http.Server{

@@ -10,10 +10,12 @@ import (
 	"time"
 
 	"github.com/twmb/franz-go/pkg/kgo"
+	"go.uber.org/zap"
 	"go.uber.org/zap/zaptest"
 
 	"github.com/zkafka/zkafka/broker"
 	"github.com/zkafka/zkafka/brokerconfig"
+	"github.com/zkafka/zkafka/internal/loglevels"
 	"github.com/zkafka/zkafka/internal/wait"
 	"github.com/zkafka/zkafka/internal/zkclient"
 	"github.com/zkafka/zkafka/internal/zktest"
@@ -116,7 +118,9 @@ func (c *Cluster) StartBroker(id int32) {
 	if err != nil {
 		c.t.Fatalf("testcluster: broker %d config: %v", id, err)
 	}
-	s := broker.NewServer(cfg, zaptest.NewLogger(c.t).Named(fmt.Sprintf("broker-%d", id)))
+	levels, _ := loglevels.New("DEBUG") // valid, and zaptest's level
+	s := broker.NewServer(cfg, zaptest.NewLogger(c.t, zaptest.WrapOptions(zap.WrapCore(levels.Wrap))).Named(fmt.Sprintf("broker-%d", id)))
+	s.SetLogLevels(levels)
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
 	if err := s.Start(ctx); err != nil {
