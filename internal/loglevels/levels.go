@@ -156,4 +156,4 @@ func (c *core) Check(e zapcore.Entry, ce *zapcore.CheckedEntry) *zapcore.Checked
 }
 
 func (c *core) Write(e zapcore.Entry, fields []zapcore.Field) error { return c.inner.Write(e, fields) }
-func (c *core) Sync() error                                           { return c.inner.Sync() }
+func (c *core) Sync() error                                         { return c.inner.Sync() }
