@@ -97,6 +97,14 @@ func TestCreateTopic(t *testing.T) {
 		t.Errorf("topic znode %s, want %s", got, want)
 	}
 
+	// As kafka-topics --zookeeper does it: no topic id, which the controller adds.
+	if _, err := admin.CreateTopicWithoutID("legacy", a, nil); err != nil {
+		t.Fatal(err)
+	}
+	if got := get(t, zkc, zkpaths.TopicPath("legacy")); got != `{"version":3,"partitions":{"0":[1,2],"1":[2,1]},"adding_replicas":{},"removing_replicas":{}}` {
+		t.Errorf("topic znode without an id: %s", got)
+	}
+
 	// A config left behind by a deleted topic of the same name is replaced.
 	if err := zkc.CreateIfMissing(zkpaths.TopicConfigPath("reborn"), zkpaths.EntityConfig{Config: map[string]string{"old": "1"}}.Encode()); err != nil {
 		t.Fatal(err)

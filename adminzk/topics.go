@@ -135,6 +135,17 @@ func validateAssignment(a map[int32][]int32) error {
 // a new topic id, which the controller's watch turns into partitions. The
 // caller has validated config. It returns what it wrote.
 func (c *Client) CreateTopic(topic string, assignment map[int32][]int32, config map[string]string) (zkpaths.TopicAssignment, error) {
+	return c.createTopic(topic, assignment, config, true)
+}
+
+// CreateTopicWithoutID is CreateTopic as Kafka 2.8's kafka-topics --zookeeper
+// does it (createTopicWithAssignment with usesTopicId false): no topic id is
+// written, and the controller gives the topic one when it loads it.
+func (c *Client) CreateTopicWithoutID(topic string, assignment map[int32][]int32, config map[string]string) (zkpaths.TopicAssignment, error) {
+	return c.createTopic(topic, assignment, config, false)
+}
+
+func (c *Client) createTopic(topic string, assignment map[int32][]int32, config map[string]string, usesTopicID bool) (zkpaths.TopicAssignment, error) {
 	if err := c.ValidateTopicCreate(topic, assignment); err != nil {
 		return zkpaths.TopicAssignment{}, err
 	}
@@ -155,7 +166,10 @@ func (c *Client) CreateTopic(topic string, assignment map[int32][]int32, config 
 	} else if err != nil {
 		return zkpaths.TopicAssignment{}, fmt.Errorf("write %s: %w", cfgPath, err)
 	}
-	ta := zkpaths.TopicAssignment{TopicID: zkpaths.NewTopicID(), Partitions: assignment}
+	ta := zkpaths.TopicAssignment{Partitions: assignment}
+	if usesTopicID {
+		ta.TopicID = zkpaths.NewTopicID()
+	}
 	if _, err := c.create(zkpaths.TopicPath(topic), ta.Encode(), 0); err != nil {
 		if errors.Is(err, zk.ErrNodeExists) {
 			return zkpaths.TopicAssignment{}, topicExists(topic)

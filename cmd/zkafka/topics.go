@@ -610,7 +610,8 @@ func (s *zkTopicService) create(_ context.Context, c *topicCommand) error {
 	if err != nil {
 		return err
 	}
-	_, err = s.admin.CreateTopic(c.topic, assignment, configs)
+	// Kafka 2.8's tool writes no topic id; the controller gives it one.
+	_, err = s.admin.CreateTopicWithoutID(c.topic, assignment, configs)
 	return err
 }
 

@@ -68,6 +68,10 @@ func TestTopicsGolden(t *testing.T) {
 		topics(bs, "--create", "--topic", "only_3", "--replica-assignment", "3")...)
 	c.WaitForLeader("legacy", 1)
 	c.WaitForLeader("only_3", 0)
+	// kafka-topics --zookeeper wrote no topic id; the controller gave it one before its partitions.
+	if id := topicID(t, c, "legacy"); len(id) != 22 {
+		t.Errorf("topic id of legacy after the controller loaded it: %q", id)
+	}
 
 	expectTool(t, "legacy\nonly_3\norders\n", topics(bs, "--list", "--exclude-internal")...)
 	expectTool(t, "legacy\nonly_3\norders\n", topics(zkc, "--list", "--exclude-internal")...)
