@@ -16,7 +16,9 @@ import (
 // zkpaths.ProducerIDBlockSize claimed in /latest_producer_id_block, as
 // Kafka's ZooKeeper-mode ProducerIdManager: read the last block and its
 // zkVersion, write the next block conditionally on that version, and start
-// over when another broker claimed one first.
+// over when another broker claimed one first. The first block is claimed when
+// the broker starts (Kafka 2.8 claims it in the manager's constructor), so
+// every start of every broker moves /latest_producer_id_block on.
 type producerIDManager struct {
 	zk       *zkclient.Client
 	brokerID int32
@@ -30,8 +32,15 @@ type producerIDManager struct {
 // the conditional write.
 const maxBlockClaimAttempts = 100
 
-func newProducerIDManager(zkc *zkclient.Client, brokerID int32, log *zap.Logger) *producerIDManager {
-	return &producerIDManager{zk: zkc, brokerID: brokerID, log: log, next: 0, end: -1}
+// newProducerIDManager claims the broker's first block.
+func newProducerIDManager(zkc *zkclient.Client, brokerID int32, log *zap.Logger) (*producerIDManager, error) {
+	m := &producerIDManager{zk: zkc, brokerID: brokerID, log: log, next: 0, end: -1}
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if err := m.claimBlock(); err != nil {
+		return nil, err
+	}
+	return m, nil
 }
 
 // GenerateProducerID returns a producer id no other broker or earlier call

@@ -48,7 +48,8 @@ func produceBatch(t *testing.T, addr, topic string, batch []byte) (*kerr.Error, 
 }
 
 // TestIdempotentProduceAcrossLeaderChange gets a producer id from
-// InitProducerId (a block claimed in /latest_producer_id_block), then shows
+// InitProducerId (from a block each broker claimed in
+// /latest_producer_id_block when it started), then shows
 // the producer state rules on the wire — a retried batch is not written twice
 // and gets its original offset, a sequence gap is OUT_OF_ORDER_SEQUENCE_NUMBER
 // — and that the state moves with leadership: after the leader stops, the
@@ -60,17 +61,18 @@ func TestIdempotentProduceAcrossLeaderChange(t *testing.T) {
 	createAssigned(t, c.Addr(ctrl), "idem", [][]int32{{1, 2, 3}}, nil)
 	leader := c.WaitForLeader("idem", 0)
 
-	init := raw(t, c.Addr(leader), kmsg.NewPtrInitProducerIDRequest(), 4).(*kmsg.InitProducerIDResponse)
-	if init.ErrorCode != 0 || init.ProducerID < 0 || init.ProducerEpoch != 0 {
-		t.Fatalf("InitProducerId: %+v", init)
-	}
-	data, _, err := c.ZooKeeper().Get(zkpaths.LatestProducerIDBlock)
+	// Each of the three brokers claimed a block as it started, before any producer asked.
+	data, stat, err := c.ZooKeeper().Get(zkpaths.LatestProducerIDBlock)
 	if err != nil {
 		t.Fatal(err)
 	}
 	block, err := zkpaths.DecodeProducerIDBlock(data)
-	if err != nil || init.ProducerID < block.BlockStart || init.ProducerID > block.BlockEnd {
-		t.Fatalf("producer id %d outside the claimed block %+v (%v)", init.ProducerID, block, err)
+	if err != nil || stat.Version != 3 || block.BlockStart != 2000 || block.BlockEnd != 2999 {
+		t.Fatalf("/latest_producer_id_block after three broker starts: %+v at version %d (%v), want [2000, 2999] at version 3", block, stat.Version, err)
+	}
+	init := raw(t, c.Addr(leader), kmsg.NewPtrInitProducerIDRequest(), 4).(*kmsg.InitProducerIDResponse)
+	if init.ErrorCode != 0 || init.ProducerID < 0 || init.ProducerID > block.BlockEnd || init.ProducerEpoch != 0 {
+		t.Fatalf("InitProducerId: %+v, want a producer id from the brokers' blocks [0, %d]", init, block.BlockEnd)
 	}
 
 	pid := init.ProducerID

@@ -76,7 +76,9 @@ func (s *Server) startTransactionCoordinator() error {
 		return err
 	}
 	cfg.Clock = s.clock
-	s.producerIDs = newProducerIDManager(s.zk, s.brokerID, s.log.Named("producer-id-manager"))
+	if s.producerIDs, err = newProducerIDManager(s.zk, s.brokerID, s.log.Named("producer-id-manager")); err != nil {
+		return err
+	}
 	s.markerSender = &markerSender{s: s, clients: map[int32]*wire.Client{}}
 	s.txnCoordinator = transaction.New(cfg, coordinatorLog{s.replicas, transactionTopic}, s.producerIDs, s.markerSender)
 	s.txnCoordinator.Start()
