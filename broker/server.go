@@ -129,7 +129,9 @@ func (s *Server) Start(ctx context.Context) (err error) {
 	s.wg.Add(1)
 	go func() {
 		defer s.wg.Done()
-		s.logs.Run(s.ctx, s.clock.Now, s.cfg.LogRetentionCheckInterval, s.cfg.LogFlushOffsetCheckpointInterval)
+		s.logs.Run(s.ctx, s.clock.Now, s.cfg.LogRetentionCheckInterval, s.cfg.LogFlushOffsetCheckpointInterval, storage.ProducerExpiration{
+			After: brokerconfig.NewReader(s.cfg.Properties).Ms("transactional.id.expiration.ms"), CheckInterval: storage.ProducerIDExpirationCheckInterval,
+		})
 	}()
 	s.wg.Go(s.watchLogDirs)
 	s.wg.Go(s.watchFeatures)

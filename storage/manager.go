@@ -254,15 +254,19 @@ func (m *Manager) Delete(topic string, partition int32) error {
 // Run applies retention every retentionCheckInterval (log.retention.check.interval.ms), at the time
 // now tells, and writes the checkpoints every checkpointInterval until ctx is done. A non-positive
 // interval turns that task off.
-func (m *Manager) Run(ctx context.Context, now func() time.Time, retentionCheckInterval, checkpointInterval time.Duration) {
+func (m *Manager) Run(ctx context.Context, now func() time.Time, retentionCheckInterval, checkpointInterval time.Duration, producers ProducerExpiration) {
 	retention := tickerChan(retentionCheckInterval)
 	defer retention.stop()
 	checkpoint := tickerChan(checkpointInterval)
 	defer checkpoint.stop()
+	expiry := tickerChan(producers.CheckInterval)
+	defer expiry.stop()
 	for {
 		select {
 		case <-ctx.Done():
 			return
+		case <-expiry.c:
+			m.ExpireProducers(now(), producers.After)
 		case <-retention.c:
 			m.CleanupLogs(now())
 		case <-checkpoint.c:
@@ -291,6 +295,29 @@ func (t ticker) stop() {
 	if t.t != nil {
 		t.t.Stop()
 	}
+}
+
+// ProducerExpiration is when Run forgets idle producers: those idle for After
+// (transactional.id.expiration.ms), checked every CheckInterval (Kafka 2.8's
+// fixed 10 minutes, ProducerIDExpirationCheckInterval; 0 never).
+type ProducerExpiration struct {
+	After, CheckInterval time.Duration
+}
+
+// ProducerIDExpirationCheckInterval is Kafka's LogManager.ProducerIdExpirationCheckIntervalMs.
+const ProducerIDExpirationCheckInterval = 10 * time.Minute
+
+// ExpireProducers runs RemoveExpiredProducers at now on every log and returns how many producers
+// went.
+func (m *Manager) ExpireProducers(now time.Time, after time.Duration) int {
+	n := 0
+	for _, l := range m.All() {
+		n += l.RemoveExpiredProducers(now.UnixMilli(), after)
+	}
+	if n > 0 {
+		m.logger.Info("Removed expired producer ids", zap.Int("producers", n), zap.Duration("idle-for", after))
+	}
+	return n
 }
 
 // CleanupLogs runs DeleteOldSegments at now on every log and returns how many segments went.

@@ -232,7 +232,7 @@ func TestManagerRunAppliesRetentionAndCheckpoints(t *testing.T) {
 	done := make(chan struct{})
 	go func() {
 		defer close(done)
-		m.Run(ctx, time.Now, 10*time.Millisecond, 10*time.Millisecond)
+		m.Run(ctx, time.Now, 10*time.Millisecond, 10*time.Millisecond, ProducerExpiration{})
 	}()
 	wait.For(t, waitTimeout, "retention to leave only the active segment", func() bool { return l.NumSegments() == 1 })
 	wait.For(t, waitTimeout, "a log start offset checkpoint", func() bool {
@@ -297,4 +297,24 @@ func TestFailedAppendTakesTheLogDirOffline(t *testing.T) {
 		t.Fatalf("%s reported offline twice", dir)
 	default:
 	}
+}
+
+// TestManagerRunExpiresProducers: Run's producer expiration check forgets idle producers on every
+// log.
+func TestManagerRunExpiresProducers(t *testing.T) {
+	m := newTestManager(t, []string{t.TempDir()}, testConfig())
+	l, err := m.GetOrCreate("t", 0, testConfig())
+	if err != nil {
+		t.Fatal(err)
+	}
+	mustAppend(t, l, producerBatchAt(1, 7, 0, 0, "long ago"))
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		m.Run(ctx, time.Now, 0, 0, ProducerExpiration{After: time.Hour, CheckInterval: 10 * time.Millisecond})
+	}()
+	wait.For(t, waitTimeout, "the idle producer to expire", func() bool { return len(l.ProducerStates()) == 0 })
+	cancel()
+	<-done
 }

@@ -12,6 +12,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/twmb/franz-go/pkg/kerr"
 	"go.uber.org/zap"
@@ -271,6 +272,23 @@ func (l *Log) ProducerStates() map[int64]ProducerEntry {
 		out[id] = *e.clone()
 	}
 	return out
+}
+
+// RemoveExpiredProducers forgets the producers with no open transaction whose last batch or marker
+// is at least expiration older than nowMs (Kafka 2.8's removeExpiredProducers, with
+// transactional.id.expiration.ms), and returns how many went. A forgotten producer's next batch
+// starts its state again, as a new producer's does.
+func (l *Log) RemoveExpiredProducers(nowMs int64, expiration time.Duration) int {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	n := 0
+	for id, e := range l.producers {
+		if e.CurrentTxnFirstOffset == noOffset && nowMs-e.LastTimestamp >= expiration.Milliseconds() {
+			delete(l.producers, id)
+			n++
+		}
+	}
+	return n
 }
 
 func snapshotPath(dir string, offset int64) string {

@@ -4,9 +4,11 @@ import (
 	"encoding/binary"
 	"errors"
 	"hash/crc32"
+	"maps"
 	"os"
 	"slices"
 	"testing"
+	"time"
 
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
@@ -17,6 +19,11 @@ import (
 // producerBatch is a batch of an idempotent producer: its id, epoch and the
 // sequence of its first record.
 func producerBatch(pid int64, epoch int16, seq int32, values ...string) []byte {
+	return producerBatchAt(1, pid, epoch, seq, values...)
+}
+
+// producerBatchAt is producerBatch with the timestamp ts (ms).
+func producerBatchAt(ts, pid int64, epoch int16, seq int32, values ...string) []byte {
 	var recs []byte
 	for i, v := range values {
 		recs = appendRecord(recs, kmsg.Record{OffsetDelta: int32(i), Value: []byte(v)})
@@ -24,7 +31,7 @@ func producerBatch(pid int64, epoch int16, seq int32, values ...string) []byte {
 	n := int32(len(values))
 	b := kmsg.RecordBatch{
 		Length: int32(wire.MinBatchLength + len(recs)), PartitionLeaderEpoch: -1, Magic: 2,
-		LastOffsetDelta: n - 1, FirstTimestamp: 1, MaxTimestamp: 1,
+		LastOffsetDelta: n - 1, FirstTimestamp: ts, MaxTimestamp: ts,
 		ProducerID: pid, ProducerEpoch: epoch, FirstSequence: seq, NumRecords: n, Records: recs,
 	}
 	raw := b.AppendTo(nil)
@@ -150,4 +157,28 @@ func equalStates(a, b map[int64]ProducerEntry) bool {
 		}
 	}
 	return true
+}
+
+// TestRemoveExpiredProducers forgets a producer idle for transactional.id.expiration.ms, keeps one
+// that wrote within it and one whose transaction is still open however old, as Kafka 2.8's
+// removeExpiredProducers does.
+func TestRemoveExpiredProducers(t *testing.T) {
+	l := openTestLog(t, t.TempDir(), testConfig())
+	const hour = int64(time.Hour / time.Millisecond)
+	now := 10 * hour
+	for _, b := range [][]byte{producerBatchAt(1, 7, 0, 0, "idle"), producerBatchAt(now-1000, 9, 0, 0, "recent"), txnBatch(8, 0, 0, 1)} {
+		if _, err := l.AppendAsLeader(b, 0); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if n := l.RemoveExpiredProducers(now, time.Hour); n != 1 {
+		t.Errorf("removed %d producers, want 1", n)
+	}
+	got := slices.Sorted(maps.Keys(l.ProducerStates()))
+	if !slices.Equal(got, []int64{8, 9}) {
+		t.Errorf("producers left %v, want [8 9]: the open transaction's and the recent one", got)
+	}
+	if n := l.RemoveExpiredProducers(now+2*hour, time.Hour); n != 1 || len(l.ProducerStates()) != 1 {
+		t.Errorf("two hours later: removed %d, left %v; want the recent one gone, the open transaction kept", n, l.ProducerStates())
+	}
 }
