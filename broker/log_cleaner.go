@@ -3,7 +3,9 @@ package broker
 // The log cleaner's schedule (Kafka's LogCleaner threads, one here): every
 // log.cleaner.backoff.ms each local log whose cleanup.policy includes
 // "compact" — __consumer_offsets among them — is compacted
-// (storage.Log.Clean) with its topic's delete.retention.ms.
+// (storage.Log.Clean) with its topic's delete.retention.ms when it is due:
+// its dirty ratio reached min.cleanable.dirty.ratio, or its oldest dirty
+// record max.compaction.lag.ms (storage.Log.DirtyRatio).
 
 import (
 	"errors"
@@ -32,47 +34,31 @@ func (s *Server) startLogCleaner() {
 		defer s.wg.Done()
 		t := time.NewTicker(backoff)
 		defer t.Stop()
-		cleaned := map[*storage.Log]storage.CleanStats{}
 		for {
 			select {
 			case <-s.ctx.Done():
 				return
 			case now := <-t.C:
-				s.cleanLogs(now, cleaned, log)
+				s.cleanLogs(now, log)
 			}
 		}
 	}()
 }
 
-// cleanLogs runs one cleaning pass over every compacted local log whose
-// cleanable section grew, or whose kept tombstones have become removable,
-// since its last cleaning (cleaned remembers those).
-func (s *Server) cleanLogs(now time.Time, cleaned map[*storage.Log]storage.CleanStats, log *zap.Logger) {
-	logs := s.logs.All()
-	live := make(map[*storage.Log]bool, len(logs))
-	for tp, l := range logs {
-		live[l] = true
+// cleanLogs runs one cleaning pass over every compacted local log that is due.
+func (s *Server) cleanLogs(now time.Time, log *zap.Logger) {
+	for tp, l := range s.logs.All() {
 		if s.ctx.Err() != nil {
 			return
 		}
 		if !compacted(l.Config().CleanupPolicy) {
 			continue
 		}
-		if last, ok := cleaned[l]; ok && l.CleanableEnd() == last.CleanableEnd && (last.TombstonesDue.IsZero() || now.Before(last.TombstonesDue)) {
+		if _, due := l.DirtyRatio(now); !due {
 			continue
 		}
-		st, err := l.Clean(s.deleteRetention(tp.Topic), now)
-		if err != nil {
-			if !errors.Is(err, storage.ErrLogClosed) {
-				log.Warn("Cleaning failed", zap.String("topic", tp.Topic), zap.Int32("partition", tp.Partition), zap.Error(err))
-			}
-			continue
-		}
-		cleaned[l] = st
-	}
-	for l := range cleaned {
-		if !live[l] {
-			delete(cleaned, l)
+		if _, err := l.Clean(s.deleteRetention(tp.Topic), now); err != nil && !errors.Is(err, storage.ErrLogClosed) {
+			log.Warn("Cleaning failed", zap.String("topic", tp.Topic), zap.Int32("partition", tp.Partition), zap.Error(err))
 		}
 	}
 }

@@ -14,9 +14,16 @@ package storage
 // crash at any point leaves a valid .log (old or cleaned) whose indexes are
 // rebuilt on load, and load removes a leftover .cleaned file.
 //
-// Unlike Kafka, there is no dirty-ratio threshold (min.cleanable.dirty.ratio)
-// and no offset map size limit: the whole cleanable section is deduplicated
-// in one pass, with the key → latest offset map in memory. Compressed
+// Which logs are cleaned, and how far, is Kafka's: a pass ends where the
+// cleanable section ends (and before the first segment with a record younger
+// than min.compaction.lag.ms), and that offset is the log's first dirty
+// offset, kept in each log dir's cleaner-offset-checkpoint. A log is due once
+// its dirty bytes (from the first dirty offset to the end of the cleanable
+// section) reach min.cleanable.dirty.ratio of its cleanable bytes, or its
+// first dirty segment began longer than max.compaction.lag.ms ago
+// (DirtyRatio). Unlike Kafka there is no offset map size limit: the whole
+// cleanable section is deduplicated in one pass, with the key → latest offset
+// map in memory, which keeps the same records Kafka's passes keep. Compressed
 // batches are kept as they are (the group coordinator writes uncompressed
 // ones); control batches too. Transactional batches are also kept whole and
 // supersede nothing: Kafka removes aborted transactions' records and lets
@@ -27,6 +34,7 @@ package storage
 
 import (
 	"errors"
+	"math"
 	"fmt"
 	"io"
 	"os"
@@ -57,12 +65,76 @@ type CleanStats struct {
 func (l *Log) CleanableEnd() int64 {
 	l.segMu.RLock()
 	defer l.segMu.RUnlock()
+	return l.segments[l.cleanableSegmentsLocked(l.Config(), math.MaxInt64)].baseOffset
+}
+
+// cleanableSegmentsLocked is how many segments a pass at nowMs may clean: those below the active
+// segment and the high watermark, up to the first dirty one holding a record younger than
+// min.compaction.lag.ms. The caller holds segMu.
+func (l *Log) cleanableSegmentsLocked(cfg LogConfig, nowMs int64) int {
 	hw := l.highWatermark
 	n := 0
 	for n < len(l.segments)-1 && l.segments[n+1].baseOffset <= hw {
 		n++
 	}
-	return l.segments[n].baseOffset
+	if cfg.MinCompactionLagMs > 0 {
+		for i, s := range l.segments[:n] {
+			if s.nextOffset > l.firstDirtyOffset && s.largestTimestamp() > nowMs-cfg.MinCompactionLagMs {
+				return i
+			}
+		}
+	}
+	return n
+}
+
+// DirtyRatio is the share of the log's cleanable bytes written since its last cleaning, and whether
+// a pass is due: the ratio reached min.cleanable.dirty.ratio, or the first dirty segment began
+// longer than max.compaction.lag.ms before now (Kafka's LogCleanerManager). A log that does not
+// compact, or has nothing dirty to clean, is never due.
+func (l *Log) DirtyRatio(now time.Time) (ratio float64, due bool) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	cfg := l.Config()
+	if !cfg.compacts() {
+		return 0, false
+	}
+	l.segMu.RLock()
+	defer l.segMu.RUnlock()
+	var clean, dirty int64
+	firstDirty := int64(-1)
+	for _, s := range l.segments[:l.cleanableSegmentsLocked(cfg, now.UnixMilli())] {
+		if s.nextOffset <= l.firstDirtyOffset {
+			clean += s.size
+			continue
+		}
+		if firstDirty < 0 {
+			firstDirty = s.rollingBasedTimestamp
+			if firstDirty < 0 {
+				firstDirty = s.largestTimestamp()
+			}
+		}
+		dirty += s.size
+	}
+	if dirty == 0 {
+		return 0, false
+	}
+	ratio = float64(dirty) / float64(clean+dirty)
+	overdue := firstDirty >= 0 && now.UnixMilli()-firstDirty > cfg.MaxCompactionLagMs
+	return ratio, ratio >= cfg.MinCleanableDirtyRatio || overdue
+}
+
+// FirstDirtyOffset is where the cleaner's last pass ended: below it the log is clean.
+func (l *Log) FirstDirtyOffset() int64 {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.firstDirtyOffset
+}
+
+// setFirstDirtyOffset restores the offset from the cleaner checkpoint when the log is opened.
+func (l *Log) setFirstDirtyOffset(o int64) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.firstDirtyOffset = o
 }
 
 // compacts reports whether the log cleaner applies.
@@ -84,11 +156,9 @@ func (l *Log) Clean(deleteRetention time.Duration, now time.Time) (CleanStats, e
 	if !cfg.compacts() {
 		return st, nil
 	}
-	hw := l.HighWatermark()
-	n := 0
-	for n < len(l.segments)-1 && l.segments[n+1].baseOffset <= hw {
-		n++
-	}
+	l.segMu.RLock()
+	n := l.cleanableSegmentsLocked(cfg, now.UnixMilli())
+	l.segMu.RUnlock()
 	st.CleanableEnd = l.segments[n].baseOffset
 	if n == 0 {
 		return st, nil
@@ -161,6 +231,7 @@ func (l *Log) Clean(deleteRetention time.Duration, now time.Time) (CleanStats, e
 		}
 		st.Segments++
 	}
+	l.firstDirtyOffset = max(l.firstDirtyOffset, st.CleanableEnd)
 	if st.Segments > 0 {
 		l.logger.Info("Cleaned log", zap.Int("segments", st.Segments), zap.Int("records-read", st.RecordsRead),
 			zap.Int("records-kept", st.RecordsKept), zap.Int("tombstones-removed", st.TombstonesRemoved),

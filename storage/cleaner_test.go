@@ -172,3 +172,81 @@ func TestCleanerKeepsTransactionalBatches(t *testing.T) {
 		t.Fatalf("after cleaning: %v", got)
 	}
 }
+
+// TestCleanerDirtyRatio: a compacted log is due for cleaning once its dirty bytes reach
+// min.cleanable.dirty.ratio of its cleanable bytes, or its oldest dirty segment
+// max.compaction.lag.ms; a pass ends the dirty section at its cleanable end; segments younger than
+// min.compaction.lag.ms stay out; the first dirty offset survives a restart in the dir's
+// cleaner-offset-checkpoint, as Kafka's LogCleanerManager keeps it.
+func TestCleanerDirtyRatio(t *testing.T) {
+	cfg := testConfig()
+	cfg.SegmentBytes = 150 // about two batches
+	cfg.CleanupPolicy = "compact"
+	cfg.MinCleanableDirtyRatio = 0.9
+	dir := t.TempDir()
+	m := newTestManager(t, []string{dir}, cfg)
+	l, err := m.GetOrCreate("c", 0, cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	now := time.Now()
+	old := now.Add(-time.Hour).UnixMilli()
+	b := func(s string) []byte { return []byte(s) }
+	write := func(ts int64, n int) {
+		for i := range n {
+			mustAppend(t, l, keyedBatch(ts, b(fmt.Sprint("k", i%2)), b(fmt.Sprint("v", i))))
+		}
+		l.SetHighWatermark(l.LogEndOffset())
+	}
+	write(old, 8)
+	if ratio, due := l.DirtyRatio(now); ratio != 1 || !due {
+		t.Fatalf("never cleaned: ratio %.2f, due %v; want 1 and due", ratio, due)
+	}
+	st, err := l.Clean(time.Hour, now)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := l.FirstDirtyOffset(); got != st.CleanableEnd || got == 0 {
+		t.Fatalf("first dirty offset %d after a pass ending at %d", got, st.CleanableEnd)
+	}
+	if _, due := l.DirtyRatio(now); due {
+		t.Fatal("due again right after a pass, with nothing written")
+	}
+
+	// A little more: dirty, but far below 90% of the cleanable bytes.
+	write(old, 2)
+	mustAppend(t, l, keyedBatch(old, b("k9"), b("roll")))
+	l.SetHighWatermark(l.LogEndOffset())
+	ratio, due := l.DirtyRatio(now)
+	if ratio <= 0 || ratio >= 0.9 || due {
+		t.Fatalf("a little dirty: ratio %.2f, due %v; want between 0 and 0.9, not due", ratio, due)
+	}
+	// The same log with a max.compaction.lag.ms its oldest dirty record exceeds is due anyway.
+	lagged := cfg
+	lagged.MaxCompactionLagMs = time.Minute.Milliseconds()
+	if err := l.SetConfig(lagged); err != nil {
+		t.Fatal(err)
+	}
+	if _, due := l.DirtyRatio(now); !due {
+		t.Fatal("dirty for an hour with max.compaction.lag.ms one minute: not due")
+	}
+	// With min.compaction.lag.ms longer than the records' age nothing is cleanable.
+	young := cfg
+	young.MinCleanableDirtyRatio, young.MinCompactionLagMs = 0, 2*time.Hour.Milliseconds()
+	if err := l.SetConfig(young); err != nil {
+		t.Fatal(err)
+	}
+	if ratio, due := l.DirtyRatio(now); ratio != 0 || due {
+		t.Fatalf("records younger than min.compaction.lag.ms: ratio %.2f, due %v; want nothing cleanable", ratio, due)
+	}
+
+	first := l.FirstDirtyOffset()
+	if err := m.Close(); err != nil {
+		t.Fatal(err)
+	}
+	m2 := newTestManager(t, []string{dir}, cfg)
+	l2, ok := m2.Get("c", 0)
+	if !ok || l2.FirstDirtyOffset() != first {
+		t.Fatalf("after a restart: first dirty offset %d, want %d from %s", l2.FirstDirtyOffset(), first, CleanerOffsetCheckpointFile)
+	}
+}

@@ -34,6 +34,14 @@ type LogConfig struct {
 	// CleanupPolicy (cleanup.policy, "delete") is "delete", "compact" or "compact,delete". Time and size
 	// retention apply only with "delete"; the log cleaner (cleaner.go) compacts logs with "compact".
 	CleanupPolicy string
+	// MinCleanableDirtyRatio (min.cleanable.dirty.ratio, 0.5) is the share of a compacted log's
+	// cleanable bytes that must be dirty (written since it was last cleaned) before the cleaner takes
+	// it; MaxCompactionLagMs (max.compaction.lag.ms, no limit) takes it anyway once its oldest dirty
+	// record is that old. MinCompactionLagMs (min.compaction.lag.ms, 0) keeps a segment with a record
+	// younger than it out of cleaning.
+	MinCleanableDirtyRatio float64
+	MinCompactionLagMs     int64
+	MaxCompactionLagMs     int64
 }
 
 // DefaultLogConfig returns Kafka 2.8's broker defaults.
@@ -47,6 +55,9 @@ func DefaultLogConfig() LogConfig {
 		MaxIndexSize:       10 << 20,
 		MaxMessageBytes:    1048588,
 		CleanupPolicy:      "delete",
+
+		MinCleanableDirtyRatio: 0.5,
+		MaxCompactionLagMs:     math.MaxInt64,
 	}
 }
 

@@ -56,6 +56,9 @@ type Log struct {
 	logEndOffset   int64
 	logStartOffset int64
 	highWatermark  int64
+	// firstDirtyOffset is where the log cleaner's last pass ended (Kafka's cleaner checkpoint):
+	// below it the log is clean. Guarded by mu.
+	firstDirtyOffset int64
 	recoveryPoint  int64  // everything below has been fsynced
 	truncations    uint64 // lets a flush see that the data it synced was cut away meanwhile
 	closed         bool
@@ -533,6 +536,7 @@ func (l *Log) Truncate(to int64) error {
 	if err := l.truncateSegmentsLocked(to); err != nil {
 		return err
 	}
+	l.firstDirtyOffset = min(l.firstDirtyOffset, to)
 	if err := l.epochs.truncateFromEnd(l.LogEndOffset()); err != nil {
 		return l.fail("truncate leader epochs", err)
 	}

@@ -98,6 +98,10 @@ func (m *Manager) loadDir(dir string) error {
 	if err != nil {
 		return fmt.Errorf("storage: %w", err)
 	}
+	firstDirty, err := ReadOffsetCheckpoint(filepath.Join(dir, CleanerOffsetCheckpointFile))
+	if err != nil {
+		return fmt.Errorf("storage: %w", err)
+	}
 	marker := filepath.Join(dir, CleanShutdownFile)
 	_, statErr := os.Stat(marker)
 	clean := statErr == nil
@@ -137,6 +141,7 @@ func (m *Manager) loadDir(dir string) error {
 			return err
 		}
 		l.onFailure = func(err error) { m.dirFailed(dir, err) }
+		l.setFirstDirtyOffset(firstDirty[tp])
 		m.logs[tp] = l
 		if hw, ok := highWatermarks[tp]; ok {
 			l.SetHighWatermark(hw)
@@ -333,7 +338,8 @@ func (m *Manager) CleanupLogs(now time.Time) int {
 	return total
 }
 
-// Checkpoint writes every directory's recovery points, log start offsets and high watermarks.
+// Checkpoint writes every directory's recovery points, log start offsets, high watermarks and the
+// cleaner's first dirty offsets.
 func (m *Manager) Checkpoint() error {
 	m.mu.Lock()
 	if m.closed {
@@ -348,24 +354,28 @@ func (m *Manager) checkpoint(logs map[kafka.TopicPartition]*Log) error {
 	m.checkpointMu.Lock()
 	defer m.checkpointMu.Unlock()
 	type offsets struct {
-		recovery, start, hw map[kafka.TopicPartition]int64
+		recovery, start, hw, cleaner map[kafka.TopicPartition]int64
 	}
 	byDir := make(map[string]offsets, len(m.dirs))
 	for _, dir := range m.dirs {
-		byDir[dir] = offsets{map[kafka.TopicPartition]int64{}, map[kafka.TopicPartition]int64{}, map[kafka.TopicPartition]int64{}}
+		byDir[dir] = offsets{map[kafka.TopicPartition]int64{}, map[kafka.TopicPartition]int64{}, map[kafka.TopicPartition]int64{}, map[kafka.TopicPartition]int64{}}
 	}
 	for tp, l := range logs {
 		o := byDir[filepath.Dir(l.Dir())]
 		o.recovery[tp] = l.RecoveryPoint()
 		o.start[tp] = l.LogStartOffset()
 		o.hw[tp] = l.HighWatermark()
+		if d := l.FirstDirtyOffset(); d > 0 {
+			o.cleaner[tp] = d
+		}
 	}
 	var err error
 	for dir, o := range byDir {
 		derr := errors.Join(
 			WriteOffsetCheckpoint(filepath.Join(dir, RecoveryPointCheckpointFile), o.recovery),
 			WriteOffsetCheckpoint(filepath.Join(dir, LogStartOffsetCheckpointFile), o.start),
-			WriteOffsetCheckpoint(filepath.Join(dir, ReplicationOffsetCheckpointFile), o.hw))
+			WriteOffsetCheckpoint(filepath.Join(dir, ReplicationOffsetCheckpointFile), o.hw),
+			WriteOffsetCheckpoint(filepath.Join(dir, CleanerOffsetCheckpointFile), o.cleaner))
 		if derr != nil {
 			m.dirFailed(dir, derr)
 		}
