@@ -34,9 +34,9 @@ package storage
 
 import (
 	"errors"
-	"math"
 	"fmt"
 	"io"
+	"math"
 	"os"
 	"time"
 

@@ -59,10 +59,10 @@ type Log struct {
 	// firstDirtyOffset is where the log cleaner's last pass ended (Kafka's cleaner checkpoint):
 	// below it the log is clean. Guarded by mu.
 	firstDirtyOffset int64
-	recoveryPoint  int64  // everything below has been fsynced
-	truncations    uint64 // lets a flush see that the data it synced was cut away meanwhile
-	closed         bool
-	failure        error // the first write failure: the log then refuses writes, as Kafka takes its dir offline
+	recoveryPoint    int64  // everything below has been fsynced
+	truncations      uint64 // lets a flush see that the data it synced was cut away meanwhile
+	closed           bool
+	failure          error // the first write failure: the log then refuses writes, as Kafka takes its dir offline
 	// onFailure, set by the Manager before the log is shared, reports the first write failure: it
 	// takes the log's directory offline (Manager.OfflineDirs). It is called with segMu held.
 	onFailure func(error)
