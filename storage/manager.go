@@ -389,6 +389,13 @@ func (m *Manager) checkpoint(logs map[kafka.TopicPartition]*Log) error {
 // LogDirFailureChannel; the broker decides what an offline directory costs it.
 func (m *Manager) OfflineDirs() <-chan string { return m.offline }
 
+// Offline reports whether dir went offline after an I/O error.
+func (m *Manager) Offline(dir string) bool {
+	m.failMu.Lock()
+	defer m.failMu.Unlock()
+	return m.failed[dir]
+}
+
 // dirFailed takes dir offline after err, once.
 func (m *Manager) dirFailed(dir string, err error) {
 	m.failMu.Lock()
