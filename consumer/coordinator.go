@@ -206,8 +206,14 @@ func retriable(err error) bool {
 	return true // I/O errors
 }
 
-// start joins the group, retrying retriable errors until ctx is done.
+// reconnectBackoffMax is reconnect.backoff.ms's ceiling (reconnect.backoff.max.ms): retries after
+// failures double their wait up to it, as the Java client's reconnects do.
+const reconnectBackoffMax = time.Second
+
+// start joins the group, retrying retriable errors until ctx is done; consecutive failures wait
+// longer each time, up to reconnectBackoffMax.
 func (g *coordinatorGroup) start(ctx context.Context) error {
+	backoff := retryBackoff
 	for {
 		err := g.findCoordinator(ctx)
 		if err == nil {
@@ -221,11 +227,12 @@ func (g *coordinatorGroup) start(ctx context.Context) error {
 		if !retriable(err) {
 			return fmt.Errorf("join group %s: %w", g.c.cfg.GroupID, err)
 		}
-		g.log.Info("joining failed, retrying", zap.Error(err))
+		g.log.Warn("joining failed, retrying", zap.Duration("backoff", backoff), zap.Error(err))
 		select {
 		case <-ctx.Done():
-		case <-time.After(retryBackoff):
+		case <-time.After(backoff):
 		}
+		backoff = min(2*backoff, reconnectBackoffMax)
 	}
 }
 
