@@ -92,6 +92,13 @@ func Connect(ctx context.Context, cfg Config) (*Client, error) {
 	case <-c.hasSession:
 	case <-ctx.Done():
 		_ = c.Close()
+		c.creds.mu.Lock()
+		dialErr := c.creds.lastDialErr
+		c.creds.mu.Unlock()
+		if dialErr != nil {
+			// The cause a user can act on: no server could be reached at all.
+			return nil, fmt.Errorf("zkclient: connect to %s: timed out waiting for a session (%w): %w", cfg.Connect, ctx.Err(), dialErr)
+		}
 		return nil, fmt.Errorf("zkclient: connect to %s: no session: %w", cfg.Connect, ctx.Err())
 	}
 	if chroot != "" {

@@ -9,6 +9,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"syscall"
 	"testing"
 	"time"
 
@@ -586,5 +587,22 @@ func TestServerMode(t *testing.T) {
 	ln.Close()
 	if mode, err := zkclient.ServerMode(context.Background(), addr); err == nil {
 		t.Errorf("nothing listening: mode %q, no error", mode)
+	}
+}
+
+// TestConnectNamesWhyNoSessionCame: with no server listening, Connect's error carries the dial's
+// own error (connection refused), not only the context's deadline.
+func TestConnectNamesWhyNoSessionCame(t *testing.T) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	addr := ln.Addr().String()
+	ln.Close()
+	ctx, cancel := context.WithTimeout(context.Background(), time.Second)
+	defer cancel()
+	_, err = zkclient.Connect(ctx, zkclient.Config{Connect: addr, SessionTimeout: 4 * time.Second})
+	if !errors.Is(err, syscall.ECONNREFUSED) || !errors.Is(err, context.DeadlineExceeded) {
+		t.Fatalf("Connect to a closed port: %v; want the deadline and connection refused", err)
 	}
 }

@@ -29,6 +29,8 @@ type credentials struct {
 	// abandoned makes the dialer refuse: see Abandon.
 	abandoned bool
 	conn      net.Conn // the latest connection dialed
+	// lastDialErr is the latest dial's error (nil once one succeeded): why no session came.
+	lastDialErr error
 	// handshake bounds the wait for a ConnectResponse: the session timeout divided by the number of
 	// servers, Java's connect timeout. Set once before the first dial.
 	handshake time.Duration
@@ -55,6 +57,9 @@ func (cr *credentials) dialer(network, address string, timeout time.Duration) (n
 		return nil, errAbandoned
 	}
 	conn, err := net.DialTimeout(network, address, timeout)
+	cr.mu.Lock()
+	cr.lastDialErr = err
+	cr.mu.Unlock()
 	if err != nil {
 		return nil, err
 	}
