@@ -228,16 +228,23 @@ func (n *network) redirects(ns int32, rs []redirect) error {
 	return n.t.nft(ns, script)
 }
 
-// unslow removes every redirect and closes the proxy, ending the connections it relayed: the
-// brokers reconnect directly.
+// unslow takes the brokers' links out of the proxy, in an order that lets every proxied connection
+// end visibly: first the rules are flushed, so new connections go direct while the (now empty) nat
+// chain stays hooked and the proxied ones keep being translated; then the proxy closes them, and
+// its FINs reach the brokers as from the address they connected to; only then do the tables go.
+// Deleting the nat chain first would stop the translation of live proxied connections: a broker
+// would never see the close and wait on a dead fetch until its own timeout.
 func (n *network) unslow() error {
 	var errs []error
 	for _, b := range n.c.Brokers() {
-		errs = append(errs, n.redirects(b, nil))
+		errs = append(errs, n.t.nft(b, fmt.Sprintf("table ip %s\nflush table ip %s\n", slowTable, slowTable)))
 	}
 	if n.proxy != nil {
 		n.proxy.close()
 		n.proxy = nil
+	}
+	for _, b := range n.c.Brokers() {
+		errs = append(errs, n.redirects(b, nil))
 	}
 	return errors.Join(errs...)
 }
