@@ -33,15 +33,15 @@ type topology interface {
 // leaves the machine. In each namespace the table "inet zkafka-chaos" holds a cut's drop rules
 // (input and output chains) and the table "ip zkafka-slow" the redirects of a slow fault.
 type network struct {
-	c     Cluster
-	t     topology
-	h     *History
-	cuts  map[int32]string
-	proxy *proxy // the slow fault's, while one runs
+	brokers []int32
+	t       topology
+	h       *History
+	cuts    map[int32]string
+	proxy   *proxy // the slow fault's, while one runs
 }
 
-func newNetwork(c Cluster, t topology, h *History) *network {
-	return &network{c: c, t: t, h: h, cuts: map[int32]string{}}
+func newNetwork(brokers []int32, t topology, h *History) *network {
+	return &network{brokers: brokers, t: t, h: h, cuts: map[int32]string{}}
 }
 
 // chaosTable is the nftables table inside each namespace that cuts fill.
@@ -84,7 +84,7 @@ func (n *network) zkMatch(dir string) []string {
 // rules replaces broker b's drop rules with those of a cut ("" for none).
 func (n *network) rules(b int32, cut string) error {
 	var others []string
-	for _, o := range n.c.Brokers() {
+	for _, o := range n.brokers {
 		if o != b {
 			ip, _ := n.t.brokerAddr(o)
 			others = append(others, ip)
@@ -144,7 +144,7 @@ func (n *network) heal(b int32) error { return n.rules(b, "") }
 // healAll removes every cut and redirect.
 func (n *network) healAll() error {
 	errs := []error{n.unslow()}
-	for _, b := range n.c.Brokers() {
+	for _, b := range n.brokers {
 		errs = append(errs, n.rules(b, ""))
 	}
 	return errors.Join(errs...)
@@ -176,7 +176,7 @@ func (n *network) slow(b int32, imp impairment, seed uint64) error {
 	}
 	plan := map[int32][]redirect{}
 	bIP, bPort := n.t.brokerAddr(b)
-	for _, o := range n.c.Brokers() {
+	for _, o := range n.brokers {
 		if o == b {
 			continue
 		}
@@ -228,22 +228,19 @@ func (n *network) redirects(ns int32, rs []redirect) error {
 	return n.t.nft(ns, script)
 }
 
-// unslow takes the brokers' links out of the proxy, in an order that lets every proxied connection
-// end visibly: first the rules are flushed, so new connections go direct while the (now empty) nat
-// chain stays hooked and the proxied ones keep being translated; then the proxy closes them, and
-// its FINs reach the brokers as from the address they connected to; only then do the tables go.
-// Deleting the nat chain first would stop the translation of live proxied connections: a broker
-// would never see the close and wait on a dead fetch until its own timeout.
+// unslow takes the brokers' links out of the proxy. The proxy closes first, its listeners and then
+// every connection it relayed, while the redirect rules are still in place: a change of a
+// namespace's nat table (a flush or a delete) stops the translation of its live redirected
+// connections, so a close sent after it never reaches the broker, which then waits on a dead fetch
+// or ZooKeeper connection until its own timeout. Closed first, the brokers see the closes at once;
+// what they reconnect in the moment before the rules go is refused, and retried, direct.
 func (n *network) unslow() error {
-	var errs []error
-	for _, b := range n.c.Brokers() {
-		errs = append(errs, n.t.nft(b, fmt.Sprintf("table ip %s\nflush table ip %s\n", slowTable, slowTable)))
-	}
 	if n.proxy != nil {
 		n.proxy.close()
 		n.proxy = nil
 	}
-	for _, b := range n.c.Brokers() {
+	var errs []error
+	for _, b := range n.brokers {
 		errs = append(errs, n.redirects(b, nil))
 	}
 	return errors.Join(errs...)

@@ -277,7 +277,7 @@ func (r *runner) run(ctx context.Context) (err error) {
 		if err != nil {
 			return err
 		}
-		r.in.net = newNetwork(r.c, t, r.h)
+		r.in.net = newNetwork(r.c.Brokers(), t, r.h)
 		if err := r.in.net.enter(ctx, r.awaitWhole); err != nil {
 			return fmt.Errorf("move the brokers into network namespaces: %w", err)
 		}
