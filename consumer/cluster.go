@@ -5,13 +5,16 @@ import (
 	"errors"
 	"fmt"
 	"net"
+	"slices"
 	"strconv"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
 
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
+	"go.uber.org/zap"
 
 	"github.com/zkafka/zkafka/kafka"
 	"github.com/zkafka/zkafka/wire"
@@ -23,6 +26,7 @@ type cluster struct {
 	clientID  string
 	stats     *counters
 	bootstrap func(context.Context) ([]string, error) // addresses to ask first
+	log       *zap.Logger
 
 	// cutUntil (unix nanoseconds) is when CutNetwork's cut ends.
 	cutUntil atomic.Int64
@@ -32,11 +36,14 @@ type cluster struct {
 	addrs      map[int32]string
 	leaders    map[kafka.TopicPartition]int32
 	partitions map[string]int32 // topic → partition count
+	// topicErrors is what the last Metadata answer said of topics it could not describe, as
+	// logged; it is logged again only when it changes.
+	topicErrors string
 }
 
-func newCluster(clientID string, stats *counters, bootstrap func(context.Context) ([]string, error)) *cluster {
+func newCluster(clientID string, stats *counters, bootstrap func(context.Context) ([]string, error), log *zap.Logger) *cluster {
 	return &cluster{
-		clientID: clientID, stats: stats, bootstrap: bootstrap,
+		clientID: clientID, stats: stats, bootstrap: bootstrap, log: log,
 		conns: map[int32]*wire.Client{}, addrs: map[int32]string{},
 		leaders: map[kafka.TopicPartition]int32{}, partitions: map[string]int32{},
 	}
@@ -157,7 +164,16 @@ func (k *cluster) refresh(ctx context.Context, topics []string) error {
 		}
 		k.addrs[b.NodeID] = addr
 	}
+	var errs []string
 	for _, t := range md.Topics {
+		if t.Topic != nil && t.ErrorCode != 0 {
+			name := strconv.Itoa(int(t.ErrorCode))
+			var ke *kerr.Error
+			if errors.As(kerr.ErrorForCode(t.ErrorCode), &ke) {
+				name = ke.Message
+			}
+			errs = append(errs, *t.Topic+"="+name)
+		}
 		if t.Topic == nil || t.ErrorCode != 0 {
 			continue
 		}
@@ -170,6 +186,14 @@ func (k *cluster) refresh(ctx context.Context, topics []string) error {
 				delete(k.leaders, tp)
 			}
 		}
+	}
+	// Kafka's NetworkClient warns of every such answer; once per change says it as clearly.
+	slices.Sort(errs)
+	if joined := "{" + strings.Join(errs, ", ") + "}"; len(errs) > 0 && joined != k.topicErrors {
+		k.log.Warn("Error while fetching metadata", zap.String("errors", joined))
+		k.topicErrors = joined
+	} else if len(errs) == 0 {
+		k.topicErrors = ""
 	}
 	return nil
 }
