@@ -15,8 +15,8 @@
 #   ./scripts/cluster.sh reset        down, then delete ./data (ZooKeeper's and the brokers' data together)
 #
 # A ZooKeeper ensemble instead of one server: ZKAFKA_ZK_SERVERS=3 (or 5) runs servers 1-3 on client
-# ports ZK_PORT, ZK_PORT+1, ZK_PORT+2 (quorum ports ZK_PORT+3.., election ports ZK_PORT+6..); zk then
-# names all of them and zk1, zk2, zk3 one (`kill zk2`, `pause zk1`), and status shows each one's mode.
+# ports ZK_PORT, ZK_PORT+1, ZK_PORT+2, their quorum ports next and their election ports after those;
+# zk then names all of them and zkI one (`kill zk2`, `pause zk1`), and status shows each one's mode.
 #
 # A second cluster beside the first: ZKAFKA_BASE_PORT (broker N on BASE+N-1, default 9092),
 # ZKAFKA_ZK_PORT (default 2181), ZKAFKA_DATA (default ./data); ZKAFKA_BIN runs that zkafka binary
