@@ -14,7 +14,6 @@ import (
 	"errors"
 	"fmt"
 	"slices"
-	"strconv"
 
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
@@ -22,7 +21,6 @@ import (
 
 	"github.com/zkafka/zkafka/controller"
 	"github.com/zkafka/zkafka/kafka"
-	"github.com/zkafka/zkafka/wire"
 	"github.com/zkafka/zkafka/zkpaths"
 )
 
@@ -90,13 +88,9 @@ func (w alterIsrWriter) writePartitionState(topic string, partition int32, state
 	s := w.s
 	ctx, cancel := context.WithTimeout(s.ctx, s.cfg.ControllerSocketTimeout)
 	defer cancel()
-	addr, err := s.controllerAddr()
+	cl, addr, err := s.dialController(ctx)
 	if err != nil {
 		return 0, err
-	}
-	cl, err := wire.Dial(ctx, addr, strconv.Itoa(int(s.brokerID)))
-	if err != nil {
-		return 0, fmt.Errorf("connect to the controller at %s: %w", addr, err)
 	}
 	defer cl.Close()
 	req := kmsg.NewPtrAlterPartitionRequest()

@@ -57,13 +57,9 @@ func (s *Server) controlledShutdown() {
 func (s *Server) tryControlledShutdown() ([]kmsg.ControlledShutdownResponsePartitionsRemaining, error) {
 	ctx, cancel := context.WithTimeout(context.Background(), s.cfg.ControllerSocketTimeout)
 	defer cancel()
-	addr, err := s.controllerAddr()
+	cl, addr, err := s.dialController(ctx)
 	if err != nil {
 		return nil, err
-	}
-	cl, err := wire.Dial(ctx, addr, strconv.Itoa(int(s.brokerID)))
-	if err != nil {
-		return nil, fmt.Errorf("connect to the controller at %s: %w", addr, err)
 	}
 	defer cl.Close()
 	req := kmsg.NewPtrControlledShutdownRequest()
@@ -78,6 +74,20 @@ func (s *Server) tryControlledShutdown() ([]kmsg.ControlledShutdownResponseParti
 		return nil, fmt.Errorf("ControlledShutdown to %s: %w", addr, err)
 	}
 	return r.PartitionsRemaining, nil
+}
+
+// dialController connects to the active controller's inter-broker endpoint, as found in
+// ZooKeeper now, and returns the connection and the address.
+func (s *Server) dialController(ctx context.Context) (*wire.Client, string, error) {
+	addr, err := s.controllerAddr()
+	if err != nil {
+		return nil, "", err
+	}
+	cl, err := wire.Dial(ctx, addr, strconv.Itoa(int(s.brokerID)))
+	if err != nil {
+		return nil, addr, fmt.Errorf("connect to the controller at %s: %w", addr, err)
+	}
+	return cl, addr, nil
 }
 
 // controllerAddr reads /controller and the controller's registration, and

@@ -406,8 +406,7 @@ var interBrokerProtocolVersion = regexp.MustCompile(`^(0\.(8|9|10|11)\.[0-9]|(1\
 // or later, in Kafka's order: a version without -IVn is that release's last
 // (2.7 is 2.7-IV2), and every 0.x and 1.x comes before 2.0.
 func ibpAtLeast(v string, minor, iv int) (bool, error) {
-	m := interBrokerProtocolVersion.FindStringSubmatch(v)
-	if m == nil {
+	if !interBrokerProtocolVersion.MatchString(v) {
 		return false, fmt.Errorf("inter.broker.protocol.version: Version `%s` is not a valid version: %w", v, ErrConfig)
 	}
 	rest, ok := strings.CutPrefix(v, "2.")

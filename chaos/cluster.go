@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/zkafka/zkafka/internal/pace"
 	"github.com/zkafka/zkafka/internal/zkclient"
 )
 
@@ -100,6 +101,19 @@ func ensembleWhole(c Cluster) string {
 		return fmt.Sprintf("%d ZooKeeper servers say they lead", leaders)
 	}
 	return ""
+}
+
+// awaitEnsemble waits up to timeout until every server of c's ensemble serves and one leads.
+func awaitEnsemble(ctx context.Context, c Cluster, timeout time.Duration) error {
+	var why string
+	err := pace.Until(ctx, timeout, func() bool {
+		why = ensembleWhole(c)
+		return why == ""
+	})
+	if err != nil {
+		return fmt.Errorf("the ZooKeeper ensemble is not whole (%s): %w", why, err)
+	}
+	return nil
 }
 
 // zkMode asks the ZooKeeper server at addr for its mode.

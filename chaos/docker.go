@@ -1,7 +1,6 @@
 package chaos
 
 import (
-	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -41,20 +40,8 @@ func NewDocker(ctx context.Context, root string, env []string) (*Docker, error) 
 	} else {
 		return nil, errors.New("neither `docker compose` nor docker-compose is installed")
 	}
-	get := func(k string, def int) (int, error) {
-		for _, kv := range slices.Backward(env) {
-			if v, ok := strings.CutPrefix(kv, k+"="); ok {
-				n, err := strconv.Atoi(v)
-				if err != nil {
-					return 0, fmt.Errorf("%s=%q: %w", k, v, err)
-				}
-				return n, nil
-			}
-		}
-		return def, nil
-	}
 	for i, k := range []string{"ZKAFKA_PORT_1", "ZKAFKA_PORT_2", "ZKAFKA_PORT_3"} {
-		p, err := get(k, 9092+i)
+		p, err := envInt(env, k, 9092+i)
 		if err != nil {
 			return nil, err
 		}
@@ -69,7 +56,7 @@ func NewDocker(ctx context.Context, root string, env []string) (*Docker, error) 
 		zks = 3
 	}
 	for i, k := range []string{"ZKAFKA_ZK_PORT", "ZKAFKA_ZK_PORT_2", "ZKAFKA_ZK_PORT_3"}[:zks] {
-		p, err := get(k, 2181+i)
+		p, err := envInt(env, k, 2181+i)
 		if err != nil {
 			return nil, err
 		}
@@ -94,24 +81,13 @@ func NewDocker(ctx context.Context, root string, env []string) (*Docker, error) 
 
 // docker runs a docker command and returns its trimmed output.
 func docker(ctx context.Context, args ...string) (string, error) {
-	cmd := exec.CommandContext(ctx, "docker", args...)
-	var out bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &out, &out
-	if err := cmd.Run(); err != nil {
-		return "", fmt.Errorf("docker %s: %w: %s", strings.Join(args, " "), err, strings.TrimSpace(out.String()))
-	}
-	return strings.TrimSpace(out.String()), nil
+	out, err := command(ctx, "", nil, "", "docker", "docker", args...)
+	return strings.TrimSpace(out), err
 }
 
 func (d *Docker) compose(ctx context.Context, args ...string) (string, error) {
-	cmd := exec.CommandContext(ctx, d.Compose[0], append(slices.Clone(d.Compose[1:]), args...)...)
-	cmd.Dir, cmd.Env = d.Root, d.Env
-	var out bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &out, &out
-	if err := cmd.Run(); err != nil {
-		return "", fmt.Errorf("%s %s: %w: %s", strings.Join(d.Compose, " "), strings.Join(args, " "), err, strings.TrimSpace(out.String()))
-	}
-	return strings.TrimSpace(out.String()), nil
+	out, err := command(ctx, d.Root, d.Env, "", strings.Join(d.Compose, " "), d.Compose[0], append(slices.Clone(d.Compose[1:]), args...)...)
+	return strings.TrimSpace(out), err
 }
 
 // container is the id of service's container (it stays the same across kills and starts).

@@ -118,6 +118,7 @@ type injector struct {
 	o          *Options
 	session    time.Duration // zookeeper.session.timeout.ms
 	replicaLag time.Duration // replica.lag.time.max.ms
+	zkSync     time.Duration // the ensemble's syncLimit × tickTime, read once (0 without an ensemble)
 	topic      string
 	group      string
 	net        *network     // nil without partition faults
@@ -622,7 +623,7 @@ func (in *injector) zkLeader(ctx context.Context, f fault) error {
 	if err := in.c.Pause(ctx, n); err != nil {
 		return err
 	}
-	hold := time.Now().Add(max(in.overSession(), in.c.zkSyncTimeout()+time.Second))
+	hold := time.Now().Add(max(in.overSession(), in.zkSync+time.Second))
 	if err := in.awaitOtherLeader(ctx, k); err != nil {
 		_ = in.c.Resume(context.Background(), n)
 		return err
@@ -662,13 +663,8 @@ func (in *injector) awaitOtherLeader(ctx context.Context, k int) error {
 const ZKLeaderNote = "zookeeper leader: %d (was %d)"
 
 func (in *injector) noteZKLeader(ctx context.Context, f fault, was int) error {
-	var why string
-	err := pace.Until(ctx, in.o.HealTimeout, func() bool {
-		why = ensembleWhole(in.c)
-		return why == ""
-	})
-	if err != nil {
-		return fmt.Errorf("the ZooKeeper ensemble is not whole (%s): %w", why, err)
+	if err := awaitEnsemble(ctx, in.c, in.o.HealTimeout); err != nil {
+		return err
 	}
 	now, err := zkLeader(in.c)
 	if err != nil {
@@ -703,7 +699,7 @@ func (in *injector) zkSplit(ctx context.Context, f fault) error {
 	if err := in.quorum.split(k); err != nil {
 		return err
 	}
-	hold := time.Now().Add(max(in.overSession(), in.c.zkSyncTimeout()+in.c.zkSyncTimeout()/2))
+	hold := time.Now().Add(max(in.overSession(), in.zkSync+in.zkSync/2))
 	if k == leader {
 		if err := in.awaitOtherLeader(ctx, k); err != nil {
 			_ = in.quorum.heal()

@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"net"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"slices"
 	"strconv"
@@ -62,19 +61,9 @@ func NewLocal(root string, env []string) (*Local, error) {
 	if _, err := os.Stat(filepath.Join(root, "scripts", "cluster.sh")); err != nil {
 		return nil, fmt.Errorf("no scripts/cluster.sh in %s (run from the repository, or give --root): %w", root, err)
 	}
-	// The last value of a key counts, as os/exec passes it to cluster.sh: a caller overrides a
-	// variable of its own environment by appending it.
-	get := func(k string) string {
-		for _, kv := range slices.Backward(env) {
-			if v, ok := strings.CutPrefix(kv, k+"="); ok {
-				return v
-			}
-		}
-		return ""
-	}
 	l := &Local{Root: root, BasePort: 9092, ZKPort: 2181, ZKServers: 1, BrokerIDs: []int32{1, 2, 3}, Env: env}
 	l.Data = filepath.Join(root, "data")
-	if d := get("ZKAFKA_DATA"); d != "" {
+	if d := envValue(env, "ZKAFKA_DATA"); d != "" {
 		l.Data = d
 		if !filepath.IsAbs(d) {
 			l.Data = filepath.Join(root, d)
@@ -84,15 +73,37 @@ func NewLocal(root string, env []string) (*Local, error) {
 		key string
 		dst *int
 	}{{"ZKAFKA_BASE_PORT", &l.BasePort}, {"ZKAFKA_ZK_PORT", &l.ZKPort}, {"ZKAFKA_ZK_SERVERS", &l.ZKServers}} {
-		if s := get(v.key); s != "" {
-			n, err := strconv.Atoi(s)
-			if err != nil {
-				return nil, fmt.Errorf("%s=%q: %w", v.key, s, err)
-			}
-			*v.dst = n
+		n, err := envInt(env, v.key, *v.dst)
+		if err != nil {
+			return nil, err
 		}
+		*v.dst = n
 	}
 	return l, nil
+}
+
+// envValue is key's value in env, "" when unset. The last value counts, as os/exec passes it on to
+// cluster.sh or compose: a caller overrides a variable of its own environment by appending it.
+func envValue(env []string, key string) string {
+	for _, kv := range slices.Backward(env) {
+		if v, ok := strings.CutPrefix(kv, key+"="); ok {
+			return v
+		}
+	}
+	return ""
+}
+
+// envInt is key's value in env as a number, def when unset.
+func envInt(env []string, key string, def int) (int, error) {
+	s := envValue(env, key)
+	if s == "" {
+		return def, nil
+	}
+	n, err := strconv.Atoi(s)
+	if err != nil {
+		return 0, fmt.Errorf("%s=%q: %w", key, s, err)
+	}
+	return n, nil
 }
 
 // Brokers are broker ids 1–3.
@@ -147,14 +158,7 @@ func (l *Local) runDir() string { return filepath.Join(l.Data, "run") }
 
 // Script runs scripts/cluster.sh with args and returns its output.
 func (l *Local) Script(ctx context.Context, args ...string) (string, error) {
-	cmd := exec.CommandContext(ctx, filepath.Join(l.Root, "scripts", "cluster.sh"), args...)
-	cmd.Dir, cmd.Env = l.Root, l.Env
-	var out bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &out, &out
-	if err := cmd.Run(); err != nil {
-		return out.String(), fmt.Errorf("cluster.sh %s: %w: %s", strings.Join(args, " "), err, strings.TrimSpace(out.String()))
-	}
-	return out.String(), nil
+	return command(ctx, l.Root, l.Env, "", "cluster.sh", filepath.Join(l.Root, "scripts", "cluster.sh"), args...)
 }
 
 // target is cluster.sh's name for process n: broker N, zk, or zkI.

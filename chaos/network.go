@@ -1,12 +1,10 @@
 package chaos
 
 import (
-	"bytes"
 	"context"
 	"errors"
 	"fmt"
 	"net"
-	"os/exec"
 	"strconv"
 	"strings"
 )
@@ -46,20 +44,6 @@ func newNetwork(brokers []int32, t topology, h *History) *network {
 
 // chaosTable is the nftables table inside each namespace that cuts fill.
 const chaosTable = "zkafka-chaos"
-
-// execute runs a command (ip, nft, sysctl, mount), with stdin when it is not empty.
-func execute(stdin string, name string, args ...string) error {
-	cmd := exec.Command(name, args...)
-	if stdin != "" {
-		cmd.Stdin = strings.NewReader(stdin)
-	}
-	var out bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &out, &out
-	if err := cmd.Run(); err != nil {
-		return fmt.Errorf("%s %s: %w: %s", name, strings.Join(args, " "), err, strings.TrimSpace(out.String()))
-	}
-	return nil
-}
 
 func (n *network) enter(ctx context.Context, awaitWhole func(context.Context) error) error {
 	return n.t.enter(ctx, awaitWhole)

@@ -72,24 +72,12 @@ func TestSlowHealEndsProxiedConnections(t *testing.T) {
 		_ = execute("", "ip", "netns", "del", ns)
 		_ = execute("", "ip", "link", "del", "zkcslowgw")
 	})
-	ln, err := net.Listen("tcp", net.JoinHostPort(testGateway, "0"))
+	_, port, err := net.SplitHostPort(echoServer(t, testGateway))
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer ln.Close()
-	go func() {
-		for {
-			c, err := ln.Accept()
-			if err != nil {
-				return
-			}
-			go func() {
-				defer c.Close()
-				_, _ = io.Copy(c, c)
-			}()
-		}
-	}()
-	topo := oneNamespace{ns: ns, peer: ln.Addr().(*net.TCPAddr).Port}
+	peer, _ := strconv.Atoi(port)
+	topo := oneNamespace{ns: ns, peer: peer}
 	n := newNetwork([]int32{1, 2}, topo, nil)
 	if err := n.slow(1, impairment{Latency: 20 * time.Millisecond}, 1); err != nil {
 		t.Fatal(err)

@@ -18,10 +18,11 @@ func noLeaks(t *testing.T) {
 	t.Cleanup(func() { goleak.VerifyNone(t, opt) })
 }
 
-// echoServer answers every connection with what it reads, until the test ends.
-func echoServer(t *testing.T) string {
+// echoServer answers every connection to host (a port of its own) with what it reads, until the
+// test ends.
+func echoServer(t *testing.T, host string) string {
 	t.Helper()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	ln, err := net.Listen("tcp", net.JoinHostPort(host, "0"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -51,7 +52,7 @@ func echoServer(t *testing.T) string {
 func TestProxyDelaysEachWay(t *testing.T) {
 	noLeaks(t)
 	p := newProxy(impairment{Latency: 150 * time.Millisecond}, 1)
-	addr, err := p.listen("127.0.0.1", echoServer(t))
+	addr, err := p.listen("127.0.0.1", echoServer(t, "127.0.0.1"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -79,7 +80,7 @@ func TestProxyDelaysEachWay(t *testing.T) {
 func TestProxyLossKeepsOrder(t *testing.T) {
 	noLeaks(t)
 	p := newProxy(impairment{Loss: 0.5}, 7)
-	addr, err := p.listen("127.0.0.1", echoServer(t))
+	addr, err := p.listen("127.0.0.1", echoServer(t, "127.0.0.1"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -122,7 +123,7 @@ func TestProxyLossKeepsOrder(t *testing.T) {
 func TestProxyCloseEndsConnections(t *testing.T) {
 	noLeaks(t)
 	p := newProxy(impairment{}, 1)
-	addr, err := p.listen("127.0.0.1", echoServer(t))
+	addr, err := p.listen("127.0.0.1", echoServer(t, "127.0.0.1"))
 	if err != nil {
 		t.Fatal(err)
 	}

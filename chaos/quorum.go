@@ -11,8 +11,6 @@ import (
 	"strconv"
 	"strings"
 	"time"
-
-	"github.com/zkafka/zkafka/internal/pace"
 )
 
 // ZKMode asks ZooKeeper server i (0 for a single server) for its mode with the "srvr" four-letter
@@ -141,22 +139,9 @@ func (q *quorum) enter(ctx context.Context) error {
 		if _, err := q.l.Script(ctx, "restart", target(ZKServer(i))); err != nil {
 			return err
 		}
-		if err := q.awaitEnsemble(ctx); err != nil {
+		if err := awaitEnsemble(ctx, q.l, time.Minute); err != nil {
 			return err
 		}
-	}
-	return nil
-}
-
-// awaitEnsemble waits until every server serves and one leads.
-func (q *quorum) awaitEnsemble(ctx context.Context) error {
-	var why string
-	err := pace.Until(ctx, time.Minute, func() bool {
-		why = ensembleWhole(q.l)
-		return why == ""
-	})
-	if err != nil {
-		return fmt.Errorf("the ZooKeeper ensemble is not whole (%s): %w", why, err)
 	}
 	return nil
 }

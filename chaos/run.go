@@ -255,6 +255,9 @@ func (r *runner) run(ctx context.Context) (err error) {
 	r.in = &injector{c: r.c, obs: r.obs, h: r.h, rng: rand.New(rand.NewPCG(r.o.Seed, 13)), o: &r.o,
 		session: r.info.sessionTimeout(), replicaLag: time.Duration(r.info.ReplicaLagMs) * time.Millisecond,
 		topic: r.info.Topic, group: r.info.Group}
+	if ensemble(r.c) {
+		r.in.zkSync = r.c.zkSyncTimeout()
+	}
 	obsCtx, stopObserver := context.WithCancel(context.Background())
 	var obsWG sync.WaitGroup
 	obsWG.Go(func() { r.obs.run(obsCtx) })
