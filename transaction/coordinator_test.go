@@ -12,6 +12,7 @@ import (
 
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
+	"go.uber.org/zap"
 
 	"github.com/zkafka/zkafka/internal/wait"
 	"github.com/zkafka/zkafka/kafka"
@@ -438,4 +439,41 @@ func TestMarkersOfDeletedPartitionsAreSkipped(t *testing.T) {
 		t.Fatal(err)
 	}
 	h.awaitState("app", CompleteCommit)
+}
+
+// TestShutdownBesideNewWork: a LeaderAndIsr that makes the broker the
+// coordinator, and a decided transaction's markers, may arrive while the
+// broker shuts down. Shutdown must neither race with the goroutines they
+// start (the race detector reports an Add beside a Wait) nor leave one
+// running (goleak, in TestMain); none starts once Shutdown has returned.
+func TestShutdownBesideNewWork(t *testing.T) {
+	h := &harness{t: t, clock: &fakeClock{now: time.UnixMilli(1_700_000_000_000)}, log: newFakeLog(), pids: &fakePIDs{}, sender: newFakeSender()}
+	h.sender.setLeader(tp0, 1)
+	cfg := DefaultConfig()
+	cfg.TransactionTopicPartitions = testPartitions
+	cfg.Clock, cfg.Logger = h.clock, zap.NewNop()
+	for range 200 {
+		c := New(cfg, h.log, h.pids, h.sender)
+		c.Start()
+		var wg sync.WaitGroup
+		wg.Add(2)
+		go func() {
+			defer wg.Done()
+			for p := range int32(testPartitions) {
+				c.OnBecomeLeader(p, 0)
+			}
+		}()
+		go func() {
+			defer wg.Done()
+			md := &txnMetadata{id: "app", partitions: map[kafka.TopicPartition]bool{tp0: true}}
+			c.markers.addTxnMarkersToSend(0, true, md, transit{state: CompleteCommit})
+			c.markers.tryAppendToLog(&pendingCompletion{id: "app", md: md, complete: transit{state: CompleteCommit}})
+		}()
+		c.Shutdown()
+		wg.Wait()
+		c.OnBecomeLeader(0, 1)
+		if c.Owns(0) {
+			t.Fatal("a coordinator shut down took a partition")
+		}
+	}
 }

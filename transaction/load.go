@@ -28,12 +28,14 @@ func (c *Coordinator) OnBecomeLeader(partition, coordinatorEpoch int32) {
 	}
 	p := &txnPartition{coordinatorEpoch: coordinatorEpoch, loading: true}
 	c.partitions[partition] = p
+	// Added under mu, where active was read: Shutdown clears active under
+	// mu before it waits, so its Wait never runs beside this Add.
+	c.wg.Add(1)
 	c.mu.Unlock()
 	c.log.Info("Elected as the transaction coordinator for partition", zap.Int32("partition", partition),
 		zap.Int32("coordinator-epoch", coordinatorEpoch))
 	// Whatever an earlier ownership left queued is obsolete.
 	c.markers.removeMarkersForTxnTopicPartition(partition)
-	c.wg.Add(1)
 	go func() {
 		defer c.wg.Done()
 		c.load(partition, p)

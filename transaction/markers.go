@@ -89,8 +89,12 @@ func (m *markerManager) start() {
 	}()
 }
 
+// shutdown cancels under mu, where every goroutine is added after a check
+// of the context: none is added once Wait may be running.
 func (m *markerManager) shutdown() {
+	m.mu.Lock()
 	m.cancel()
+	m.mu.Unlock()
 	m.wg.Wait()
 }
 
@@ -186,6 +190,7 @@ func (m *markerManager) addTxnMarkersToBrokerQueue(e markerEntry) {
 }
 
 // queueLocked returns a broker's queue, starting its goroutine on first use.
+// The caller holds mu and has seen the context live.
 func (m *markerManager) queueLocked(broker int32) *brokerQueue {
 	if q, ok := m.queues[broker]; ok {
 		return q
@@ -389,7 +394,13 @@ func (m *markerManager) maybeWriteTxnCompletion(id string) {
 // coordinator (too few replicas, a timeout) is retried with the state kept
 // pending.
 func (m *markerManager) tryAppendToLog(pc *pendingCompletion) {
+	m.mu.Lock()
+	if m.ctx.Err() != nil {
+		m.mu.Unlock()
+		return
+	}
 	m.wg.Add(1)
+	m.mu.Unlock()
 	go func() {
 		defer m.wg.Done()
 		retriable := func(err error) bool { return errors.Is(err, kerr.CoordinatorNotAvailable) }
