@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/twmb/franz-go/pkg/kadm"
+	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"github.com/zkafka/zkafka/internal/pace"
@@ -194,14 +195,20 @@ func (in *injector) randomBroker(except ...int32) int32 {
 func (in *injector) coordinator(ctx context.Context) (int32, error) {
 	cctx, cancel := context.WithTimeout(ctx, 10*time.Second)
 	defer cancel()
-	resp := in.adm.FindGroupCoordinators(cctx, in.group)
-	for _, r := range resp {
-		if r.Err != nil {
-			return -1, r.Err
+	coordinator, err := int32(-1), error(nil)
+	// A retriable answer (COORDINATOR_NOT_AVAILABLE while __consumer_offsets
+	// elects a leader after the last fault) is asked again, as a client would.
+	_ = pace.Until(cctx, 10*time.Second, func() bool {
+		coordinator, err = -1, fmt.Errorf("no coordinator for %s", in.group)
+		for _, r := range in.adm.FindGroupCoordinators(cctx, in.group) {
+			coordinator, err = r.NodeID, r.Err
 		}
-		return r.NodeID, nil
+		return err == nil || !kerr.IsRetriable(err)
+	})
+	if err != nil {
+		return -1, err // the last answer says more than the deadline
 	}
-	return -1, fmt.Errorf("no coordinator for %s", in.group)
+	return coordinator, nil
 }
 
 // leaderOf finds the leader of one of the run's partitions, chosen at random.
