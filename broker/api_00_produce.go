@@ -1,8 +1,11 @@
 package broker
 
-// Produce (key 0), versions 3–9 (Kafka 2.8 serves 0–9; v0–v2 carry the
-// magic 0/1 message formats, which this broker does not store).
+// Produce (key 0), versions 0–9.
 //
+//	v0–v2: message sets in the v0 or v1 format (magic 0 or 1), up-converted
+//	       to one v2 batch before the append, as Kafka 2.8 stores them with its
+//	       default log.message.format.version; v1 adds throttling, v2 the log
+//	       append time in the response
 //	v3: transactional id; record batches (magic 2) only
 //	v4: same as v3 (KAFKA_STORAGE_ERROR may be returned)
 //	v5: log start offset in the response
@@ -35,7 +38,7 @@ import (
 )
 
 var produceAPI = api{
-	key: 0, min: 3, max: maxVersion(0),
+	key: 0, min: 0, max: maxVersion(0),
 	handle: func(ctx context.Context, s *Server, r *request) kmsg.Response {
 		resp := s.handleProduce(ctx, r.body.(*kmsg.ProduceRequest))
 		if r.body.(*kmsg.ProduceRequest).Acks != 0 {
@@ -106,6 +109,18 @@ func (s *Server) handleProduce(ctx context.Context, req *kmsg.ProduceRequest) *k
 		if err != nil {
 			rp.ErrorCode = errorCode(err)
 			return rp
+		}
+		if req.Version < 3 && wire.IsLegacyMessageSet(records) {
+			converted, err := wire.UpConvert(records)
+			if err != nil {
+				rp.ErrorCode = kerr.CorruptMessage.Code
+				if errors.Is(err, wire.ErrUnknownCodec) {
+					rp.ErrorCode = kerr.UnsupportedCompressionType.Code
+				}
+				rp.ErrorMessage = kmsg.StringPtr(err.Error())
+				return rp
+			}
+			records = converted
 		}
 		info, epoch, err := p.appendAsLeader(records, req.Acks)
 		if err != nil {

@@ -1,8 +1,13 @@
 package broker
 
-// Fetch (key 1), versions 4–12 (Kafka 2.8 serves 0–12; v0–v3 predate the
-// record-batch format's isolation level and are not served).
+// Fetch (key 1), versions 0–12.
 //
+//	v0, v1: message sets in the v0 format (magic 0); v1 adds throttling
+//	v2, v3: in the v1 format (magic 1, timestamps); v3 adds a response size
+//	        limit. A consumer's records are down-converted from the log's v2
+//	        batches (wire.DownConvert) unless the topic's
+//	        message.downconversion.enable is false (UNSUPPORTED_VERSION);
+//	        ZStandard batches get UNSUPPORTED_COMPRESSION_TYPE
 //	v4: isolation level, last stable offset, aborted transactions
 //	v5: log start offset
 //	v6: same as v5
@@ -27,6 +32,8 @@ package broker
 
 import (
 	"context"
+	"errors"
+	"fmt"
 	"time"
 
 	"github.com/twmb/franz-go/pkg/kerr"
@@ -36,7 +43,7 @@ import (
 )
 
 var fetchAPI = api{
-	key: 1, min: 4, max: maxVersion(1),
+	key: 1, min: 0, max: maxVersion(1),
 	handle: func(ctx context.Context, s *Server, r *request) kmsg.Response {
 		return s.handleFetch(ctx, r.body.(*kmsg.FetchRequest))
 	},
@@ -164,12 +171,17 @@ func (s *Server) readFetch(req *kmsg.FetchRequest, first bool) (resp *kmsg.Fetch
 			// KIP-74: the first partition returns at least one batch even
 			// when it is larger than the limits, so consumers make progress.
 			records, err := p.log.Read(fp.FetchOffset, int32(max(limit, 0)), bound, size == 0)
+			if err == nil {
+				size += int64(len(records))
+				if req.Version <= 3 && !follower && len(records) > 0 {
+					records, err = downConvert(p, records, req.Version, fp.FetchOffset)
+				}
+			}
 			if err != nil {
 				rp.ErrorCode = errorCode(err)
 				failed = true
 			} else {
 				rp.RecordBatches = records
-				size += int64(len(records))
 				if readCommitted {
 					rp.AbortedTransactions = abortedTransactions(p, fp.FetchOffset, records)
 				}
@@ -179,6 +191,27 @@ func (s *Server) readFetch(req *kmsg.FetchRequest, first bool) (resp *kmsg.Fetch
 		resp.Topics = append(resp.Topics, rt)
 	}
 	return resp, size, failed, wait
+}
+
+// downConvert rewrites a consumer's records for Fetch v0–v3 in the message
+// format it reads (Kafka's KafkaApis.maybeConvertFetchedData): v0 for
+// Fetch v0–v1, v1 for v2–v3.
+func downConvert(p *Partition, records []byte, version int16, fetchOffset int64) ([]byte, error) {
+	if !p.log.Config().MessageDownconversionEnable {
+		return nil, fmt.Errorf("down-conversion is disabled for %s-%d: %w", p.Topic, p.Index, kerr.UnsupportedVersion)
+	}
+	magic := wire.MagicV1
+	if version <= 1 {
+		magic = wire.MagicV0
+	}
+	out, err := wire.DownConvert(records, magic, fetchOffset)
+	switch {
+	case errors.Is(err, wire.ErrUnknownCodec):
+		return nil, fmt.Errorf("%v: %w", err, kerr.UnsupportedCompressionType)
+	case err != nil:
+		return nil, fmt.Errorf("%v: %w", err, kerr.CorruptMessage)
+	}
+	return out, nil
 }
 
 // abortedTransactions lists the aborted transactions overlapping the

@@ -213,10 +213,12 @@ func TestUnsupportedAPIsAndVersions(t *testing.T) {
 	if body := send(29, 1, 3, nil); int16(binary.BigEndian.Uint16(body)) != kerr.UnsupportedVersion.Code {
 		t.Fatalf("DescribeAcls answered %x", body)
 	}
-	// Produce v2 (magic 1 era), below the served range: per-partition error.
-	resp := raw(t, addr, produceReq("t", 0, nil), 2).(*kmsg.ProduceResponse)
-	if resp.Topics[0].Partitions[0].ErrorCode != kerr.UnsupportedVersion.Code {
-		t.Fatalf("Produce v2: %+v", resp.Topics[0].Partitions[0])
+	// Fetch v13 (Kafka 3.1's topic ids), above the served range: the
+	// answer in the request's own shape.
+	fetch := kmsg.NewPtrFetchRequest()
+	fetch.Topics = []kmsg.FetchRequestTopic{{TopicID: [16]byte{1}, Partitions: []kmsg.FetchRequestTopicPartition{{Partition: 0}}}}
+	if resp := raw(t, addr, fetch, 13).(*kmsg.FetchResponse); resp.ErrorCode != kerr.UnsupportedVersion.Code {
+		t.Fatalf("Fetch v13: %+v", resp)
 	}
 	stillServes(t, addr)
 }

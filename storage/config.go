@@ -42,6 +42,10 @@ type LogConfig struct {
 	MinCleanableDirtyRatio float64
 	MinCompactionLagMs     int64
 	MaxCompactionLagMs     int64
+	// MessageDownconversionEnable (message.downconversion.enable, true) lets a fetch of an old version
+	// (Fetch v0–v3) have the log's v2 batches converted to the v0 or v1 message format it reads; with
+	// false such a fetch gets UNSUPPORTED_VERSION. The log itself holds v2 batches either way.
+	MessageDownconversionEnable bool
 }
 
 // DefaultLogConfig returns Kafka 2.8's broker defaults.
@@ -58,6 +62,8 @@ func DefaultLogConfig() LogConfig {
 
 		MinCleanableDirtyRatio: 0.5,
 		MaxCompactionLagMs:     math.MaxInt64,
+
+		MessageDownconversionEnable: true,
 	}
 }
 
