@@ -39,6 +39,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
+	"github.com/zkafka/zkafka/storage"
 	"github.com/zkafka/zkafka/wire"
 )
 
@@ -149,6 +150,19 @@ func (s *Server) readFetch(req *kmsg.FetchRequest, first bool) (resp *kmsg.Fetch
 				rt.Partitions = append(rt.Partitions, rp)
 				continue
 			}
+			if follower && fp.LastFetchedEpoch >= 0 {
+				diverging, err := divergingEpoch(p, fp.FetchOffset, fp.LastFetchedEpoch)
+				if err != nil || diverging.EndOffset >= 0 {
+					// Answered at once, and the follower's position is
+					// not recorded: it is about to truncate.
+					rp.ErrorCode, rp.DivergingEpoch = errorCode(err), diverging
+					hw := p.HighWatermark()
+					rp.HighWatermark, rp.LastStableOffset, rp.LogStartOffset = hw, p.log.LastStableOffset(), p.log.LogStartOffset()
+					failed = true
+					rt.Partitions = append(rt.Partitions, rp)
+					continue
+				}
+			}
 			wait = append(wait, p.waitChan(follower))
 			var bound int64
 			if follower {
@@ -191,6 +205,26 @@ func (s *Server) readFetch(req *kmsg.FetchRequest, first bool) (resp *kmsg.Fetch
 		resp.Topics = append(resp.Topics, rt)
 	}
 	return resp, size, failed, wait
+}
+
+// divergingEpoch checks a follower's fetch against the epoch of its last
+// fetched batch (KIP-595, Kafka 2.8's Partition.readRecords): when this
+// log ends that epoch below the fetch offset, or knows only an older epoch,
+// the follower's log diverged and the answer is the epoch and its end offset
+// here (EndOffset -1 when it did not). A fetch this log cannot place is
+// OFFSET_OUT_OF_RANGE.
+func divergingEpoch(p *Partition, fetchOffset int64, lastFetchedEpoch int32) (kmsg.FetchResponseTopicPartitionDivergingEpoch, error) {
+	none := kmsg.NewFetchResponseTopicPartitionDivergingEpoch()
+	epoch, end := p.log.EndOffsetForEpoch(lastFetchedEpoch)
+	switch {
+	case epoch == storage.UndefinedEpoch || end == storage.UndefinedEpochOffset:
+		return none, fmt.Errorf("cannot place the last fetched epoch %d of %s-%d: %w", lastFetchedEpoch, p.Topic, p.Index, kerr.OffsetOutOfRange)
+	case fetchOffset < p.log.LogStartOffset():
+		return none, fmt.Errorf("fetch offset %d is below the log start offset of %s-%d: %w", fetchOffset, p.Topic, p.Index, kerr.OffsetOutOfRange)
+	case epoch < lastFetchedEpoch || end < fetchOffset:
+		return kmsg.FetchResponseTopicPartitionDivergingEpoch{Epoch: epoch, EndOffset: end}, nil
+	}
+	return none, nil
 }
 
 // downConvert rewrites a consumer's records for Fetch v0–v3 in the message

@@ -9,6 +9,14 @@ package broker
 // records are appended as the leader wrote them and the follower's high
 // watermark becomes min(leader's, own LEO).
 //
+// With inter.broker.protocol.version 2.7-IV1 or later (KIP-595's fields) a
+// follower whose log has leader epochs skips that first round trip: each
+// fetch carries the epoch of its last fetched batch, and a leader whose log
+// ends that epoch earlier answers with the diverging epoch and its end
+// offset instead of records; the follower truncates there as it would on an
+// OffsetForLeaderEpoch answer, and falls back to the round trips only when
+// it lacks the leader's epoch (Kafka's truncateOnFetchResponse).
+//
 // A fetch response is applied under the fetcher's lock and only if the
 // partition is still fetched with the same leader epoch and offset, so once
 // removePartition returns nothing more is appended under the old leadership.
@@ -60,7 +68,8 @@ func fetcherID(tp kafka.TopicPartition, n int) int {
 }
 
 // addPartition starts fetching tp from leader; truncating means it first
-// truncates by leader epoch.
+// truncates by leader epoch, which a log with epochs leaves to the fetch
+// responses when the inter-broker protocol has truncation on fetch.
 func (m *fetcherManager) addPartition(tp kafka.TopicPartition, p *Partition, leader, leaderEpoch int32, truncating bool) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
@@ -73,7 +82,12 @@ func (m *fetcherManager) addPartition(tp kafka.TopicPartition, p *Partition, lea
 		f = newReplicaFetcher(m.rm, leader, key.id)
 		m.fetchers[key] = f
 	}
-	f.add(tp, &fetchState{p: p, leaderEpoch: leaderEpoch, fetchOffset: p.log.LogEndOffset(), truncating: truncating})
+	st := &fetchState{p: p, leaderEpoch: leaderEpoch, fetchOffset: p.log.LogEndOffset(), truncating: truncating, truncateOnFetch: m.rm.cfg.truncateOnFetch}
+	st.refreshLastFetchedEpoch()
+	if st.lastFetchedEpoch >= 0 {
+		st.truncating = false
+	}
+	f.add(tp, st)
 	m.owner[tp] = f
 }
 
@@ -126,6 +140,20 @@ type fetchState struct {
 	// fetches; resetting: the leader answered OFFSET_OUT_OF_RANGE.
 	truncating, resetting bool
 	delayUntil            time.Time
+	// truncateOnFetch: the inter-broker protocol has truncation on fetch;
+	// lastFetchedEpoch is then the log's latest epoch, sent with each fetch,
+	// and -1 otherwise (or when the log has no epoch yet).
+	truncateOnFetch  bool
+	lastFetchedEpoch int32
+}
+
+// refreshLastFetchedEpoch reads lastFetchedEpoch from the log after it
+// changed (an append, a truncation, a reset).
+func (st *fetchState) refreshLastFetchedEpoch() {
+	st.lastFetchedEpoch = -1
+	if epoch, ok := st.p.log.LatestEpoch(); ok && st.truncateOnFetch {
+		st.lastFetchedEpoch = epoch
+	}
 }
 
 type replicaFetcher struct {
@@ -300,7 +328,7 @@ func (f *replicaFetcher) buildFetch() (*kmsg.FetchRequest, map[kafka.TopicPartit
 		fp.Partition = tp.Partition
 		fp.CurrentLeaderEpoch = st.leaderEpoch
 		fp.FetchOffset = st.fetchOffset
-		fp.LastFetchedEpoch = -1
+		fp.LastFetchedEpoch = st.lastFetchedEpoch
 		fp.LogStartOffset = st.p.log.LogStartOffset()
 		fp.PartitionMaxBytes = f.rm.cfg.fetchMaxBytes
 		req.Topics[i].Partitions = append(req.Topics[i].Partitions, fp)
@@ -328,6 +356,13 @@ func (f *replicaFetcher) processFetch(resp *kmsg.FetchResponse, sent map[kafka.T
 			}
 			log := f.log.With(zap.Stringer("partition", tp))
 			switch err := kerr.ErrorForCode(rp.ErrorCode); {
+			case err == nil && rp.DivergingEpoch.EndOffset >= 0:
+				if err := f.truncateOnFetchResponse(tp, st, rp.DivergingEpoch); err != nil {
+					log.Error("Truncating to the diverging epoch failed", zap.Error(err))
+					st.delayUntil = time.Now().Add(f.rm.cfg.fetchBackoff)
+					continue
+				}
+				progressed = true
 			case err == nil:
 				if err := f.appendFetched(st, rp); err != nil {
 					log.Error("Appending fetched records failed", zap.Int64("fetch-offset", st.fetchOffset), zap.Error(err))
@@ -362,8 +397,56 @@ func (f *replicaFetcher) appendFetched(st *fetchState, rp kmsg.FetchResponseTopi
 		}
 	}
 	st.fetchOffset = max(st.fetchOffset, st.p.log.LogEndOffset())
+	st.refreshLastFetchedEpoch()
 	st.p.updateFollowerHighWatermark(rp.HighWatermark)
 	return st.p.followLeaderLogStartOffset(rp.LogStartOffset)
+}
+
+// truncateOnFetchResponse truncates where the leader said this replica's
+// log diverged from its own; the caller holds f.mu. When the leader's epoch
+// is one this replica lacks, the partition truncates as far as it can and
+// goes back to OffsetForLeaderEpoch round trips, as Kafka 2.8 does.
+func (f *replicaFetcher) truncateOnFetchResponse(tp kafka.TopicPartition, st *fetchState, diverging kmsg.FetchResponseTopicPartitionDivergingEpoch) error {
+	leo := st.p.log.LogEndOffset()
+	target, done := truncationTarget(st.p, diverging.Epoch, diverging.EndOffset)
+	if target < leo {
+		if err := st.p.truncateTo(target); err != nil {
+			return err
+		}
+	}
+	f.log.Info("Truncated on the fetch response's diverging epoch", zap.Stringer("partition", tp),
+		zap.Int32("diverging-epoch", diverging.Epoch), zap.Int64("diverging-end-offset", diverging.EndOffset),
+		zap.Int64("truncation-offset", min(target, leo)), zap.Int64("previous-log-end-offset", leo), zap.Bool("complete", done))
+	st.fetchOffset = st.p.log.LogEndOffset()
+	st.refreshLastFetchedEpoch()
+	st.truncating = !done
+	return nil
+}
+
+// truncationTarget is where a follower truncates given the leader's answer
+// for its latest epoch, the leader's epoch and that epoch's end offset
+// (Kafka's getOffsetTruncationState); not done means the leader's epoch is
+// one this replica lacks, so it cuts to its own end of the epochs below it
+// and asks again.
+func truncationTarget(p *Partition, leaderEpoch int32, leaderEnd int64) (target int64, done bool) {
+	l := p.log
+	leo := l.LogEndOffset()
+	switch {
+	case leaderEnd == storage.UndefinedEpochOffset:
+		// The leader cannot place the epoch: fall back to the high watermark.
+		return p.HighWatermark(), true
+	case leaderEpoch == storage.UndefinedEpoch:
+		return min(leaderEnd, leo), true
+	}
+	ownEpoch, ownEnd := l.EndOffsetForEpoch(leaderEpoch)
+	switch {
+	case ownEnd == storage.UndefinedEpochOffset:
+		return min(leaderEnd, leo), true
+	case ownEpoch != leaderEpoch:
+		return min(ownEnd, leo), false
+	default:
+		return min(leaderEnd, ownEnd, leo), true
+	}
 }
 
 // truncateAndReset does the leader round trips that partitions need before
@@ -437,23 +520,7 @@ func (f *replicaFetcher) truncateByEpoch(tp kafka.TopicPartition, snap fetchStat
 			if err != nil {
 				return err
 			}
-			leo := l.LogEndOffset()
-			switch {
-			case leaderEnd == storage.UndefinedEpochOffset:
-				// The leader cannot place the epoch: fall back to the high watermark.
-			case leaderEpoch == storage.UndefinedEpoch:
-				target = min(leaderEnd, leo)
-			default:
-				ownEpoch, ownEnd := l.EndOffsetForEpoch(leaderEpoch)
-				switch {
-				case ownEnd == storage.UndefinedEpochOffset:
-					target = min(leaderEnd, leo)
-				case ownEpoch != leaderEpoch:
-					target, done = min(ownEnd, leo), false
-				default:
-					target = min(leaderEnd, ownEnd, leo)
-				}
-			}
+			target, done = truncationTarget(snap.p, leaderEpoch, leaderEnd)
 		}
 		if applied, err := f.truncateTo(tp, snap, target, done); err != nil || !applied || done {
 			return err
@@ -481,6 +548,7 @@ func (f *replicaFetcher) truncateTo(tp kafka.TopicPartition, snap fetchState, ta
 	if done {
 		st.truncating = false
 		st.fetchOffset = st.p.log.LogEndOffset()
+		st.refreshLastFetchedEpoch()
 	}
 	return true, nil
 }
@@ -542,6 +610,7 @@ func (f *replicaFetcher) resetOffset(tp kafka.TopicPartition, snap fetchState) e
 	}
 	st.resetting = false
 	st.fetchOffset = l.LogEndOffset()
+	st.refreshLastFetchedEpoch()
 	f.log.Info("Reset fetch offset after OFFSET_OUT_OF_RANGE", zap.Stringer("partition", tp), zap.Int64("fetch-offset", st.fetchOffset),
 		zap.Int64("leader-log-end-offset", leaderEnd), zap.Int64("leader-log-start-offset", leaderStart))
 	return nil

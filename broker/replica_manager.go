@@ -31,6 +31,7 @@ type replicationConfig struct {
 	lagTimeMax              time.Duration
 	hwCheckpointInterval    time.Duration
 	truncationMode          string
+	truncateOnFetch         bool
 	minInsyncReplicas       int32
 	interBrokerListenerName string
 }
@@ -45,6 +46,7 @@ func replicationConfigOf(c *brokerconfig.Config) replicationConfig {
 		lagTimeMax:              c.ReplicaLagTimeMax,
 		hwCheckpointInterval:    c.ReplicaHWCheckpointInterval,
 		truncationMode:          c.ReplicaTruncationMode,
+		truncateOnFetch:         c.TruncationOnFetch && c.ReplicaTruncationMode == brokerconfig.TruncateByEpoch,
 		minInsyncReplicas:       c.MinInsyncReplicas,
 		interBrokerListenerName: c.InterBrokerListenerName,
 	}

@@ -22,7 +22,9 @@ import (
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
 	"go.uber.org/zap"
+	"go.uber.org/zap/zapcore"
 	"go.uber.org/zap/zaptest"
+	"go.uber.org/zap/zaptest/observer"
 
 	"github.com/zkafka/zkafka/broker"
 	"github.com/zkafka/zkafka/brokerconfig"
@@ -41,8 +43,11 @@ type fakeController struct {
 	connect string
 	zk      *zkclient.Client
 	mode    string
+	ibp     string // inter.broker.protocol.version, Kafka 2.8's default when empty
 	dirs    map[int32]string
 	servers map[int32]*broker.Server
+	logs    *observer.ObservedLogs // every broker's INFO lines and above
+	tee     zap.Option
 }
 
 func newFakeController(t *testing.T, mode string) *fakeController {
@@ -61,6 +66,9 @@ func newFakeController(t *testing.T, mode string) *fakeController {
 		t.Fatal(err)
 	}
 	fc := &fakeController{t: t, connect: connect, zk: zkc, mode: mode, dirs: map[int32]string{}, servers: map[int32]*broker.Server{}}
+	var core zapcore.Core
+	core, fc.logs = observer.New(zap.InfoLevel)
+	fc.tee = zap.WrapCore(func(c zapcore.Core) zapcore.Core { return zapcore.NewTee(c, core) })
 	// The log dirs exist before the brokers' cleanup is registered, so they
 	// are removed after the brokers stop.
 	for _, id := range []int32{1, 2} {
@@ -77,7 +85,7 @@ func newFakeController(t *testing.T, mode string) *fakeController {
 // start starts (or restarts, on its old log dir) broker 1 or 2.
 func (fc *fakeController) start(id int32) {
 	fc.t.Helper()
-	cfg, err := brokerconfig.New(map[string]string{
+	props := map[string]string{
 		"broker.id":         strconv.Itoa(int(id)),
 		"listeners":         "PLAINTEXT://127.0.0.1:0",
 		"log.dirs":          fc.dirs[id],
@@ -90,11 +98,16 @@ func (fc *fakeController) start(id int32) {
 		"replica.truncation.mode":   fc.mode,
 		// There is no controller to ask.
 		"controlled.shutdown.enable": "false",
-	})
+	}
+	if fc.ibp != "" {
+		props["inter.broker.protocol.version"] = fc.ibp
+	}
+	cfg, err := brokerconfig.New(props)
 	if err != nil {
 		fc.t.Fatal(err)
 	}
-	s := broker.NewServer(cfg, zaptest.NewLogger(fc.t, zaptest.Level(zap.WarnLevel)).Named(fmt.Sprintf("broker-%d", id)))
+	logger := zaptest.NewLogger(fc.t, zaptest.Level(zap.WarnLevel), zaptest.WrapOptions(fc.tee))
+	s := broker.NewServer(cfg, logger.Named(fmt.Sprintf("broker-%d", id)))
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
 	if err := s.Start(ctx); err != nil {
@@ -263,12 +276,17 @@ func TestKIP101Scenario1(t *testing.T) {
 // offset 1. A comes back as B's follower. With HW truncation A keeps
 // everything below its high watermark 2, so offset 1 is m2 on A and m3 on B
 // for ever; with epochs A asks B where epoch 2 ends (B answers: epoch 1 ends
-// at 1), truncates m2 and fetches m3.
+// at 1), truncates m2 and fetches m3. Before inter.broker.protocol.version
+// 2.7-IV1 A asks with OffsetForLeaderEpoch before it fetches; from it on A
+// fetches at once, saying its last epoch is 2, and B's Fetch answer carries
+// the diverging epoch instead of records.
 func TestKIP101Scenario2(t *testing.T) {
-	for _, mode := range []string{"hw", "epoch"} {
-		t.Run(mode, func(t *testing.T) {
+	for _, c := range []struct{ mode, ibp string }{{"hw", ""}, {"epoch", "2.6"}, {"epoch", "2.8"}} {
+		mode := c.mode
+		t.Run(mode+c.ibp, func(t *testing.T) {
 			const topic = "kip101-2"
 			fc := newFakeController(t, mode)
+			fc.ibp = c.ibp
 			fc.start(1)
 			fc.start(2)
 			replicas := []int32{1, 2}
@@ -305,6 +323,15 @@ func TestKIP101Scenario2(t *testing.T) {
 			if diverged := !slices.Equal(a, b); diverged != (mode == "hw") {
 				t.Fatalf("mode %s: follower A holds %v, leader B %v; divergence expected only with hw", mode, a, b)
 			}
+			if mode == "hw" {
+				return
+			}
+			byRoundTrip := fc.logs.FilterMessage("Truncated by leader epoch").Len()
+			onFetch := fc.logs.FilterMessage("Truncated on the fetch response's diverging epoch").FilterField(zap.Int64("truncation-offset", 1)).Len()
+			if want := c.ibp == "2.8"; (onFetch == 1) != want || (byRoundTrip == 1) == want {
+				t.Fatalf("IBP %s: %d truncations on a fetch response to offset 1, %d after OffsetForLeaderEpoch; want one of the %s",
+					c.ibp, onFetch, byRoundTrip, map[bool]string{true: "first", false: "second"}[want])
+			}
 		})
 	}
 }
@@ -336,6 +363,16 @@ func TestFollowerFetchBeyondLeaderLog(t *testing.T) {
 	if p.ErrorCode != kerr.OffsetOutOfRange.Code || len(p.RecordBatches) != 0 {
 		t.Fatalf("follower fetch beyond the leader's log: %v with %d bytes, want OFFSET_OUT_OF_RANGE",
 			kerr.ErrorForCode(p.ErrorCode), len(p.RecordBatches))
+	}
+
+	// The same fetch saying its last batch was of epoch 2 (KIP-595): B's
+	// epoch 1 ends at offset 1 and B never had epoch 2, so the answer is the
+	// diverging epoch, with no records.
+	req.Topics[0].Partitions[0].LastFetchedEpoch = 2
+	p = raw(t, fc.addr(2), req, 12).(*kmsg.FetchResponse).Topics[0].Partitions[0]
+	if p.ErrorCode != 0 || p.DivergingEpoch.Epoch != 1 || p.DivergingEpoch.EndOffset != 1 || len(p.RecordBatches) != 0 {
+		t.Fatalf("follower fetch with last fetched epoch 2: %v, diverging %+v, %d bytes; want epoch 1 ending at 1",
+			kerr.ErrorForCode(p.ErrorCode), p.DivergingEpoch, len(p.RecordBatches))
 	}
 
 	fc.leaderAndIsr(1, topic, 2, 3, []int32{2}, replicas) // A keeps m1 m2 (its HW is 2) and fetches at 2

@@ -78,6 +78,11 @@ type Config struct {
 	// partition leader asks the controller to change its ISR with AlterIsr
 	// instead of writing the state znode and /isr_change_notification itself.
 	AlterIsr bool
+	// TruncationOnFetch is inter.broker.protocol.version >= 2.7-IV1
+	// (KIP-595's fetch fields): a follower sends the epoch of its last
+	// fetched batch and truncates where the leader's Fetch answer says its
+	// log diverged, instead of asking OffsetForLeaderEpoch first.
+	TruncationOnFetch bool
 	// ClockSkew (zkafka.clock.skew.ms, dynamic per broker) moves this
 	// broker's wall clock from the machine's, for clock faults (`zkafka
 	// chaos run --faults clock`); 0 in any real use.
@@ -375,6 +380,9 @@ func New(props map[string]string) (*Config, error) {
 		return nil, err
 	}
 	if c.AlterIsr, err = ibpAtLeast(ibp, 7, 2); err != nil {
+		return nil, err
+	}
+	if c.TruncationOnFetch, err = ibpAtLeast(ibp, 7, 1); err != nil {
 		return nil, err
 	}
 	if c.MaxConnectionsPerIPOverrides, err = parseConnectionOverrides(p.str("max.connections.per.ip.overrides")); err != nil {
