@@ -33,6 +33,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kmsg"
 	"go.uber.org/zap"
 
+	"github.com/zkafka/zkafka/quota"
 	"github.com/zkafka/zkafka/wire"
 	"github.com/zkafka/zkafka/zkpaths"
 )
@@ -41,6 +42,11 @@ var produceAPI = api{
 	key: 0, min: 0, max: maxVersion(0),
 	handle: func(ctx context.Context, s *Server, r *request) kmsg.Response {
 		resp := s.handleProduce(ctx, r.body.(*kmsg.ProduceRequest))
+		// producer_byte_rate counts whole requests, once they are handled.
+		if d := s.clientQuotas.Record(quota.Produce, quota.Anonymous, r.clientID(), float64(r.size)); d > 0 {
+			r.throttle(d)
+			resp.ThrottleMillis = throttleMillis(d)
+		}
 		if r.body.(*kmsg.ProduceRequest).Acks != 0 {
 			return resp
 		}

@@ -34,11 +34,13 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"math"
 	"time"
 
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
+	"github.com/zkafka/zkafka/quota"
 	"github.com/zkafka/zkafka/storage"
 	"github.com/zkafka/zkafka/wire"
 )
@@ -46,7 +48,30 @@ import (
 var fetchAPI = api{
 	key: 1, min: 0, max: maxVersion(1),
 	handle: func(ctx context.Context, s *Server, r *request) kmsg.Response {
-		return s.handleFetch(ctx, r.body.(*kmsg.FetchRequest))
+		req := r.body.(*kmsg.FetchRequest)
+		if req.ReplicaID >= 0 {
+			// Followers answer to replication throttles, not client quotas.
+			return s.handleFetch(ctx, req)
+		}
+		if most, ok := s.clientQuotas.MaxValueInWindow(quota.Fetch, quota.Anonymous, r.clientID()); ok {
+			limit := float64(req.MaxBytes)
+			if req.MaxBytes <= 0 {
+				limit = math.MaxInt32
+			}
+			req.MaxBytes = int32(max(min(limit, most), 1))
+		}
+		resp := s.handleFetch(ctx, req)
+		// consumer_byte_rate counts the records sent; a fetch that takes the
+		// rate above the quota is answered empty and its bytes taken back.
+		bytes := float64(fetchedBytes(resp))
+		if d := s.clientQuotas.Record(quota.Fetch, quota.Anonymous, r.clientID(), bytes); d > 0 {
+			s.clientQuotas.Unrecord(quota.Fetch, quota.Anonymous, r.clientID(), bytes)
+			r.throttle(d)
+			throttled := req.ResponseKind().(*kmsg.FetchResponse)
+			throttled.ThrottleMillis, throttled.SessionID = throttleMillis(d), resp.SessionID
+			return throttled
+		}
+		return resp
 	},
 	errorResponse: func(req kmsg.Request, code int16) kmsg.Response {
 		resp := req.ResponseKind().(*kmsg.FetchResponse)
@@ -205,6 +230,17 @@ func (s *Server) readFetch(req *kmsg.FetchRequest, first bool) (resp *kmsg.Fetch
 		resp.Topics = append(resp.Topics, rt)
 	}
 	return resp, size, failed, wait
+}
+
+// fetchedBytes is the record bytes of a fetch response.
+func fetchedBytes(resp *kmsg.FetchResponse) int {
+	n := 0
+	for _, t := range resp.Topics {
+		for _, p := range t.Partitions {
+			n += len(p.RecordBatches)
+		}
+	}
+	return n
 }
 
 // divergingEpoch checks a follower's fetch against the epoch of its last

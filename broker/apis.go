@@ -46,6 +46,8 @@ func apiTable() map[int16]api {
 		deleteTopicsAPI,
 		deleteRecordsAPI,
 		describeLogDirsAPI,
+		describeClientQuotasAPI,
+		alterClientQuotasAPI,
 		createPartitionsAPI,
 		electLeadersAPI,
 		alterPartitionReassignmentsAPI,

@@ -349,8 +349,10 @@ func (m *configManager) processNotification(path string) error {
 			return err
 		}
 		return m.s.applyBrokerConfigChange()
-	case zkpaths.EntityClients, zkpaths.EntityUsers, "ips":
-		m.log.Info("Quota configs are stored but not enforced by this broker", zap.String("entity-path", n.EntityPath))
+	case zkpaths.EntityClients, zkpaths.EntityUsers:
+		return m.reloadQuotaConfig(n.EntityPath)
+	case "ips":
+		m.log.Info("Connection-rate quotas of IPs are stored but not enforced by this broker", zap.String("entity-path", n.EntityPath))
 		return nil
 	}
 	m.log.Error("Ignoring a config change of an unknown entity type", zap.String("entity-path", n.EntityPath))

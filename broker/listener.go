@@ -166,6 +166,9 @@ type request struct {
 	// handler returns: an acks=0 produce that failed, since the client reads
 	// no response and must notice by reconnecting, as in Kafka.
 	closeConnection bool
+	// throttleTime is how long a client quota mutes the connection.
+	throttleTime time.Duration
+	size         int // the request's bytes, as quotas count them
 }
 
 func (l *listener) serveConn(c net.Conn, st *connState) {
@@ -205,6 +208,7 @@ func (l *listener) serveConn(c net.Conn, st *connState) {
 		hdr, body, err := wire.ParseRequest(frame)
 		var resp kmsg.Response
 		handled := false
+		var throttle time.Duration
 		switch {
 		case errors.Is(err, wire.ErrUnknownAPIKey):
 		case body != nil && !l.s.supported(hdr.APIKey, hdr.APIVersion):
@@ -213,7 +217,7 @@ func (l *listener) serveConn(c net.Conn, st *connState) {
 			log.Info("Closing connection after a malformed request", zap.Int16("api-key", hdr.APIKey), zap.Int16("api-version", hdr.APIVersion), zap.Error(err))
 			return
 		default:
-			r := &request{hdr: hdr, body: body, listener: l.name, remote: c.RemoteAddr().String()}
+			r := &request{hdr: hdr, body: body, listener: l.name, remote: c.RemoteAddr().String(), size: len(frame)}
 			var panicked bool
 			if resp, panicked = l.handleRecovering(log, r); panicked {
 				if resp != nil {
@@ -227,7 +231,7 @@ func (l *listener) serveConn(c net.Conn, st *connState) {
 				log.Info("Closing connection after a failed produce with acks=0")
 				return
 			}
-			handled = true
+			handled, throttle = true, r.throttleTime
 		}
 		l.s.memoryPool.release(held)
 		held = 0
@@ -242,9 +246,34 @@ func (l *listener) serveConn(c net.Conn, st *connState) {
 			log.Info("Unsupported API or version", zap.Int16("api-key", hdr.APIKey), zap.Int16("api-version", hdr.APIVersion))
 			out = wire.AppendErrorOnly(out[:0], hdr.CorrelationID, kerr.UnsupportedVersion.Code)
 		}
+		// A client quota mutes the connection: a client that throttles itself
+		// (KIP-219) gets the response first, an older one after the wait.
+		selfThrottles := false
+		if tr, ok := resp.(kmsg.ThrottleResponse); ok {
+			_, selfThrottles = tr.Throttle()
+		}
+		if throttle > 0 && !selfThrottles && !st.mute(throttle) {
+			return
+		}
 		if _, err := c.Write(out); err != nil {
 			return
 		}
+		if throttle > 0 && selfThrottles && !st.mute(throttle) {
+			return
+		}
+	}
+}
+
+// mute waits d before the connection's next request is read, false if the
+// connection is closed meanwhile.
+func (st *connState) mute(d time.Duration) bool {
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-t.C:
+		return true
+	case <-st.done:
+		return false
 	}
 }
 

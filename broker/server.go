@@ -21,6 +21,7 @@ import (
 	"github.com/zkafka/zkafka/internal/loglevels"
 	"github.com/zkafka/zkafka/internal/zkclient"
 	"github.com/zkafka/zkafka/kafka"
+	"github.com/zkafka/zkafka/quota"
 	"github.com/zkafka/zkafka/storage"
 	"github.com/zkafka/zkafka/transaction"
 	"github.com/zkafka/zkafka/zkpaths"
@@ -64,9 +65,12 @@ type Server struct {
 	producerIDs    *producerIDManager
 	markerSender   *markerSender
 
-	listeners  []*listener
-	quotas     *connectionQuotas // max.connections and max.connections.per.ip over all listeners
-	memoryPool *memoryPool       // queued.max.request.bytes; nil when unbounded
+	listeners []*listener
+	quotas    *connectionQuotas // max.connections and max.connections.per.ip over all listeners
+	// clientQuotas are the produce, fetch and request quotas of users and
+	// client ids (client_quotas.go).
+	clientQuotas *quota.Manager
+	memoryPool   *memoryPool // queued.max.request.bytes; nil when unbounded
 	// fatal receives what must stop the broker at once, without a controlled shutdown (Fatal).
 	fatal    chan error
 	ctx      context.Context // cancelled at shutdown; parent of every request
@@ -120,6 +124,10 @@ func (s *Server) Start(ctx context.Context) (err error) {
 	s.log.Info("Starting broker", zap.String("cluster-id", s.clusterID))
 	s.configs = newConfigManager(s)
 	if err := s.configs.loadBrokerConfigs(); err != nil {
+		return err
+	}
+	s.clientQuotas = newClientQuotas(s.cfg.QuotaWindowNum, s.cfg.QuotaWindowSize)
+	if err := s.configs.loadQuotaConfigs(); err != nil {
 		return err
 	}
 

@@ -39,6 +39,8 @@ type Config struct {
 	ReplicaFetchMinBytes             int32         // replica.fetch.min.bytes
 	ReplicaFetchWaitMax              time.Duration // replica.fetch.wait.max.ms
 	ReplicaFetchBackoff              time.Duration // replica.fetch.backoff.ms
+	QuotaWindowNum                   int32         // quota.window.num: samples a client quota's rate is measured over
+	QuotaWindowSize                  time.Duration // quota.window.size.seconds: each sample's span
 	ReplicaHWCheckpointInterval      time.Duration // replica.high.watermark.checkpoint.interval.ms
 	ReplicaTruncationMode            string        // replica.truncation.mode: epoch (KIP-101) or hw (pre-0.11, to show its failures)
 	UncleanLeaderElectionEnable      bool          // unclean.leader.election.enable
@@ -195,6 +197,10 @@ var defaultProperties = map[string]string{
 	"leader.imbalance.per.broker.percentage":  "10",
 	"leader.imbalance.check.interval.seconds": "300",
 
+	// Client quotas.
+	"quota.window.num":          "11",
+	"quota.window.size.seconds": "1",
+
 	// Replication.
 	"num.replica.fetchers":                          "1",
 	"replica.fetch.max.bytes":                       "1048576",
@@ -305,6 +311,8 @@ func New(props map[string]string) (*Config, error) {
 		ReplicaFetchMinBytes:             p.Int32("replica.fetch.min.bytes"),
 		ReplicaFetchWaitMax:              p.Ms("replica.fetch.wait.max.ms"),
 		ReplicaFetchBackoff:              p.Ms("replica.fetch.backoff.ms"),
+		QuotaWindowNum:                   p.Int32("quota.window.num"),
+		QuotaWindowSize:                  time.Duration(p.Int32("quota.window.size.seconds")) * time.Second,
 		ReplicaHWCheckpointInterval:      p.Ms("replica.high.watermark.checkpoint.interval.ms"),
 		ReplicaTruncationMode:            p.str("replica.truncation.mode"),
 		UncleanLeaderElectionEnable:      p.Bool("unclean.leader.election.enable"),
@@ -443,6 +451,8 @@ func (c *Config) validate() error {
 		return fmt.Errorf("log.segment.bytes %d is below 14: %w", c.LogSegmentBytes, ErrConfig)
 	case c.NumPartitions <= 0 || c.DefaultReplicationFactor <= 0:
 		return fmt.Errorf("num.partitions and default.replication.factor must be positive: %w", ErrConfig)
+	case c.QuotaWindowNum < 1 || c.QuotaWindowSize < time.Second:
+		return fmt.Errorf("quota.window.num and quota.window.size.seconds must be at least 1: %w", ErrConfig)
 	case c.ReplicaTruncationMode != TruncateByEpoch && c.ReplicaTruncationMode != TruncateToHighWatermark:
 		return fmt.Errorf("replica.truncation.mode %q must be epoch or hw: %w", c.ReplicaTruncationMode, ErrConfig)
 	case c.MaxConnections < 0 || c.MaxConnectionsPerIP < 0:

@@ -165,6 +165,15 @@ func (m *Manager) Quota(kind Kind, user, clientID string) (bound float64, key se
 	return 0, sensorKey{}, false
 }
 
+// MaxValueInWindow is the most a client may take within the quota's window,
+// quota × (Samples-1) windows (Kafka's getMaxValueInQuotaWindow): a fetch is
+// capped at it so one response cannot exceed what the quota ever allows.
+// ok is false when no quota applies.
+func (m *Manager) MaxValueInWindow(kind Kind, user, clientID string) (float64, bool) {
+	bound, _, ok := m.Quota(kind, user, clientID)
+	return bound * (m.cfg.Window * time.Duration(m.cfg.Samples-1)).Seconds(), ok
+}
+
 // Record adds value (bytes, or percent-seconds of handler time) to the
 // rate of the quota that applies, and returns how long the client is to be
 // throttled: 0 unless the rate is now above the quota.

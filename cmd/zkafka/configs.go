@@ -26,10 +26,11 @@ var configsOptions = []optionSpec{
 	{"add-config", true}, {"add-config-file", true}, {"delete-config", true}, {"all", false}, {"help", false},
 }
 
-const configsUsage = `This tool helps to manipulate and describe entity config for a topic or broker.
+const configsUsage = `This tool helps to manipulate and describe entity config for a topic, client, user, broker or broker-logger.
 USAGE: zkafka configs (--bootstrap-server host:9092 | --zookeeper host:2181)
        (--describe [--all] | --alter --add-config k1=v1,k2=[v1,v2] --delete-config k3)
-       (--entity-type topics|brokers (--entity-name n | --entity-default) | --topic t | --broker id | --broker-defaults)
+       (--entity-type topics|brokers|broker-loggers|users|clients (--entity-name n | --entity-default) | --topic t | --broker id | --broker-defaults)
+       a user and a client id together: --entity-type users --entity-name u --entity-type clients --entity-name c
 `
 
 // brokerDefault is the entity name of the cluster-wide broker config.
@@ -79,9 +80,11 @@ type configCommand struct {
 	opts       toolOptions
 	entityType string // "topics" or "brokers"
 	entityName string // "" for every entity of the type (describe); brokerDefault
-	add        map[string]string
-	addOrder   []string
-	del        []string
+	// quotaTargets are the users and clients entities named (client quotas).
+	quotaTargets []quotaTarget
+	add          map[string]string
+	addOrder     []string
+	del          []string
 }
 
 func newConfigCommand(opts toolOptions) (*configCommand, error) {
@@ -96,8 +99,10 @@ func newConfigCommand(opts toolOptions) (*configCommand, error) {
 	}
 	c := &configCommand{opts: opts, add: map[string]string{}}
 	flags := opts.count("topic", "broker", "broker-defaults")
+	types := opts.all("entity-type")
+	quotaPair := len(types) == 2 && slices.Contains(types, "users") && slices.Contains(types, "clients")
 	switch {
-	case len(opts.all("entity-type")) > 1 || flags > 1 || flags == 1 && opts.has("entity-type"):
+	case len(types) > 1 && !quotaPair || flags > 1 || flags == 1 && opts.has("entity-type"):
 		return nil, errors.New("Only 'users' and 'clients' entity types may be specified together")
 	case flags == 1 && (opts.has("entity-name") || opts.has("entity-default")):
 		return nil, errors.New("--entity-{type,name,default} should not be used in conjunction with specific entity flags")
@@ -108,7 +113,7 @@ func newConfigCommand(opts toolOptions) (*configCommand, error) {
 	case opts.has("broker-defaults"):
 		c.entityType, c.entityName = "brokers", brokerDefault
 	case opts.has("entity-type"):
-		c.entityType, c.entityName = opts.value("entity-type"), opts.value("entity-name")
+		c.entityType, c.entityName = types[0], opts.value("entity-name")
 		if opts.has("entity-default") {
 			c.entityName = brokerDefault
 		}
@@ -126,8 +131,14 @@ func newConfigCommand(opts toolOptions) (*configCommand, error) {
 		if c.entityName == brokerDefault {
 			return nil, errors.New("--entity-default is not supported for broker-loggers")
 		}
-	case "clients", "users", "ips":
-		return nil, fmt.Errorf("Entity type %s is not supported by zkafka configs, only topics and brokers", c.entityType)
+	case "clients", "users":
+		targets, err := quotaTargets(opts)
+		if err != nil {
+			return nil, err
+		}
+		c.quotaTargets = targets
+	case "ips":
+		return nil, errors.New("Entity type ips is not supported by zkafka configs: IP connection-rate quotas are not served")
 	default:
 		return nil, fmt.Errorf("Invalid entity type %s, the entity type must be one of topics,brokers with the %s argument", c.entityType, connect)
 	}
@@ -157,6 +168,8 @@ func newConfigCommand(opts toolOptions) (*configCommand, error) {
 		return c, nil
 	}
 	switch {
+	case c.quotaTargets != nil && slices.ContainsFunc(c.quotaTargets, func(t quotaTarget) bool { return t.name == nil }):
+		return nil, errors.New("an entity-name or default entity must be specified with --alter of users, clients, brokers or ips")
 	case c.entityName == "" && c.entityType == "brokers":
 		return nil, errors.New("an entity-name or default entity must be specified with --alter of users, clients, brokers or ips")
 	case c.entityName == "":
@@ -263,6 +276,9 @@ func resourceName(entity string) string {
 }
 
 func (c *configCommand) runAdmin(ctx context.Context, cl *kgo.Client, out io.Writer) error {
+	if c.quotaTargets != nil {
+		return c.runQuotasAdmin(ctx, cl, out)
+	}
 	if c.opts.has("alter") {
 		return c.alterAdmin(ctx, cl, out)
 	}
@@ -456,6 +472,9 @@ func (c *configCommand) zkEntityLabel(entity string) string {
 }
 
 func (c *configCommand) runZooKeeper(zkc *zkclient.Client, out io.Writer) error {
+	if c.quotaTargets != nil {
+		return c.runQuotasZooKeeper(zkc, out)
+	}
 	if c.opts.has("alter") {
 		return c.alterZooKeeper(zkc, out)
 	}

@@ -163,3 +163,39 @@ func TestConfigsBrokerLoggers(t *testing.T) {
 	expectToolError(t, "Error while executing config command with args '"+strings.Join(bad, " ")+"'\nInvalid broker logger(s): no.such.logger\n",
 		append([]string{"configs"}, bad...)...)
 }
+
+// TestConfigsClientQuotas: kafka-configs for users and clients, through
+// the brokers (AlterClientQuotas, DescribeClientQuotas) and through
+// ZooKeeper, with 2.8's output.
+func TestConfigsClientQuotas(t *testing.T) {
+	c := testcluster.Start(t, testcluster.Options{})
+	bs := c.BootstrapAddrs()[0]
+	zkWarning := "Warning: --zookeeper is deprecated and will be removed in a future version of Kafka.\nUse --bootstrap-server instead to specify a broker to connect to.\n"
+	expectTool(t, "Completed updating config for user alice.\n",
+		"configs", "--bootstrap-server", bs, "--alter", "--entity-type", "users", "--entity-name", "alice", "--entity-type", "clients", "--entity-name", "app",
+		"--add-config", "producer_byte_rate=1024,request_percentage=12.5")
+	expectTool(t, "Completed updating default config for clients in the cluster.\n",
+		"configs", "--bootstrap-server", bs, "--alter", "--entity-type", "clients", "--entity-default", "--add-config", "consumer_byte_rate=2048")
+	expectTool(t, "Quota configs for user-principal 'alice', client-id 'app' are producer_byte_rate=1024.0, request_percentage=12.5\n",
+		"configs", "--bootstrap-server", bs, "--describe", "--entity-type", "users", "--entity-name", "alice", "--entity-type", "clients", "--entity-name", "app")
+	expectTool(t, "Quota configs for the default client-id are consumer_byte_rate=2048.0\n",
+		"configs", "--bootstrap-server", bs, "--describe", "--entity-type", "clients")
+	expectTool(t, zkWarning+"Configs for user-principal 'alice', client-id 'app' are producer_byte_rate=1024.0,request_percentage=12.5\n",
+		"configs", "--zookeeper", c.ZK, "--describe", "--entity-type", "users", "--entity-name", "alice", "--entity-type", "clients", "--entity-name", "app")
+	expectTool(t, zkWarning+"Completed updating config for entity: client-id 'batch'.\n",
+		"configs", "--zookeeper", c.ZK, "--alter", "--entity-type", "clients", "--entity-name", "batch", "--add-config", "producer_byte_rate=100")
+	expectTool(t, "Quota configs for client-id 'batch' are producer_byte_rate=100.0\n",
+		"configs", "--bootstrap-server", bs, "--describe", "--entity-type", "clients", "--entity-name", "batch")
+	expectTool(t, "Completed updating config for client batch.\n",
+		"configs", "--bootstrap-server", bs, "--alter", "--entity-type", "clients", "--entity-name", "batch", "--delete-config", "producer_byte_rate")
+	expectTool(t, "", "configs", "--bootstrap-server", bs, "--describe", "--entity-type", "clients", "--entity-name", "batch")
+
+	expectToolError(t, "Invalid config(s): consumer_byte_rate\n",
+		"configs", "--bootstrap-server", bs, "--alter", "--entity-type", "clients", "--entity-name", "batch", "--delete-config", "consumer_byte_rate")
+	expectToolError(t, "Error while executing config command with args '--bootstrap-server "+bs+" --alter --entity-type users --entity-name bob --add-config frob=1'\nInvalid configuration key frob\n",
+		"configs", "--bootstrap-server", bs, "--alter", "--entity-type", "users", "--entity-name", "bob", "--add-config", "frob=1")
+	expectToolError(t, "Error while executing config command with args '--bootstrap-server "+bs+" --alter --entity-type users --entity-name bob --add-config producer_byte_rate=fast'\nCannot parse quota configuration value for producer_byte_rate: fast\n",
+		"configs", "--bootstrap-server", bs, "--alter", "--entity-type", "users", "--entity-name", "bob", "--add-config", "producer_byte_rate=fast")
+	expectToolError(t, "Only 'users' and 'clients' entity types may be specified together\n",
+		"configs", "--bootstrap-server", bs, "--describe", "--entity-type", "users", "--entity-type", "topics")
+}

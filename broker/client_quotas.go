@@ -1,0 +1,74 @@
+package broker
+
+// Client quotas (Kafka's ClientQuotaManager for produce and fetch): the
+// quota configs of users and client ids come from /config/users and
+// /config/clients, loaded at startup and on each change notification into
+// the quota package's manager. A produce's request bytes and a consumer
+// fetch's record bytes are recorded against the quota that applies to the
+// client (every client is user ANONYMOUS: there is no authentication); a
+// rate above it sets the response's throttle_time_ms, and the listener
+// mutes the connection for that long (Kafka's channel throttling): after
+// sending the response to a client that throttles itself (KIP-219), before
+// it to an older one. A throttled fetch gets an empty response, its bytes
+// taken back, as in Kafka.
+
+import (
+	"strings"
+	"time"
+
+	"go.uber.org/zap"
+
+	"github.com/zkafka/zkafka/adminzk"
+	"github.com/zkafka/zkafka/quota"
+)
+
+// loadQuotaConfigs reads every users and clients entity, nested ones
+// included, as Kafka's DynamicConfigManager does at startup.
+func (m *configManager) loadQuotaConfigs() error {
+	paths, err := m.s.adminZk().QuotaEntityPaths()
+	if err != nil {
+		return err
+	}
+	for _, p := range paths {
+		if err := m.reloadQuotaConfig(p); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// reloadQuotaConfig re-reads the config of a users or clients entity, given
+// by its path below /config, into the quota manager.
+func (m *configManager) reloadQuotaConfig(entityPath string) error {
+	entityType, name, _ := strings.Cut(entityPath, "/")
+	cfg, err := m.s.adminZk().FetchEntityConfig(entityType, name)
+	if err != nil {
+		return err
+	}
+	m.s.clientQuotas.Set(entityPath, cfg)
+	m.log.Info("Loaded client quota config", zap.String("entity-path", entityPath), zap.String("config", adminzk.FormatConfig(cfg)))
+	return nil
+}
+
+func newClientQuotas(c int32, window time.Duration) *quota.Manager {
+	return quota.New(quota.Config{Samples: int(c), Window: window})
+}
+
+// clientID is the request's client id, "" when null.
+func (r *request) clientID() string {
+	if r.hdr.ClientID == nil {
+		return ""
+	}
+	return *r.hdr.ClientID
+}
+
+// throttle asks the listener to mute the connection for d, keeping the
+// longest asked for.
+func (r *request) throttle(d time.Duration) {
+	r.throttleTime = max(r.throttleTime, d)
+}
+
+// throttleMillis is a throttle time as the responses carry it.
+func throttleMillis(d time.Duration) int32 {
+	return int32(min(d.Milliseconds(), 1<<31-1))
+}

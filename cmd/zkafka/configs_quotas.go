@@ -1,0 +1,255 @@
+package main
+
+// kafka-configs --entity-type users|clients: client quotas, as Kafka 2.8's
+// ConfigCommand handles them — through DescribeClientQuotas and
+// AlterClientQuotas with --bootstrap-server, through adminzk (the znodes
+// and a change notification) with --zookeeper. A user and a client id may
+// be named together (--entity-type users --entity-name u --entity-type
+// clients --entity-name c), the i-th name going with the i-th type.
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"maps"
+	"slices"
+	"strconv"
+	"strings"
+
+	"github.com/twmb/franz-go/pkg/kgo"
+	"github.com/twmb/franz-go/pkg/kmsg"
+
+	"github.com/zkafka/zkafka/adminzk"
+	"github.com/zkafka/zkafka/internal/zkclient"
+)
+
+// quotaTarget is one entity type of the command and its name: nil for
+// every entity of the type (describe), a pointer to nil for the default.
+type quotaTarget struct {
+	entityType string // users or clients
+	name       **string
+}
+
+// quotaTargets pairs the command's entity types with its names.
+func quotaTargets(opts toolOptions) ([]quotaTarget, error) {
+	types, names := opts.all("entity-type"), opts.all("entity-name")
+	switch {
+	case len(types) == 2 && (types[0] == types[1] || !slices.Contains(types, "users") || !slices.Contains(types, "clients")):
+		return nil, errors.New("Only 'users' and 'clients' entity types may be specified together")
+	case len(types) == 2 && opts.has("entity-default"):
+		return nil, errors.New("zkafka configs: name both the user and the client id (--entity-name twice) to describe or alter them together")
+	case len(names) > len(types):
+		return nil, errors.New("More entity names than entity types were specified")
+	}
+	targets := make([]quotaTarget, len(types))
+	for i, t := range types {
+		targets[i].entityType = t
+		switch {
+		case i < len(names):
+			name := &names[i]
+			targets[i].name = &name
+		case opts.has("entity-default"):
+			var def *string
+			targets[i].name = &def
+		}
+	}
+	return targets, nil
+}
+
+// quotaComponents is the targets as an adminzk entity's components; every
+// target must be named.
+func quotaComponents(targets []quotaTarget) []adminzk.QuotaComponent {
+	var out []adminzk.QuotaComponent
+	for _, t := range targets {
+		typ := adminzk.QuotaUser
+		if t.entityType == "clients" {
+			typ = adminzk.QuotaClientID
+		}
+		out = append(out, adminzk.QuotaComponent{Type: typ, Name: *t.name})
+	}
+	return out
+}
+
+// quotaEntityLabel is how 2.8's tool names a quota entity: "user-principal
+// 'alice', client-id 'app'", "the default client-id".
+func quotaEntityLabel(e adminzk.QuotaEntity) string {
+	var parts []string
+	add := func(has bool, typ string, name *string) {
+		switch {
+		case !has:
+		case name == nil:
+			parts = append(parts, "the default "+typ)
+		default:
+			parts = append(parts, fmt.Sprintf("%s '%s'", typ, *name))
+		}
+	}
+	add(e.HasUser, "user-principal", e.User)
+	add(e.HasClientID, "client-id", e.ClientID)
+	return strings.Join(parts, ", ")
+}
+
+// quotaOps turns --add-config and --delete-config into quota ops: values
+// must be numbers.
+func (c *configCommand) quotaOps() ([]adminzk.QuotaOp, error) {
+	var ops []adminzk.QuotaOp
+	for _, k := range c.addOrder {
+		v, err := strconv.ParseFloat(c.add[k], 64)
+		if err != nil {
+			return nil, fmt.Errorf("Cannot parse quota configuration value for %s: %s", k, c.add[k])
+		}
+		ops = append(ops, adminzk.QuotaOp{Key: k, Value: v})
+	}
+	for _, k := range c.del {
+		ops = append(ops, adminzk.QuotaOp{Key: k, Remove: true})
+	}
+	return ops, nil
+}
+
+func (c *configCommand) runQuotasAdmin(ctx context.Context, cl *kgo.Client, out io.Writer) error {
+	if c.opts.has("alter") {
+		return c.alterQuotasAdmin(ctx, cl, out)
+	}
+	req := kmsg.NewPtrDescribeClientQuotasRequest()
+	// 2.8's tool asks for exactly the entity types named.
+	req.Strict, req.Components = true, describeComponents(c.quotaTargets)
+	resp, err := req.RequestWith(ctx, cl)
+	if err != nil {
+		return err
+	}
+	if err := withMessage(resp.ErrorCode, resp.ErrorMessage); err != nil {
+		return err
+	}
+	for _, e := range resp.Entries {
+		var qe adminzk.QuotaEntity
+		for _, p := range e.Entity {
+			switch p.Type {
+			case adminzk.QuotaUser:
+				qe.HasUser, qe.User = true, p.Name
+			case adminzk.QuotaClientID:
+				qe.HasClientID, qe.ClientID = true, p.Name
+			}
+		}
+		values := make([]string, len(e.Values))
+		for i, v := range e.Values {
+			values[i] = v.Key + "=" + adminzk.JavaDouble(v.Value)
+		}
+		fmt.Fprintf(out, "Quota configs for %s are %s\n", quotaEntityLabel(qe), strings.Join(values, ", "))
+	}
+	return nil
+}
+
+// describeComponents is the DescribeClientQuotas filter of the targets.
+func describeComponents(targets []quotaTarget) []kmsg.DescribeClientQuotasRequestComponent {
+	var out []kmsg.DescribeClientQuotasRequestComponent
+	for _, t := range targets {
+		comp := kmsg.NewDescribeClientQuotasRequestComponent()
+		comp.EntityType = adminzk.QuotaUser
+		if t.entityType == "clients" {
+			comp.EntityType = adminzk.QuotaClientID
+		}
+		switch {
+		case t.name == nil:
+			comp.MatchType = kmsg.QuotasMatchTypeAny
+		case *t.name == nil:
+			comp.MatchType = kmsg.QuotasMatchTypeDefault
+		default:
+			comp.MatchType, comp.Match = kmsg.QuotasMatchTypeExact, *t.name
+		}
+		out = append(out, comp)
+	}
+	return out
+}
+
+func (c *configCommand) alterQuotasAdmin(ctx context.Context, cl *kgo.Client, out io.Writer) error {
+	ops, err := c.quotaOps()
+	if err != nil {
+		return err
+	}
+	components := quotaComponents(c.quotaTargets)
+	// As 2.8's tool, a key to delete must be set on the entity.
+	describe := kmsg.NewPtrDescribeClientQuotasRequest()
+	describe.Strict, describe.Components = true, describeComponents(c.quotaTargets)
+	current, err := describe.RequestWith(ctx, cl)
+	if err != nil {
+		return err
+	}
+	if err := withMessage(current.ErrorCode, current.ErrorMessage); err != nil {
+		return err
+	}
+	set := map[string]bool{}
+	for _, e := range current.Entries {
+		for _, v := range e.Values {
+			set[v.Key] = true
+		}
+	}
+	if invalid := slices.DeleteFunc(slices.Clone(c.del), func(k string) bool { return set[k] }); len(invalid) > 0 {
+		return &usageError{"Invalid config(s): " + strings.Join(invalid, ",")}
+	}
+	req := kmsg.NewPtrAlterClientQuotasRequest()
+	var entry kmsg.AlterClientQuotasRequestEntry
+	for _, comp := range components {
+		entry.Entity = append(entry.Entity, kmsg.AlterClientQuotasRequestEntryEntity{Type: comp.Type, Name: comp.Name})
+	}
+	for _, op := range ops {
+		entry.Ops = append(entry.Ops, kmsg.AlterClientQuotasRequestEntryOp{Key: op.Key, Value: op.Value, Remove: op.Remove})
+	}
+	req.Entries = []kmsg.AlterClientQuotasRequestEntry{entry}
+	resp, err := req.RequestWith(ctx, cl)
+	if err != nil {
+		return err
+	}
+	for _, e := range resp.Entries {
+		if err := withMessage(e.ErrorCode, e.ErrorMessage); err != nil {
+			return err
+		}
+	}
+	first := c.quotaTargets[0]
+	if *first.name == nil {
+		fmt.Fprintf(out, "Completed updating default config for %s in the cluster.\n", first.entityType)
+	} else {
+		fmt.Fprintf(out, "Completed updating config for %s %s.\n", singular(first.entityType), **first.name)
+	}
+	return nil
+}
+
+func (c *configCommand) runQuotasZooKeeper(zkc *zkclient.Client, out io.Writer) error {
+	admin := newAdminZk(zkc)
+	if c.opts.has("alter") {
+		ops, err := c.quotaOps()
+		if err != nil {
+			return err
+		}
+		e, err := adminzk.ParseQuotaEntity(quotaComponents(c.quotaTargets))
+		if err != nil {
+			return err
+		}
+		if err := admin.AlterClientQuotas(e, ops, false); err != nil {
+			return err
+		}
+		fmt.Fprintf(out, "Completed updating config for entity: %s.\n", quotaEntityLabel(e))
+		return nil
+	}
+	filter := adminzk.QuotaFilter{Components: map[string]**string{}, Strict: true}
+	for _, comp := range describeComponents(c.quotaTargets) {
+		switch comp.MatchType {
+		case kmsg.QuotasMatchTypeAny:
+			filter.Components[comp.EntityType] = nil
+		default:
+			name := comp.Match
+			filter.Components[comp.EntityType] = &name
+		}
+	}
+	described, err := admin.DescribeClientQuotas(filter)
+	if err != nil {
+		return err
+	}
+	for _, d := range described {
+		pairs := make([]string, 0, len(d.Values))
+		for _, k := range slices.Sorted(maps.Keys(d.Values)) {
+			pairs = append(pairs, k+"="+adminzk.JavaDouble(d.Values[k]))
+		}
+		fmt.Fprintf(out, "Configs for %s are %s\n", quotaEntityLabel(d.Entity), strings.Join(pairs, ","))
+	}
+	return nil
+}
