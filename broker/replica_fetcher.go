@@ -409,10 +409,10 @@ func (f *replicaFetcher) appendFetched(st *fetchState, rp kmsg.FetchResponseTopi
 func (f *replicaFetcher) truncateOnFetchResponse(tp kafka.TopicPartition, st *fetchState, diverging kmsg.FetchResponseTopicPartitionDivergingEpoch) error {
 	leo := st.p.log.LogEndOffset()
 	target, done := truncationTarget(st.p, diverging.Epoch, diverging.EndOffset)
-	if target < leo {
-		if err := st.p.truncateTo(target); err != nil {
-			return err
-		}
+	// Even at the log end: that drops an epoch this replica started there
+	// as a leader and never wrote in, which the leader does not have.
+	if err := st.p.truncateTo(target); err != nil {
+		return err
 	}
 	f.log.Info("Truncated on the fetch response's diverging epoch", zap.Stringer("partition", tp),
 		zap.Int32("diverging-epoch", diverging.Epoch), zap.Int64("diverging-end-offset", diverging.EndOffset),
@@ -539,10 +539,11 @@ func (f *replicaFetcher) truncateTo(tp kafka.TopicPartition, snap fetchState, ta
 		return false, nil
 	}
 	leo := st.p.log.LogEndOffset()
+	// Also at the log end, for the epoch cache (see truncateOnFetchResponse).
+	if err := st.p.truncateTo(target); err != nil {
+		return false, err
+	}
 	if target < leo {
-		if err := st.p.truncateTo(target); err != nil {
-			return false, err
-		}
 		f.log.Info("Truncated by leader epoch", zap.Stringer("partition", tp), zap.Int64("truncation-offset", target), zap.Int64("previous-log-end-offset", leo))
 	}
 	if done {

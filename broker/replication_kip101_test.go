@@ -336,6 +336,38 @@ func TestKIP101Scenario2(t *testing.T) {
 	}
 }
 
+// TestFollowerDropsAnEpochItLedWithoutWriting: B (2) leads epoch 2 and
+// appends nothing, so its log ends with epoch 2 starting at its log end;
+// then A (1), which never had epoch 2, leads epoch 3. B's fetch names epoch
+// 2, A answers that its log diverged at epoch 1's end, which is B's log
+// end: B cuts nothing but must drop epoch 2, or it would name it, and be
+// told so, for ever instead of fetching. It fetches A's next record after
+// one such answer.
+func TestFollowerDropsAnEpochItLedWithoutWriting(t *testing.T) {
+	const topic = "empty-epoch"
+	fc := newFakeController(t, "epoch")
+	fc.start(1)
+	fc.start(2)
+	replicas := []int32{1, 2}
+	fc.leaderAndIsr(1, topic, 1, 1, replicas, replicas)
+	fc.leaderAndIsr(2, topic, 1, 1, replicas, replicas)
+	fc.produce(1, topic, -1, "m1")
+	fc.leaderAndIsr(2, topic, 2, 2, replicas, replicas)
+	fc.leaderAndIsr(1, topic, 2, 2, replicas, replicas)
+	fc.leaderAndIsr(1, topic, 1, 3, replicas, replicas)
+	fc.leaderAndIsr(2, topic, 1, 3, replicas, replicas)
+	fc.produce(1, topic, 1, "m2")
+	wait.For(t, 20*time.Second, "B to fetch m2", func() bool {
+		return slices.Equal(fc.logValues(2, topic), []string{"m1", "m2"})
+	})
+	if n := fc.logs.FilterMessage("Truncated on the fetch response's diverging epoch").Len(); n > 1 {
+		t.Fatalf("B was told %d times that its log diverged, want once", n)
+	}
+	if epoch, _ := fc.partition(2, topic).Log().EndOffsetForEpoch(2); epoch == 2 {
+		t.Fatal("B still has epoch 2")
+	}
+}
+
 // TestFollowerFetchBeyondLeaderLog covers a follower whose log is longer than
 // its new leader's, kept by high-watermark truncation: A (1) has m1 m2 with
 // high watermark 2, B (2) only m1 when B becomes leader. The leader answers

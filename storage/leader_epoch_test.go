@@ -62,6 +62,18 @@ func TestLeaderEpochCacheFollowsAppendsAndTruncation(t *testing.T) {
 		t.Fatalf("after truncate: epochs %v, want %v", got, want)
 	}
 
+	// An epoch started at the log end by a leader that appended nothing
+	// goes with a truncation to the log end, which cuts nothing else.
+	if err := l.AssignLeaderEpoch(6); err != nil {
+		t.Fatal(err)
+	}
+	if err := l.Truncate(l.LogEndOffset()); err != nil {
+		t.Fatal(err)
+	}
+	if got, want := l.LeaderEpochs(), []EpochEntry{{0, 0}}; !slices.Equal(got, want) || l.LogEndOffset() != 3 {
+		t.Fatalf("after truncating to the log end: epochs %v, LEO %d; want %v, 3", got, l.LogEndOffset(), want)
+	}
+
 	// A follower's append takes the batches' own epochs.
 	b := makeBatch(1, "x")
 	setBaseOffset(b, 3)

@@ -531,6 +531,13 @@ func (l *Log) Truncate(to int64) error {
 		return err
 	}
 	if to >= l.logEndOffset {
+		// Nothing to cut, but the epoch cache may end with an epoch that
+		// starts at the log end: this replica led in it and appended
+		// nothing before another leader was elected. It goes, as in Kafka,
+		// or a follower would keep naming an epoch its leader never had.
+		if err := l.epochs.truncateFromEnd(l.logEndOffset); err != nil {
+			return l.fail("truncate leader epochs", err)
+		}
 		return nil
 	}
 	if err := l.truncateSegmentsLocked(to); err != nil {
