@@ -2,6 +2,7 @@ package broker_test
 
 import (
 	"context"
+	"net"
 	"slices"
 	"strconv"
 	"strings"
@@ -185,7 +186,10 @@ func TestProduceAndFetchQuotasThrottle(t *testing.T) {
 	c := testcluster.Start(t, testcluster.Options{Brokers: 1})
 	addr := c.Addr(1)
 	createTopic(t, c, "quota", 1, 1)
+	// Entries are written, and their notifications applied, in order: once
+	// "slow" is throttled, "zero" has its quota too.
 	alterQuotas(t, addr, false,
+		kmsg.AlterClientQuotasRequestEntry{Entity: entity("client-id", "zero"), Ops: []kmsg.AlterClientQuotasRequestEntryOp{setQuota("producer_byte_rate", 2000)}},
 		kmsg.AlterClientQuotasRequestEntry{Entity: entity("client-id", "slow"), Ops: []kmsg.AlterClientQuotasRequestEntryOp{setQuota("producer_byte_rate", 2000), setQuota("consumer_byte_rate", 2000)}})
 
 	ctx := ctxT(t, 30*time.Second)
@@ -212,6 +216,28 @@ func TestProduceAndFetchQuotasThrottle(t *testing.T) {
 	produceAs(t, slow, "quota", 1)
 	if muted := time.Since(start); muted < time.Duration(throttled.ThrottleMillis)*time.Millisecond-100*time.Millisecond {
 		t.Errorf("the next request was answered after %v, within the %d ms throttle", muted, throttled.ThrottleMillis)
+	}
+
+	// acks=0 gets no response, but its connection is muted all the same:
+	// the ApiVersions sent right behind a 25 kB produce waits about 2.5 s.
+	conn, err := net.Dial("tcp", addr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close()
+	zero := produceReq("quota", 0, wire.AppendBatch(nil, wire.BatchHeader{ProducerID: -1, BaseSequence: -1}, []wire.Record{{Value: make([]byte, 25000)}}))
+	zero.Acks, zero.Version = 0, 7
+	av := kmsg.NewPtrApiVersionsRequest()
+	av.Version = 0
+	start = time.Now()
+	if _, err := conn.Write(slices.Concat(wire.AppendRequest(nil, 1, "zero", zero), wire.AppendRequest(nil, 2, "zero", av))); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := wire.ReadFrame(conn, 1<<20); err != nil {
+		t.Fatal(err)
+	}
+	if muted := time.Since(start); muted < 2*time.Second {
+		t.Errorf("the request behind an acks=0 produce above the quota was answered after %v", muted)
 	}
 
 	fast, err := wire.Dial(ctx, addr, "fast")

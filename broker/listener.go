@@ -239,7 +239,11 @@ func (l *listener) serveConn(c net.Conn, st *connState) {
 		case resp != nil:
 			out = wire.AppendResponse(out[:0], hdr, resp)
 		case handled:
-			continue // acks=0 produce: no response at all
+			// acks=0 produce: no response at all, but a quota still mutes.
+			if throttle > 0 && !st.mute(throttle) {
+				return
+			}
+			continue
 		default:
 			// An API or version that cannot be answered in its own shape gets
 			// a bare UNSUPPORTED_VERSION.
