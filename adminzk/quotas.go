@@ -10,6 +10,7 @@ import (
 
 	"github.com/go-zookeeper/zk"
 	"github.com/twmb/franz-go/pkg/kerr"
+	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"github.com/zkafka/zkafka/quota"
 	"github.com/zkafka/zkafka/zkpaths"
@@ -153,11 +154,52 @@ func JavaDouble(v float64) string {
 	return s
 }
 
-// QuotaFilter is a DescribeClientQuotas filter: per entity type, nil for
-// any entity of it, a pointer to nil for the default, else a name.
+// QuotaMatch is one component of a DescribeClientQuotas filter: any entity
+// of its type, or the one named (a nil Name is the default entity).
+type QuotaMatch struct {
+	Any  bool
+	Name *string
+}
+
+// QuotaFilter is a DescribeClientQuotas filter, by entity type.
 type QuotaFilter struct {
-	Components map[string]**string
+	Components map[string]QuotaMatch
 	Strict     bool
+}
+
+// QuotaFilterOf checks a DescribeClientQuotas filter as Kafka 2.8 does:
+// each entity type at most once, user or client-id (IP connection-rate
+// quotas are not served), an exact match with a name.
+func QuotaFilterOf(components []kmsg.DescribeClientQuotasRequestComponent, strict bool) (QuotaFilter, error) {
+	f := QuotaFilter{Components: map[string]QuotaMatch{}, Strict: strict}
+	for _, c := range components {
+		if _, dup := f.Components[c.EntityType]; dup {
+			return f, adminErr(ErrInvalidQuota, kerr.InvalidRequest, "Duplicate %s filter component entity type", c.EntityType)
+		}
+		switch c.EntityType {
+		case QuotaUser, QuotaClientID:
+		case QuotaIP:
+			return f, adminErr(ErrInvalidQuota, kerr.InvalidRequest, "IP connection-rate quotas are not supported by this broker")
+		case "":
+			return f, adminErr(ErrInvalidQuota, kerr.InvalidRequest, "Unexpected empty filter component entity type")
+		default:
+			return f, adminErr(ErrInvalidQuota, kerr.UnsupportedVersion, "Custom entity type '%s' not supported", c.EntityType)
+		}
+		switch c.MatchType {
+		case kmsg.QuotasMatchTypeExact:
+			if c.Match == nil {
+				return f, adminErr(ErrInvalidQuota, kerr.InvalidRequest, "Missing match for the exact match type of %s", c.EntityType)
+			}
+			f.Components[c.EntityType] = QuotaMatch{Name: c.Match}
+		case kmsg.QuotasMatchTypeDefault:
+			f.Components[c.EntityType] = QuotaMatch{}
+		case kmsg.QuotasMatchTypeAny:
+			f.Components[c.EntityType] = QuotaMatch{Any: true}
+		default:
+			return f, adminErr(ErrInvalidQuota, kerr.InvalidRequest, "Unexpected match type")
+		}
+	}
+	return f, nil
 }
 
 // DescribedQuota is one entity's quotas.
@@ -166,38 +208,28 @@ type DescribedQuota struct {
 	Values map[string]float64
 }
 
-// DescribeClientQuotas lists the quotas matching a filter as Kafka 2.8's
-// ZkAdminManager.describeClientQuotas: user, client-id and user/client-id
-// entities, only those with some quota key, in a stable order.
+// DescribeClientQuotas lists the quotas matching a filter (from
+// QuotaFilterOf) as Kafka 2.8's ZkAdminManager.describeClientQuotas: user,
+// client-id and user/client-id entities, only those with some quota key, in
+// a stable order.
 func (c *Client) DescribeClientQuotas(f QuotaFilter) ([]DescribedQuota, error) {
-	for t := range f.Components {
-		switch t {
-		case QuotaUser, QuotaClientID:
-		case QuotaIP:
-			return nil, adminErr(ErrInvalidQuota, kerr.InvalidRequest, "IP connection-rate quotas are not supported by this broker")
-		case "":
-			return nil, adminErr(ErrInvalidQuota, kerr.InvalidRequest, "Unexpected empty filter component entity type")
-		default:
-			return nil, adminErr(ErrInvalidQuota, kerr.UnsupportedVersion, "Custom entity type '%s' not supported", t)
-		}
-	}
 	userMatch, hasUser := f.Components[QuotaUser]
 	clientMatch, hasClient := f.Components[QuotaClientID]
 	// matches is Kafka's: a component matches a name it equals (a default
-	// the default), or any name of its type when it has no match; a type
-	// without a component matches an absent name, or any when not strict.
-	matches := func(has bool, match **string, present bool, name *string) bool {
+	// the default), or any name of its type; a type without a component
+	// matches an absent name, or any when not strict.
+	matches := func(has bool, m QuotaMatch, present bool, name *string) bool {
 		switch {
 		case !has:
 			return !present || !f.Strict
 		case !present:
 			return false
-		case match == nil:
+		case m.Any:
 			return true
-		case *match == nil || name == nil:
-			return *match == nil && name == nil
+		case m.Name == nil || name == nil:
+			return m.Name == nil && name == nil
 		}
-		return **match == *name
+		return *m.Name == *name
 	}
 	var out []DescribedQuota
 	add := func(e QuotaEntity, cfg map[string]string) {

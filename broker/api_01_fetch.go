@@ -53,19 +53,21 @@ var fetchAPI = api{
 			// Followers answer to replication throttles, not client quotas.
 			return s.handleFetch(ctx, req)
 		}
-		if most, ok := s.clientQuotas.MaxValueInWindow(quota.Fetch, quota.Anonymous, r.clientID()); ok {
-			limit := float64(req.MaxBytes)
-			if req.MaxBytes <= 0 {
-				limit = math.MaxInt32
-			}
-			req.MaxBytes = int32(max(min(limit, most), 1))
+		q, limited := s.clientQuotas.Lookup(quota.Fetch, quota.Anonymous, r.clientID())
+		if !limited {
+			return s.handleFetch(ctx, req)
 		}
+		limit := float64(req.MaxBytes)
+		if req.MaxBytes <= 0 {
+			limit = math.MaxInt32
+		}
+		req.MaxBytes = int32(max(min(limit, q.MaxValueInWindow()), 1))
 		resp := s.handleFetch(ctx, req)
 		// consumer_byte_rate counts the records sent; a fetch that takes the
 		// rate above the quota is answered empty and its bytes taken back.
 		bytes := float64(fetchedBytes(resp))
-		if d := s.clientQuotas.Record(quota.Fetch, quota.Anonymous, r.clientID(), bytes); d > 0 {
-			s.clientQuotas.Unrecord(quota.Fetch, quota.Anonymous, r.clientID(), bytes)
+		if d := q.Record(bytes); d > 0 {
+			q.Unrecord(bytes)
 			r.throttle(d)
 			throttled := req.ResponseKind().(*kmsg.FetchResponse)
 			throttled.ThrottleMillis, throttled.SessionID = throttleMillis(d), resp.SessionID

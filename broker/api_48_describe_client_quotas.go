@@ -11,7 +11,6 @@ import (
 	"maps"
 	"slices"
 
-	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"github.com/zkafka/zkafka/adminzk"
@@ -35,26 +34,9 @@ func (s *Server) handleDescribeClientQuotas(req *kmsg.DescribeClientQuotasReques
 		resp.ErrorCode, resp.ErrorMessage = errorCode(err), kmsg.StringPtr(err.Error())
 		return resp
 	}
-	filter := adminzk.QuotaFilter{Components: map[string]**string{}, Strict: req.Strict}
-	for _, c := range req.Components {
-		if _, dup := filter.Components[c.EntityType]; dup {
-			return fail(&adminzk.Error{Kind: adminzk.ErrInvalidQuota, Code: kerr.InvalidRequest, Msg: "Duplicate " + c.EntityType + " filter component entity type"})
-		}
-		switch c.MatchType {
-		case kmsg.QuotasMatchTypeExact:
-			if c.Match == nil {
-				return fail(&adminzk.Error{Kind: adminzk.ErrInvalidQuota, Code: kerr.InvalidRequest, Msg: "Missing match for the exact match type of " + c.EntityType})
-			}
-			name := c.Match
-			filter.Components[c.EntityType] = &name
-		case kmsg.QuotasMatchTypeDefault:
-			var def *string
-			filter.Components[c.EntityType] = &def
-		case kmsg.QuotasMatchTypeAny:
-			filter.Components[c.EntityType] = nil
-		default:
-			return fail(&adminzk.Error{Kind: adminzk.ErrInvalidQuota, Code: kerr.InvalidRequest, Msg: "Unexpected match type"})
-		}
+	filter, err := adminzk.QuotaFilterOf(req.Components, req.Strict)
+	if err != nil {
+		return fail(err)
 	}
 	described, err := s.adminZk().DescribeClientQuotas(filter)
 	if err != nil {

@@ -19,7 +19,6 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/zkafka/zkafka/adminzk"
-	"github.com/zkafka/zkafka/quota"
 )
 
 // loadQuotaConfigs reads every users and clients entity, nested ones
@@ -48,10 +47,6 @@ func (m *configManager) reloadQuotaConfig(entityPath string) error {
 	m.s.clientQuotas.Set(entityPath, cfg)
 	m.log.Info("Loaded client quota config", zap.String("entity-path", entityPath), zap.String("config", adminzk.FormatConfig(cfg)))
 	return nil
-}
-
-func newClientQuotas(c int32, window time.Duration) *quota.Manager {
-	return quota.New(quota.Config{Samples: int(c), Window: window})
 }
 
 // clientID is the request's client id, "" when null.

@@ -252,20 +252,28 @@ func (l *listener) serveConn(c net.Conn, st *connState) {
 		}
 		// A client quota mutes the connection: a client that throttles itself
 		// (KIP-219) gets the response first, an older one after the wait.
-		selfThrottles := false
-		if tr, ok := resp.(kmsg.ThrottleResponse); ok {
-			_, selfThrottles = tr.Throttle()
-		}
-		if throttle > 0 && !selfThrottles && !st.mute(throttle) {
+		muteAfter := throttle > 0 && throttlesItself(resp)
+		if throttle > 0 && !muteAfter && !st.mute(throttle) {
 			return
 		}
 		if _, err := c.Write(out); err != nil {
 			return
 		}
-		if throttle > 0 && selfThrottles && !st.mute(throttle) {
+		if muteAfter && !st.mute(throttle) {
 			return
 		}
 	}
+}
+
+// throttlesItself reports whether the client waits out the response's
+// throttle time on its own (KIP-219's versions).
+func throttlesItself(resp kmsg.Response) bool {
+	tr, ok := resp.(kmsg.ThrottleResponse)
+	if !ok {
+		return false
+	}
+	_, after := tr.Throttle()
+	return after
 }
 
 // mute waits d before the connection's next request is read, false if the

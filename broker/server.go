@@ -126,7 +126,7 @@ func (s *Server) Start(ctx context.Context) (err error) {
 	if err := s.configs.loadBrokerConfigs(); err != nil {
 		return err
 	}
-	s.clientQuotas = newClientQuotas(s.cfg.QuotaWindowNum, s.cfg.QuotaWindowSize)
+	s.clientQuotas = quota.New(quota.Config{Samples: int(s.cfg.QuotaWindowNum), Window: s.cfg.QuotaWindowSize})
 	if err := s.configs.loadQuotaConfigs(); err != nil {
 		return err
 	}

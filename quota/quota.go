@@ -54,10 +54,9 @@ const Default = "<default>"
 
 // Sanitize is how Kafka writes a user or client id into a znode name
 // (Sanitizer.sanitize): URL-encoded, a space as %20, * as %2A, ~ kept.
-func Sanitize(name string) string {
-	s := url.QueryEscape(name)
-	return strings.NewReplacer("+", "%20", "*", "%2A", "%7E", "~").Replace(s)
-}
+func Sanitize(name string) string { return sanitizer.Replace(url.QueryEscape(name)) }
+
+var sanitizer = strings.NewReplacer("+", "%20", "*", "%2A", "%7E", "~")
 
 // Desanitize undoes Sanitize.
 func Desanitize(name string) (string, error) { return url.PathUnescape(name) }
@@ -165,49 +164,66 @@ func (m *Manager) Quota(kind Kind, user, clientID string) (bound float64, key se
 	return 0, sensorKey{}, false
 }
 
-// MaxValueInWindow is the most a client may take within the quota's window,
-// quota × (Samples-1) windows (Kafka's getMaxValueInQuotaWindow): a fetch is
-// capped at it so one response cannot exceed what the quota ever allows.
-// ok is false when no quota applies.
-func (m *Manager) MaxValueInWindow(kind Kind, user, clientID string) (float64, bool) {
-	bound, _, ok := m.Quota(kind, user, clientID)
-	return bound * (m.cfg.Window * time.Duration(m.cfg.Samples-1)).Seconds(), ok
+// Applied is the quota of one kind that applies to a client, and the rate
+// it is measured on: looked up once for all a request records.
+type Applied struct {
+	cfg   Config
+	bound float64
+	r     *rate
 }
 
-// Record adds value (bytes, or percent-seconds of handler time) to the
-// rate of the quota that applies, and returns how long the client is to be
-// throttled: 0 unless the rate is now above the quota.
-func (m *Manager) Record(kind Kind, user, clientID string, value float64) time.Duration {
+// Lookup returns the quota of kind that applies to user and clientID;
+// false when none is set, which needs no lock.
+func (m *Manager) Lookup(kind Kind, user, clientID string) (Applied, bool) {
 	bound, key, ok := m.Quota(kind, user, clientID)
+	if !ok {
+		return Applied{}, false
+	}
+	return Applied{cfg: m.cfg, bound: bound, r: m.rate(key)}, true
+}
+
+// Record is Lookup then Applied.Record: 0 without a quota.
+func (m *Manager) Record(kind Kind, user, clientID string, value float64) time.Duration {
+	a, ok := m.Lookup(kind, user, clientID)
 	if !ok {
 		return 0
 	}
-	r := m.rate(key)
-	now := m.cfg.Now()
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	r.record(value, now, m.cfg)
-	observed, window := r.measure(now, m.cfg)
+	return a.Record(value)
+}
+
+// MaxValueInWindow is the most a client may take within the quota's window,
+// quota × (Samples-1) windows (Kafka's getMaxValueInQuotaWindow): a fetch is
+// capped at it so one response cannot exceed what the quota ever allows.
+func (a Applied) MaxValueInWindow() float64 {
+	return a.bound * (a.cfg.Window * time.Duration(a.cfg.Samples-1)).Seconds()
+}
+
+// Record adds value (bytes, or percent-seconds of handler time) to the
+// rate, and returns how long the client is to be throttled: 0 unless the
+// rate is now above the quota.
+func (a Applied) Record(value float64) time.Duration {
+	now := a.cfg.Now()
+	a.r.mu.Lock()
+	defer a.r.mu.Unlock()
+	a.r.record(value, now, a.cfg)
+	observed, window := a.r.measure(now, a.cfg)
 	switch {
-	case observed <= bound:
+	case observed <= a.bound:
 		return 0
-	case bound <= 0:
+	case a.bound <= 0:
 		// Kafka's formula divides by the quota: a zero quota throttles for
 		// the whole measured span.
-		return m.cfg.Window * time.Duration(m.cfg.Samples)
+		return a.cfg.Window * time.Duration(a.cfg.Samples)
 	}
-	return time.Duration(math.Round((observed - bound) / bound * float64(window)))
+	return time.Duration(math.Round((observed - a.bound) / a.bound * float64(window)))
 }
 
 // Unrecord takes back a value recorded for a response that was not sent
 // (a throttled fetch gets an empty one, as in Kafka).
-func (m *Manager) Unrecord(kind Kind, user, clientID string, value float64) {
-	if _, key, ok := m.Quota(kind, user, clientID); ok {
-		r := m.rate(key)
-		r.mu.Lock()
-		r.record(-value, m.cfg.Now(), m.cfg)
-		r.mu.Unlock()
-	}
+func (a Applied) Unrecord(value float64) {
+	a.r.mu.Lock()
+	a.r.record(-value, a.cfg.Now(), a.cfg)
+	a.r.mu.Unlock()
 }
 
 func (m *Manager) rate(key sensorKey) *rate {

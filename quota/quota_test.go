@@ -80,7 +80,9 @@ func TestThrottleTime(t *testing.T) {
 		t.Fatalf("after the samples expired: throttled %v", d)
 	}
 	// Unrecord takes bytes back: 500 + 1000 - 1000 stays under the quota.
-	m.Unrecord(Produce, Anonymous, "app", 1000)
+	if a, ok := m.Lookup(Produce, Anonymous, "app"); ok {
+		a.Unrecord(1000)
+	}
 	if d := m.Record(Produce, Anonymous, "app", 1000); d != 0 {
 		t.Fatalf("after unrecording: throttled %v", d)
 	}

@@ -194,13 +194,16 @@ func (c *leaderEpochCache) endOffsetFor(requested int32, logEndOffset int64) (in
 // LeaderEpochs returns the cache's entries, oldest first.
 func (l *Log) LeaderEpochs() []EpochEntry { return l.epochs.snapshot() }
 
-// LatestEpoch returns the newest leader epoch in the log, if any.
+// LatestEpoch returns the newest leader epoch in the log, if any. A
+// follower reads it after every fetch, so it copies nothing.
 func (l *Log) LatestEpoch() (int32, bool) {
-	e := l.epochs.snapshot()
-	if len(e) == 0 {
+	c := l.epochs
+	c.mu.RLock()
+	defer c.mu.RUnlock()
+	if len(c.entries) == 0 {
 		return UndefinedEpoch, false
 	}
-	return e[len(e)-1].Epoch, true
+	return c.entries[len(c.entries)-1].Epoch, true
 }
 
 // EndOffsetForEpoch answers OffsetForLeaderEpoch: the end offset of the requested epoch in this log

@@ -168,7 +168,7 @@ func newConfigCommand(opts toolOptions) (*configCommand, error) {
 		return c, nil
 	}
 	switch {
-	case c.quotaTargets != nil && slices.ContainsFunc(c.quotaTargets, func(t quotaTarget) bool { return t.name == nil }):
+	case c.quotaTargets != nil && slices.ContainsFunc(c.quotaTargets, func(t quotaTarget) bool { return t.match.Any }):
 		return nil, errors.New("an entity-name or default entity must be specified with --alter of users, clients, brokers or ips")
 	case c.entityName == "" && c.entityType == "brokers":
 		return nil, errors.New("an entity-name or default entity must be specified with --alter of users, clients, brokers or ips")

@@ -24,11 +24,12 @@ import (
 	"github.com/zkafka/zkafka/internal/zkclient"
 )
 
-// quotaTarget is one entity type of the command and its name: nil for
-// every entity of the type (describe), a pointer to nil for the default.
+// quotaTarget is one entity type of the command and the entities of it
+// named: any (describe), the default, or one by name.
 type quotaTarget struct {
 	entityType string // users or clients
-	name       **string
+	quotaType  string // its ClientQuotaEntity type: user or client-id
+	match      adminzk.QuotaMatch
 }
 
 // quotaTargets pairs the command's entity types with its names.
@@ -44,14 +45,12 @@ func quotaTargets(opts toolOptions) ([]quotaTarget, error) {
 	}
 	targets := make([]quotaTarget, len(types))
 	for i, t := range types {
-		targets[i].entityType = t
-		switch {
-		case i < len(names):
-			name := &names[i]
-			targets[i].name = &name
-		case opts.has("entity-default"):
-			var def *string
-			targets[i].name = &def
+		targets[i] = quotaTarget{entityType: t, quotaType: adminzk.QuotaUser, match: adminzk.QuotaMatch{Any: !opts.has("entity-default")}}
+		if t == "clients" {
+			targets[i].quotaType = adminzk.QuotaClientID
+		}
+		if i < len(names) {
+			targets[i].match = adminzk.QuotaMatch{Name: &names[i]}
 		}
 	}
 	return targets, nil
@@ -62,11 +61,7 @@ func quotaTargets(opts toolOptions) ([]quotaTarget, error) {
 func quotaComponents(targets []quotaTarget) []adminzk.QuotaComponent {
 	var out []adminzk.QuotaComponent
 	for _, t := range targets {
-		typ := adminzk.QuotaUser
-		if t.entityType == "clients" {
-			typ = adminzk.QuotaClientID
-		}
-		out = append(out, adminzk.QuotaComponent{Type: typ, Name: *t.name})
+		out = append(out, adminzk.QuotaComponent{Type: t.quotaType, Name: t.match.Name})
 	}
 	return out
 }
@@ -110,25 +105,18 @@ func (c *configCommand) runQuotasAdmin(ctx context.Context, cl *kgo.Client, out 
 	if c.opts.has("alter") {
 		return c.alterQuotasAdmin(ctx, cl, out)
 	}
-	req := kmsg.NewPtrDescribeClientQuotasRequest()
-	// 2.8's tool asks for exactly the entity types named.
-	req.Strict, req.Components = true, describeComponents(c.quotaTargets)
-	resp, err := req.RequestWith(ctx, cl)
+	resp, err := c.describeQuotas(ctx, cl)
 	if err != nil {
 		return err
 	}
-	if err := withMessage(resp.ErrorCode, resp.ErrorMessage); err != nil {
-		return err
-	}
 	for _, e := range resp.Entries {
-		var qe adminzk.QuotaEntity
-		for _, p := range e.Entity {
-			switch p.Type {
-			case adminzk.QuotaUser:
-				qe.HasUser, qe.User = true, p.Name
-			case adminzk.QuotaClientID:
-				qe.HasClientID, qe.ClientID = true, p.Name
-			}
+		components := make([]adminzk.QuotaComponent, len(e.Entity))
+		for i, p := range e.Entity {
+			components[i] = adminzk.QuotaComponent{Type: p.Type, Name: p.Name}
+		}
+		qe, err := adminzk.ParseQuotaEntity(components)
+		if err != nil {
+			return err
 		}
 		values := make([]string, len(e.Values))
 		for i, v := range e.Values {
@@ -144,21 +132,30 @@ func describeComponents(targets []quotaTarget) []kmsg.DescribeClientQuotasReques
 	var out []kmsg.DescribeClientQuotasRequestComponent
 	for _, t := range targets {
 		comp := kmsg.NewDescribeClientQuotasRequestComponent()
-		comp.EntityType = adminzk.QuotaUser
-		if t.entityType == "clients" {
-			comp.EntityType = adminzk.QuotaClientID
-		}
+		comp.EntityType = t.quotaType
 		switch {
-		case t.name == nil:
+		case t.match.Any:
 			comp.MatchType = kmsg.QuotasMatchTypeAny
-		case *t.name == nil:
+		case t.match.Name == nil:
 			comp.MatchType = kmsg.QuotasMatchTypeDefault
 		default:
-			comp.MatchType, comp.Match = kmsg.QuotasMatchTypeExact, *t.name
+			comp.MatchType, comp.Match = kmsg.QuotasMatchTypeExact, t.match.Name
 		}
 		out = append(out, comp)
 	}
 	return out
+}
+
+// describeQuotas asks for the quotas of exactly the entity types named, as
+// 2.8's tool does (a strict filter).
+func (c *configCommand) describeQuotas(ctx context.Context, cl *kgo.Client) (*kmsg.DescribeClientQuotasResponse, error) {
+	req := kmsg.NewPtrDescribeClientQuotasRequest()
+	req.Strict, req.Components = true, describeComponents(c.quotaTargets)
+	resp, err := req.RequestWith(ctx, cl)
+	if err != nil {
+		return nil, err
+	}
+	return resp, withMessage(resp.ErrorCode, resp.ErrorMessage)
 }
 
 func (c *configCommand) alterQuotasAdmin(ctx context.Context, cl *kgo.Client, out io.Writer) error {
@@ -168,13 +165,8 @@ func (c *configCommand) alterQuotasAdmin(ctx context.Context, cl *kgo.Client, ou
 	}
 	components := quotaComponents(c.quotaTargets)
 	// As 2.8's tool, a key to delete must be set on the entity.
-	describe := kmsg.NewPtrDescribeClientQuotasRequest()
-	describe.Strict, describe.Components = true, describeComponents(c.quotaTargets)
-	current, err := describe.RequestWith(ctx, cl)
+	current, err := c.describeQuotas(ctx, cl)
 	if err != nil {
-		return err
-	}
-	if err := withMessage(current.ErrorCode, current.ErrorMessage); err != nil {
 		return err
 	}
 	set := map[string]bool{}
@@ -205,10 +197,10 @@ func (c *configCommand) alterQuotasAdmin(ctx context.Context, cl *kgo.Client, ou
 		}
 	}
 	first := c.quotaTargets[0]
-	if *first.name == nil {
+	if first.match.Name == nil {
 		fmt.Fprintf(out, "Completed updating default config for %s in the cluster.\n", first.entityType)
 	} else {
-		fmt.Fprintf(out, "Completed updating config for %s %s.\n", singular(first.entityType), **first.name)
+		fmt.Fprintf(out, "Completed updating config for %s %s.\n", singular(first.entityType), *first.match.Name)
 	}
 	return nil
 }
@@ -230,15 +222,9 @@ func (c *configCommand) runQuotasZooKeeper(zkc *zkclient.Client, out io.Writer) 
 		fmt.Fprintf(out, "Completed updating config for entity: %s.\n", quotaEntityLabel(e))
 		return nil
 	}
-	filter := adminzk.QuotaFilter{Components: map[string]**string{}, Strict: true}
-	for _, comp := range describeComponents(c.quotaTargets) {
-		switch comp.MatchType {
-		case kmsg.QuotasMatchTypeAny:
-			filter.Components[comp.EntityType] = nil
-		default:
-			name := comp.Match
-			filter.Components[comp.EntityType] = &name
-		}
+	filter, err := adminzk.QuotaFilterOf(describeComponents(c.quotaTargets), true)
+	if err != nil {
+		return err
 	}
 	described, err := admin.DescribeClientQuotas(filter)
 	if err != nil {
