@@ -51,7 +51,9 @@ var fetchAPI = api{
 		req := r.body.(*kmsg.FetchRequest)
 		if req.ReplicaID >= 0 {
 			// Followers answer to replication throttles, not client quotas.
-			return s.handleFetch(ctx, req)
+			resp := s.handleFetch(ctx, req)
+			s.replicationQuotas.leader.Record(throttledBytes(resp, s.replicationQuotas.leader))
+			return resp
 		}
 		q, limited := s.clientQuotas.Lookup(quota.Fetch, quota.Anonymous, r.clientID())
 		if !limited {
@@ -192,7 +194,13 @@ func (s *Server) readFetch(req *kmsg.FetchRequest, first bool) (resp *kmsg.Fetch
 			}
 			wait = append(wait, p.waitChan(follower))
 			var bound int64
+			// throttled: the records of an out-of-sync follower are held
+			// back while the leader's replication throttle is exceeded; the
+			// ISR is read before this fetch may expand it, as in Kafka.
+			throttled := false
 			if follower {
+				lq := s.replicationQuotas.leader
+				throttled = lq.IsThrottled(t.Topic, fp.Partition) && !p.inISR(req.ReplicaID) && lq.Exceeded()
 				bound = p.log.LogEndOffset()
 				if first && fp.FetchOffset <= bound && p.followerFetch(req.ReplicaID, fp.FetchOffset, fp.LogStartOffset, bound, s.replicas.now()) {
 					s.replicas.maybeExpandIsr(p, req.ReplicaID)
@@ -211,7 +219,10 @@ func (s *Server) readFetch(req *kmsg.FetchRequest, first bool) (resp *kmsg.Fetch
 			limit := min(int64(fp.PartitionMaxBytes), maxBytes-size)
 			// KIP-74: the first partition returns at least one batch even
 			// when it is larger than the limits, so consumers make progress.
-			records, err := p.log.Read(fp.FetchOffset, int32(max(limit, 0)), bound, size == 0)
+			var records []byte
+			if !throttled {
+				records, err = p.log.Read(fp.FetchOffset, int32(max(limit, 0)), bound, size == 0)
+			}
 			if err == nil {
 				size += int64(len(records))
 				if req.Version <= 3 && !follower && len(records) > 0 {

@@ -220,6 +220,11 @@ func (m *configManager) reloadBrokerConfig(entity string) error {
 			delete(cfg, k)
 		}
 	}
+	if entity != zkpaths.DefaultEntity {
+		// Before the layer shows the rates, so DescribeConfigs never
+		// reports a rate that does not apply yet.
+		m.applyReplicationThrottleRates(cfg)
+	}
 	m.mu.Lock()
 	if entity == zkpaths.DefaultEntity {
 		m.dynDefault = cfg
@@ -390,6 +395,7 @@ func (s *Server) applyTopicConfigChange(topic string) error {
 	if err != nil {
 		return err
 	}
+	s.applyReplicationThrottles(topic, overrides)
 	if !s.applyTopicLogConfig(topic, overrides) {
 		return nil
 	}

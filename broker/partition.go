@@ -382,6 +382,13 @@ func (p *Partition) followerFetch(replica int32, fetchOffset, logStartOffset, le
 	return !containsID(p.isr, replica) && fetchOffset >= p.log.HighWatermark() && fetchOffset >= p.leaderEpochStartOffset
 }
 
+// inISR reports whether broker id is in the ISR.
+func (p *Partition) inISR(id int32) bool {
+	p.mu.RLock()
+	defer p.mu.RUnlock()
+	return containsID(p.isr, id)
+}
+
 // isReplica reports whether broker id is in the partition's replica set.
 func (p *Partition) isReplica(id int32) bool {
 	p.mu.RLock()

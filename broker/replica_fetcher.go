@@ -82,7 +82,7 @@ func (m *fetcherManager) addPartition(tp kafka.TopicPartition, p *Partition, lea
 		f = newReplicaFetcher(m.rm, leader, key.id)
 		m.fetchers[key] = f
 	}
-	st := &fetchState{p: p, leaderEpoch: leaderEpoch, fetchOffset: p.log.LogEndOffset(), truncating: truncating, truncateOnFetch: m.rm.cfg.truncateOnFetch}
+	st := &fetchState{p: p, leaderEpoch: leaderEpoch, fetchOffset: p.log.LogEndOffset(), truncating: truncating, truncateOnFetch: m.rm.cfg.truncateOnFetch, lag: -1}
 	st.refreshLastFetchedEpoch()
 	if st.lastFetchedEpoch >= 0 {
 		st.truncating = false
@@ -145,6 +145,10 @@ type fetchState struct {
 	// and -1 otherwise (or when the log has no epoch yet).
 	truncateOnFetch  bool
 	lastFetchedEpoch int32
+	// lag is how far the log end is behind the leader's high watermark as
+	// of the last response, -1 before one: at 0 the replica is in sync and
+	// never throttled (Kafka's PartitionFetchState.isReplicaInSync).
+	lag int64
 }
 
 // refreshLastFetchedEpoch reads lastFetchedEpoch from the log after it
@@ -311,11 +315,16 @@ func (f *replicaFetcher) buildFetch() (*kmsg.FetchRequest, map[kafka.TopicPartit
 	req.SessionEpoch = -1
 	sent := map[kafka.TopicPartition]fetchState{}
 	now := time.Now()
+	throttle := f.rm.followerQuota
+	exceeded := throttle.Exceeded()
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	topics := map[string]int{}
 	for tp, st := range f.partitions {
 		if st.truncating || st.resetting || now.Before(st.delayUntil) {
+			continue
+		}
+		if exceeded && st.lag != 0 && throttle.IsThrottled(tp.Topic, tp.Partition) {
 			continue
 		}
 		i, ok := topics[tp.Topic]
@@ -364,6 +373,11 @@ func (f *replicaFetcher) processFetch(resp *kmsg.FetchResponse, sent map[kafka.T
 				}
 				progressed = true
 			case err == nil:
+				if f.rm.followerQuota.IsThrottled(tp.Topic, tp.Partition) {
+					// Counted whether or not the replica is in sync, so the
+					// throttled traffic as a whole stays within the rate.
+					f.rm.followerQuota.Record(len(rp.RecordBatches))
+				}
 				if err := f.appendFetched(st, rp); err != nil {
 					log.Error("Appending fetched records failed", zap.Int64("fetch-offset", st.fetchOffset), zap.Error(err))
 					st.delayUntil = time.Now().Add(f.rm.cfg.fetchBackoff)
@@ -397,6 +411,7 @@ func (f *replicaFetcher) appendFetched(st *fetchState, rp kmsg.FetchResponseTopi
 		}
 	}
 	st.fetchOffset = max(st.fetchOffset, st.p.log.LogEndOffset())
+	st.lag = max(0, rp.HighWatermark-st.fetchOffset)
 	st.refreshLastFetchedEpoch()
 	st.p.updateFollowerHighWatermark(rp.HighWatermark)
 	return st.p.followLeaderLogStartOffset(rp.LogStartOffset)

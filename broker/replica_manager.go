@@ -17,6 +17,7 @@ import (
 	"github.com/zkafka/zkafka/brokerconfig"
 	"github.com/zkafka/zkafka/internal/zkclient"
 	"github.com/zkafka/zkafka/kafka"
+	"github.com/zkafka/zkafka/quota"
 	"github.com/zkafka/zkafka/storage"
 	"github.com/zkafka/zkafka/zkpaths"
 )
@@ -60,8 +61,10 @@ func replicationConfigOf(c *brokerconfig.Config) replicationConfig {
 type ReplicaManager struct {
 	brokerID int32
 	cfg      replicationConfig
-	logs     *storage.Manager
-	zk       *zkclient.Client
+	// followerQuota is the follower replication throttle its fetchers obey.
+	followerQuota *quota.Replication
+	logs          *storage.Manager
+	zk            *zkclient.Client
 	// stateWriter writes the ISR changes this broker makes as leader: to
 	// ZooKeeper (with a notification), or through the controller's AlterIsr.
 	stateWriter partitionStateWriter

@@ -70,7 +70,10 @@ type Server struct {
 	// clientQuotas are the produce, fetch and request quotas of users and
 	// client ids (client_quotas.go).
 	clientQuotas *quota.Manager
-	memoryPool   *memoryPool // queued.max.request.bytes; nil when unbounded
+	// replicationQuotas are the leader and follower replication throttles
+	// (replication_quotas.go).
+	replicationQuotas replicationQuotas
+	memoryPool        *memoryPool // queued.max.request.bytes; nil when unbounded
 	// fatal receives what must stop the broker at once, without a controlled shutdown (Fatal).
 	fatal    chan error
 	ctx      context.Context // cancelled at shutdown; parent of every request
@@ -123,6 +126,7 @@ func (s *Server) Start(ctx context.Context) (err error) {
 	s.log = s.log.With(zap.Int32("broker-id", s.brokerID))
 	s.log.Info("Starting broker", zap.String("cluster-id", s.clusterID))
 	s.configs = newConfigManager(s)
+	s.replicationQuotas = newReplicationQuotas(s.cfg)
 	if err := s.configs.loadBrokerConfigs(); err != nil {
 		return err
 	}
@@ -150,6 +154,7 @@ func (s *Server) Start(ctx context.Context) (err error) {
 	if s.cfg.AlterIsr {
 		s.replicas.stateWriter = alterIsrWriter{s}
 	}
+	s.replicas.followerQuota = s.replicationQuotas.follower
 	s.wg.Add(1)
 	go func() {
 		defer s.wg.Done()
@@ -330,11 +335,14 @@ func (s *Server) defaultLogConfig() storage.LogConfig {
 	return s.configs.logDefaults()
 }
 
-// topicLogConfig merges /config/topics/<t> over the broker defaults.
+// topicLogConfig merges /config/topics/<t> over the broker defaults, for a
+// partition created here; the topic's replication throttles are applied
+// from the same read.
 func (s *Server) topicLogConfig(topic string) (storage.LogConfig, error) {
 	c := s.defaultLogConfig()
 	data, _, err := s.zk.Get(zkpaths.TopicConfigPath(topic))
 	if errors.Is(err, zk.ErrNoNode) {
+		s.applyReplicationThrottles(topic, nil)
 		return c, nil
 	}
 	if err != nil {
@@ -347,6 +355,7 @@ func (s *Server) topicLogConfig(topic string) (storage.LogConfig, error) {
 	if err := brokerconfig.ApplyTopicConfig(&c, ec.Config); err != nil {
 		return c, fmt.Errorf("config of topic %s: %w", topic, err)
 	}
+	s.applyReplicationThrottles(topic, ec.Config)
 	return c, nil
 }
 

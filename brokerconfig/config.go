@@ -41,6 +41,8 @@ type Config struct {
 	ReplicaFetchBackoff              time.Duration // replica.fetch.backoff.ms
 	QuotaWindowNum                   int32         // quota.window.num: samples a client quota's rate is measured over
 	QuotaWindowSize                  time.Duration // quota.window.size.seconds: each sample's span
+	ReplicationQuotaWindowNum        int32         // replication.quota.window.num: samples a replication throttle's rate is measured over
+	ReplicationQuotaWindowSize       time.Duration // replication.quota.window.size.seconds
 	ReplicaHWCheckpointInterval      time.Duration // replica.high.watermark.checkpoint.interval.ms
 	ReplicaTruncationMode            string        // replica.truncation.mode: epoch (KIP-101) or hw (pre-0.11, to show its failures)
 	UncleanLeaderElectionEnable      bool          // unclean.leader.election.enable
@@ -200,6 +202,9 @@ var defaultProperties = map[string]string{
 	// Client quotas.
 	"quota.window.num":          "11",
 	"quota.window.size.seconds": "1",
+	// Replication throttles.
+	"replication.quota.window.num":          "11",
+	"replication.quota.window.size.seconds": "1",
 
 	// Replication.
 	"num.replica.fetchers":                          "1",
@@ -313,6 +318,8 @@ func New(props map[string]string) (*Config, error) {
 		ReplicaFetchBackoff:              p.Ms("replica.fetch.backoff.ms"),
 		QuotaWindowNum:                   p.Int32("quota.window.num"),
 		QuotaWindowSize:                  time.Duration(p.Int32("quota.window.size.seconds")) * time.Second,
+		ReplicationQuotaWindowNum:        p.Int32("replication.quota.window.num"),
+		ReplicationQuotaWindowSize:       time.Duration(p.Int32("replication.quota.window.size.seconds")) * time.Second,
 		ReplicaHWCheckpointInterval:      p.Ms("replica.high.watermark.checkpoint.interval.ms"),
 		ReplicaTruncationMode:            p.str("replica.truncation.mode"),
 		UncleanLeaderElectionEnable:      p.Bool("unclean.leader.election.enable"),
@@ -453,6 +460,8 @@ func (c *Config) validate() error {
 		return fmt.Errorf("num.partitions and default.replication.factor must be positive: %w", ErrConfig)
 	case c.QuotaWindowNum < 1 || c.QuotaWindowSize < time.Second:
 		return fmt.Errorf("quota.window.num and quota.window.size.seconds must be at least 1: %w", ErrConfig)
+	case c.ReplicationQuotaWindowNum < 1 || c.ReplicationQuotaWindowSize < time.Second:
+		return fmt.Errorf("replication.quota.window.num and replication.quota.window.size.seconds must be at least 1: %w", ErrConfig)
 	case c.ReplicaTruncationMode != TruncateByEpoch && c.ReplicaTruncationMode != TruncateToHighWatermark:
 		return fmt.Errorf("replica.truncation.mode %q must be epoch or hw: %w", c.ReplicaTruncationMode, ErrConfig)
 	case c.MaxConnections < 0 || c.MaxConnectionsPerIP < 0:

@@ -58,6 +58,8 @@ var brokerConfigTypes = map[string]Type{
 	"log.message.timestamp.type": TypeString, "log.message.timestamp.difference.max.ms": TypeLong,
 	"log.message.downconversion.enable": TypeBoolean,
 	"zkafka.clock.skew.ms":              TypeLong,
+	"quota.window.num":                  TypeInt, "quota.window.size.seconds": TypeInt,
+	"replication.quota.window.num": TypeInt, "replication.quota.window.size.seconds": TypeInt,
 }
 
 // brokerDefaults are Kafka 2.8's defaults of the broker configs above that
@@ -92,6 +94,15 @@ var dynamicBrokerConfigs = func() map[string]bool {
 	}
 	return m
 }()
+
+// replicationThrottleRates are Kafka 2.8's DynamicConfig.Broker configs:
+// longs of at least 0 that exist only in /config/brokers. KafkaConfig does
+// not define them, so DescribeConfigs reports them as it does names it does
+// not know (sensitive, type UNKNOWN), as 2.8 does.
+var replicationThrottleRates = map[string]bool{
+	"leader.replication.throttled.rate": true, "follower.replication.throttled.rate": true,
+	"replica.alter.log.dirs.io.max.bytes.per.second": true,
+}
 
 // IsDynamicBrokerConfig reports whether /config/brokers may change the named
 // config without a restart.
@@ -182,8 +193,8 @@ func BrokerConfigType(name string) Type {
 
 // ValidateDynamicBrokerConfig checks configs for /config/brokers as Kafka's
 // DynamicBrokerConfig.validate does: known configs that cannot change at run
-// time are refused, the dynamic ones must parse and be in range. Unknown
-// names pass, as in Kafka.
+// time are refused, the dynamic ones (the replication throttle rates
+// among them) must parse and be in range. Unknown names pass, as in Kafka.
 func ValidateDynamicBrokerConfig(cfg map[string]string) error {
 	var static []string
 	for k := range cfg {
@@ -201,6 +212,15 @@ func ValidateDynamicBrokerConfig(cfg map[string]string) error {
 	}
 	sort.Strings(names)
 	for _, k := range names {
+		if replicationThrottleRates[k] {
+			v, err := ParseValue(k, TypeLong, cfg[k])
+			if err == nil {
+				err = atLeast(0)(k, v)
+			}
+			if err != nil {
+				return err
+			}
+		}
 		if !dynamicBrokerConfigs[k] {
 			continue
 		}

@@ -16,6 +16,10 @@ func TestValidateDynamicBrokerConfig(t *testing.T) {
 		{map[string]string{"log.retention.hours": "2"}, "Cannot update these configs dynamically: Set(log.retention.hours)"},
 		{map[string]string{"log.segment.bytes": "abc"}, "Invalid value abc for configuration log.segment.bytes: Not a number of type INT"},
 		{map[string]string{"min.insync.replicas": "0"}, "Value must be at least 1"},
+		// DynamicConfig.Broker's replication throttles: longs of at least 0.
+		{map[string]string{"leader.replication.throttled.rate": "1048576", "follower.replication.throttled.rate": "0"}, ""},
+		{map[string]string{"follower.replication.throttled.rate": "-1"}, "Invalid value -1 for configuration follower.replication.throttled.rate: Value must be at least 0"},
+		{map[string]string{"leader.replication.throttled.rate": "1MB"}, "Invalid value 1MB for configuration leader.replication.throttled.rate: Not a number of type LONG"},
 	} {
 		err := ValidateDynamicBrokerConfig(tc.cfg)
 		if (tc.wantError == "") != (err == nil) || (err != nil && !strings.Contains(err.Error(), tc.wantError)) {

@@ -20,4 +20,11 @@
 // Rates are measured as Kafka's Rate over quota.window.num samples of
 // quota.window.size.seconds each, and the throttle time is Kafka's:
 // (rate - quota) / quota × the measured window.
+//
+// Replication is the other kind of quota, Kafka's ReplicationQuotaManager:
+// one byte rate for a broker's throttled leader (or follower) traffic, set
+// from leader.replication.throttled.rate (or the follower one), and the
+// partitions throttled, from the topics' throttled replicas lists. It only
+// answers whether a partition is throttled and whether the rate is
+// exceeded; the broker decides what to hold back.
 package quota

@@ -84,10 +84,14 @@ type Manager struct {
 
 // New returns a manager with no quotas.
 func New(cfg Config) *Manager {
-	if cfg.Now == nil {
-		cfg.Now = time.Now
+	return &Manager{cfg: cfg.withDefaults(), configs: map[string]map[string]float64{}}
+}
+
+func (c Config) withDefaults() Config {
+	if c.Now == nil {
+		c.Now = time.Now
 	}
-	return &Manager{cfg: cfg, configs: map[string]map[string]float64{}}
+	return c
 }
 
 // Set replaces the quotas of an entity, given by its path below /config as
@@ -206,7 +210,7 @@ func (a Applied) Record(value float64) time.Duration {
 	a.r.mu.Lock()
 	defer a.r.mu.Unlock()
 	a.r.record(value, now, a.cfg)
-	observed, window := a.r.measure(now, a.cfg)
+	observed, window := a.r.measure(now, a.cfg, a.cfg.Window*time.Duration(a.cfg.Samples-1))
 	switch {
 	case observed <= a.bound:
 		return 0
@@ -264,15 +268,16 @@ func (r *rate) record(v float64, now time.Time, cfg Config) {
 }
 
 // measure returns the rate per second and the window it is measured over:
-// from the oldest sample's start, but at least Samples-1 windows, as Kafka's
-// Rate.windowSize, so a new client's first bytes do not read as a burst.
-func (r *rate) measure(now time.Time, cfg Config) (perSecond float64, window time.Duration) {
+// from the oldest sample's start, but at least minWindow, so first bytes do
+// not read as a burst: Samples-1 windows for client quotas (Kafka's
+// Rate.windowSize), one window for replication (SimpleRate).
+func (r *rate) measure(now time.Time, cfg Config, minWindow time.Duration) (perSecond float64, window time.Duration) {
 	r.purge(now, cfg)
 	total := 0.0
 	for _, s := range r.samples {
 		total += s.total
 	}
-	window = cfg.Window * time.Duration(cfg.Samples-1)
+	window = minWindow
 	if len(r.samples) > 0 {
 		window = max(window, now.Sub(r.samples[0].start))
 	}
