@@ -43,7 +43,8 @@
 // still open or whose marker is not yet below the high watermark, capped at the high watermark; a
 // read_committed fetch reads below it and gets AbortedTransactions for the range it read. Recovery empties
 // the transaction index of every segment it recovers and the producer state's replay, which starts at or
-// before the first of them, writes it again: the same entries, byte for byte.
+// before the first of them, writes it again: the same entries, byte for byte (in a segment the log cleaner
+// rewrote, without those whose records it removed, which name nothing left to skip).
 //
 // Fetch: Log.Read finds the segment holding an offset, looks up the offset index for a nearby position,
 // scans batch headers from there, and returns whole batches bounded by maxBytes and by maxOffset (the high
@@ -56,6 +57,12 @@
 // Retention: Manager.Run calls Log.DeleteOldSegments, which deletes the oldest segments past retention.ms
 // or retention.bytes, or below the log start offset, but never the active segment nor data at or above
 // the high watermark.
+//
+// Compaction: for a log whose cleanup.policy includes compact, Log.Clean (cleaner.go) rewrites the segments
+// below the active one and the last stable offset, keeping the latest record of each key, as Kafka's
+// LogCleaner: a compressed batch that loses records is recompressed in its codec, aborted transactions'
+// records go, tombstones and markers left without data go after delete.retention.ms, and each producer's
+// last batch stays, empty if need be.
 //
 // Recovery: Open trusts segments below the recovery point and rescans the rest batch by batch, verifying
 // each CRC; the log is cut at the first torn or corrupt batch.

@@ -21,6 +21,7 @@ import (
 	"os"
 	"slices"
 	"sort"
+	"sync/atomic"
 )
 
 const (
@@ -68,8 +69,10 @@ func ParseTransactionIndex(data []byte) ([]AbortedTxn, error) {
 // transactionIndex is one segment's index, kept in memory and in its file. The Log's writer lock
 // serializes changes; readers hold the Log's segment read lock, and changes take it exclusively.
 type transactionIndex struct {
-	path    string
-	f       *os.File // nil until the file exists
+	path string
+	// f is nil until the file exists, and again once closed; atomic, as a background flush of a rolled
+	// segment reads it without the Log's locks while cleaning or retention may close the segment.
+	f       atomic.Pointer[os.File]
 	entries []AbortedTxn
 }
 
@@ -102,7 +105,7 @@ func openTransactionIndex(path string) (*transactionIndex, error) {
 			return nil, err
 		}
 	}
-	x.f = f
+	x.f.Store(f)
 	return x, nil
 }
 
@@ -111,14 +114,15 @@ func (x *transactionIndex) append(a AbortedTxn) error {
 	if n := len(x.entries); n > 0 && x.entries[n-1].LastOffset >= a.LastOffset {
 		return fmt.Errorf("transaction index %s: last offset %d does not follow %d", x.path, a.LastOffset, x.entries[n-1].LastOffset)
 	}
-	if x.f == nil {
-		f, err := os.OpenFile(x.path, os.O_RDWR|os.O_CREATE, 0o644)
-		if err != nil {
+	f := x.f.Load()
+	if f == nil {
+		var err error
+		if f, err = os.OpenFile(x.path, os.O_RDWR|os.O_CREATE, 0o644); err != nil {
 			return err
 		}
-		x.f = f
+		x.f.Store(f)
 	}
-	if _, err := x.f.WriteAt(a.appendTo(nil), int64(len(x.entries))*abortedTxnSize); err != nil {
+	if _, err := f.WriteAt(a.appendTo(nil), int64(len(x.entries))*abortedTxnSize); err != nil {
 		return err
 	}
 	x.entries = append(x.entries, a)
@@ -142,10 +146,11 @@ func (x *transactionIndex) truncateEntries(n int) error {
 		return nil
 	}
 	x.entries = slices.Clip(x.entries[:n])
-	if x.f == nil {
+	f := x.f.Load()
+	if f == nil {
 		return nil
 	}
-	return x.f.Truncate(int64(n) * abortedTxnSize)
+	return f.Truncate(int64(n) * abortedTxnSize)
 }
 
 // collect returns the entries overlapping [from, upTo) and whether the search is complete (an entry's last
@@ -167,19 +172,17 @@ func (x *transactionIndex) collect(from, upTo int64) ([]AbortedTxn, bool) {
 }
 
 func (x *transactionIndex) flush() error {
-	if x.f == nil {
-		return nil
+	if f := x.f.Load(); f != nil {
+		return f.Sync()
 	}
-	return x.f.Sync()
+	return nil
 }
 
 func (x *transactionIndex) close() error {
-	if x.f == nil {
-		return nil
+	if f := x.f.Swap(nil); f != nil {
+		return f.Close()
 	}
-	err := x.f.Close()
-	x.f = nil
-	return err
+	return nil
 }
 
 // txnTracker holds the transactions that keep the last stable offset back (Kafka's ongoingTxns and
