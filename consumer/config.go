@@ -18,11 +18,19 @@ import (
 // consumer); BootstrapServers selects the coordinator mode. Exactly one must
 // be set.
 type Config struct {
-	GroupID          string   // group.id
-	Topics           []string // the subscription
-	ZooKeeperConnect string   // zookeeper.connect: legacy mode
-	BootstrapServers []string // bootstrap.servers: coordinator mode
-	ClientID         string   // client.id; default "zkafka-consumer"
+	GroupID string   // group.id
+	Topics  []string // the subscription
+	// Whitelist or Blacklist, in legacy mode and instead of Topics,
+	// subscribes with a TopicFilter (0.8.2's createMessageStreamsByFilter):
+	// the topics a regex matches, or those it does not, found under
+	// /brokers/topics and followed as topics come and go.
+	Whitelist, Blacklist string
+	// IncludeInternalTopics is exclude.internal.topics=false: a filter may
+	// then match __consumer_offsets and __transaction_state.
+	IncludeInternalTopics bool
+	ZooKeeperConnect      string   // zookeeper.connect: legacy mode
+	BootstrapServers      []string // bootstrap.servers: coordinator mode
+	ClientID              string   // client.id; default "zkafka-consumer"
 
 	// DisableAutoCommit turns off auto.commit.enable (0.8) /
 	// enable.auto.commit: offsets are then committed only by Commit.
@@ -82,6 +90,15 @@ type Config struct {
 	OnEvent func(Event)
 
 	Logger *zap.Logger
+
+	filter *topicFilter // from Whitelist or Blacklist, set by validate
+}
+
+func btoi(b bool) int {
+	if b {
+		return 1
+	}
+	return 0
 }
 
 // Offset reset policies.
@@ -114,7 +131,17 @@ func (c *Config) validate() error {
 	if c.GroupID == "" {
 		return fmt.Errorf("group.id is empty: %w", kerr.InvalidGroupID)
 	}
-	if len(c.Topics) == 0 {
+	switch filters := btoi(c.Whitelist != "") + btoi(c.Blacklist != ""); {
+	case filters > 1 || filters == 1 && len(c.Topics) > 0:
+		return fmt.Errorf("%w: set one of topics, a whitelist and a blacklist", ErrInvalidConfig)
+	case filters == 1 && !c.legacy():
+		return fmt.Errorf("%w: a whitelist or blacklist needs zookeeper.connect", ErrInvalidConfig)
+	case filters == 1:
+		var err error
+		if c.filter, err = newTopicFilter(c.Whitelist+c.Blacklist, c.Blacklist != ""); err != nil {
+			return err
+		}
+	case len(c.Topics) == 0:
 		return fmt.Errorf("%w: no topics to subscribe to", ErrInvalidConfig)
 	}
 	for _, t := range c.Topics {

@@ -32,6 +32,8 @@ type zkGroup struct {
 	expired chan struct{} // the session expired: owner znodes are gone
 	renewed chan struct{} // a new session: re-register and rebalance
 
+	topicsChanged chan struct{} // /brokers/topics changed (a filter's subscription)
+
 	mu    sync.Mutex
 	owned map[kafka.TopicPartition]string // owner znodes held → thread id
 }
@@ -45,7 +47,8 @@ func newZKGroup(c *Consumer) *zkGroup {
 	return &zkGroup{
 		c: c, id: id, log: c.log.With(zap.String("consumer-id", id)),
 		trigger: make(chan struct{}, 1), expired: make(chan struct{}, 1), renewed: make(chan struct{}, 1),
-		owned: map[kafka.TopicPartition]string{},
+		topicsChanged: make(chan struct{}, 1),
+		owned:         map[kafka.TopicPartition]string{},
 	}
 }
 
@@ -88,6 +91,12 @@ func (g *zkGroup) register(ctx context.Context) error {
 	reg := zkpaths.ConsumerRegistration{Subscription: map[string]int32{}, Pattern: zkpaths.PatternStatic, Timestamp: time.Now().UnixMilli()}
 	for _, t := range cfg.Topics {
 		reg.Subscription[t] = int32(cfg.Streams)
+	}
+	if cfg.filter != nil {
+		// A wildcard registration holds the expression, not the topics:
+		// each member works out the topics from /brokers/topics.
+		reg.Subscription[cfg.filter.regex] = int32(cfg.Streams)
+		reg.Pattern = cfg.filter.pattern()
 	}
 	g.zkWrite()
 	if err := g.zk.CreateIfMissing(zkpaths.ConsumerIDsPath(cfg.GroupID), nil); err != nil {
@@ -158,7 +167,16 @@ func (g *zkGroup) run(ctx context.Context) {
 	var wg sync.WaitGroup
 	defer wg.Wait()
 	watch := func(arm func() (<-chan zk.Event, error)) {
-		wg.Go(func() { g.watchLoop(ctx, arm) })
+		wg.Go(func() { g.watchLoop(ctx, g.trigger, arm) })
+	}
+	watchTopic := func(t string) {
+		watch(func() (<-chan zk.Event, error) {
+			_, _, ch, err := g.zk.GetW(zkpaths.TopicPath(t))
+			if errors.Is(err, zk.ErrNoNode) {
+				_, _, ch, err = g.zk.ExistsW(zkpaths.TopicPath(t))
+			}
+			return ch, err
+		})
 	}
 	watch(func() (<-chan zk.Event, error) {
 		_, _, ch, err := g.zk.ChildrenW(zkpaths.ConsumerIDsPath(cfg.GroupID))
@@ -169,13 +187,35 @@ func (g *zkGroup) run(ctx context.Context) {
 		return ch, err
 	})
 	for _, t := range cfg.Topics {
-		watch(func() (<-chan zk.Event, error) {
-			_, _, ch, err := g.zk.GetW(zkpaths.TopicPath(t))
-			if errors.Is(err, zk.ErrNoNode) {
-				_, _, ch, err = g.zk.ExistsW(zkpaths.TopicPath(t))
+		watchTopic(t)
+	}
+	// A filter's topics: ZookeeperTopicEventWatcher on /brokers/topics, and
+	// a partition-change watch on each topic as it is found.
+	watched := map[string]bool{}
+	var filtered []string
+	refilter := func() bool {
+		topics, ok := g.filteredTopics()
+		if !ok || slices.Equal(topics, filtered) {
+			return false
+		}
+		g.log.Info("topics to consume", zap.Strings("topics", topics), zap.String("filter", cfg.filter.regex))
+		filtered = topics
+		for _, t := range topics {
+			if !watched[t] {
+				watched[t] = true
+				watchTopic(t)
 			}
-			return ch, err
+		}
+		return true
+	}
+	if cfg.filter != nil {
+		wg.Go(func() {
+			g.watchLoop(ctx, g.topicsChanged, func() (<-chan zk.Event, error) {
+				_, _, ch, err := g.zk.ChildrenW(zkpaths.BrokerTopics)
+				return ch, err
+			})
 		})
+		refilter()
 	}
 	g.syncedRebalance(ctx)
 	for {
@@ -199,12 +239,19 @@ func (g *zkGroup) run(ctx context.Context) {
 			g.syncedRebalance(ctx)
 		case <-g.trigger:
 			g.syncedRebalance(ctx)
+		case <-g.topicsChanged:
+			// As WildcardStreamsHandler.handleTopicEvent: rebalance only
+			// when a topic the filter allows came or went.
+			if refilter() {
+				g.syncedRebalance(ctx)
+			}
 		}
 	}
 }
 
-// watchLoop keeps one watch armed, turning each notification into a trigger.
-func (g *zkGroup) watchLoop(ctx context.Context, arm func() (<-chan zk.Event, error)) {
+// watchLoop keeps one watch armed, turning each notification into a signal
+// on fired.
+func (g *zkGroup) watchLoop(ctx context.Context, fired chan struct{}, arm func() (<-chan zk.Event, error)) {
 	for {
 		g.zkRead()
 		ch, err := arm()
@@ -223,7 +270,7 @@ func (g *zkGroup) watchLoop(ctx context.Context, arm func() (<-chan zk.Event, er
 		case ev, ok := <-ch:
 			if ok && ev.Type != zk.EventNotWatching {
 				g.c.stats.zkWatches.Add(1)
-				signal(g.trigger)
+				signal(fired)
 			}
 		}
 	}
@@ -336,6 +383,20 @@ func (g *zkGroup) release(lost bool) {
 	}
 }
 
+// filteredTopics reads /brokers/topics and returns, sorted, the topics the
+// consumer's filter allows; false when ZooKeeper could not be read (the
+// watch loop retries and signals again).
+func (g *zkGroup) filteredTopics() ([]string, bool) {
+	g.zkRead()
+	all, _, err := g.zk.Children(zkpaths.BrokerTopics)
+	if err != nil && !errors.Is(err, zk.ErrNoNode) {
+		g.log.Warn("read of the topics failed", zap.Error(err))
+		return nil, false
+	}
+	slices.Sort(all)
+	return g.c.cfg.filter.filterTopics(all, !g.c.cfg.IncludeInternalTopics), true
+}
+
 // assignmentContext reads the group's members and the topics' partitions.
 func (g *zkGroup) assignmentContext() (legacyContext, error) {
 	cfg := &g.c.cfg
@@ -345,6 +406,15 @@ func (g *zkGroup) assignmentContext() (legacyContext, error) {
 	if err != nil {
 		return actx, fmt.Errorf("read group members: %w", err)
 	}
+	allTopics := sync.OnceValues(func() ([]string, error) {
+		g.zkRead()
+		topics, _, err := g.zk.Children(zkpaths.BrokerTopics)
+		if err != nil && !errors.Is(err, zk.ErrNoNode) {
+			return nil, fmt.Errorf("read %s: %w", zkpaths.BrokerTopics, err)
+		}
+		return topics, nil
+	})
+	registered := false
 	for _, id := range ids {
 		g.zkRead()
 		data, _, err := g.zk.Get(zkpaths.ConsumerIDPath(cfg.GroupID, id))
@@ -355,7 +425,12 @@ func (g *zkGroup) assignmentContext() (legacyContext, error) {
 		if err != nil {
 			return actx, err
 		}
-		for topic, n := range reg.Subscription {
+		registered = registered || id == g.id
+		subscription, err := g.memberTopics(reg, allTopics)
+		if err != nil {
+			return actx, fmt.Errorf("registration of %s: %w", id, err)
+		}
+		for topic, n := range subscription {
 			for i := range int(n) {
 				thread := zkpaths.ConsumerThreadID(id, i)
 				actx.threads[topic] = append(actx.threads[topic], thread)
@@ -365,7 +440,7 @@ func (g *zkGroup) assignmentContext() (legacyContext, error) {
 			}
 		}
 	}
-	if len(actx.myThreads) == 0 {
+	if !registered {
 		return actx, fmt.Errorf("own registration %s missing from the group", g.id)
 	}
 	for topic := range actx.threads {
@@ -390,6 +465,31 @@ func (g *zkGroup) assignmentContext() (legacyContext, error) {
 		slices.Sort(actx.partitions[topic])
 	}
 	return actx, nil
+}
+
+// memberTopics is a member's topics and streams per topic, as 0.8.2's
+// TopicCount.constructTopicCount reads them: a static registration lists
+// them; a wildcard one holds one expression, applied here to the topics
+// allTopics reads, with this consumer's exclude.internal.topics.
+func (g *zkGroup) memberTopics(reg zkpaths.ConsumerRegistration, allTopics func() ([]string, error)) (map[string]int32, error) {
+	if reg.Pattern == zkpaths.PatternStatic || len(reg.Subscription) != 1 {
+		return reg.Subscription, nil
+	}
+	subscription := map[string]int32{}
+	for regex, streams := range reg.Subscription {
+		f, err := newTopicFilter(regex, reg.Pattern == zkpaths.PatternBlackList)
+		if err != nil {
+			return nil, err
+		}
+		all, err := allTopics()
+		if err != nil {
+			return nil, err
+		}
+		for _, t := range f.filterTopics(all, !g.c.cfg.IncludeInternalTopics) {
+			subscription[t] = streams
+		}
+	}
+	return subscription, nil
 }
 
 // claim creates our owner znodes. If any is held by someone else, it deletes

@@ -44,6 +44,12 @@ func ConfigFromProperties(props map[string]string) (Config, error) {
 			cfg.AutoOffsetReset = v
 		case "isolation.level":
 			cfg.IsolationLevel = v
+		case "exclude.internal.topics":
+			var exclude bool
+			if exclude, err = strconv.ParseBool(v); err != nil {
+				err = fmt.Errorf("%w: %s=%q is not a boolean", ErrInvalidConfig, key, v)
+			}
+			cfg.IncludeInternalTopics = !exclude
 		case "max.poll.records":
 			if cfg.MaxPollRecords, err = strconv.Atoi(v); err != nil {
 				err = fmt.Errorf("%w: %s=%q is not an integer", ErrInvalidConfig, key, v)
