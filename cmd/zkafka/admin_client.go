@@ -22,11 +22,17 @@ import (
 // wrong address fails within a teaching session's patience.
 const adminTimeout = 30 * time.Second
 
-// optionSpec declares one option of a Kafka tool: its name without the
-// dashes and whether it takes an argument.
+// optionSpec declares one option of a Kafka tool as joptsimple does: its
+// name without the dashes, whether it takes an argument, and what the help
+// prints for it. Build one with flagOpt or argOpt.
 type optionSpec struct {
-	name   string
-	hasArg bool
+	name        string
+	hasArg      bool
+	optionalArg bool   // the argument may be left out (withOptionalArg)
+	arg         string // what the argument is (describedAs)
+	argType     string // its type in the help (ofType); "" is String
+	def         string // the default the help shows (defaultsTo)
+	desc        string
 }
 
 // toolOptions are the parsed options of a Kafka tool, parsed the way
@@ -38,15 +44,9 @@ type toolOptions struct {
 }
 
 // parseToolOptions parses args against specs. Its errors read as
-// joptsimple's messages, which Kafka's tools print.
+// joptsimple's messages, which Kafka's tools print. An optional argument is
+// taken from the next word only when that is not an option.
 func parseToolOptions(args []string, specs []optionSpec) (toolOptions, error) {
-	return parseToolOptionsOptional(args, specs)
-}
-
-// parseToolOptionsOptional is parseToolOptions where the options named in
-// optional take an argument that may be left out: the next word is taken
-// only when it is not an option (joptsimple's withOptionalArg).
-func parseToolOptionsOptional(args []string, specs []optionSpec, optional ...string) (toolOptions, error) {
 	o := toolOptions{values: map[string][]string{}}
 	for i := 0; i < len(args); i++ {
 		arg := args[i]
@@ -59,7 +59,7 @@ func parseToolOptionsOptional(args []string, specs []optionSpec, optional ...str
 			return o, err
 		}
 		switch {
-		case slices.Contains(optional, spec.name):
+		case spec.optionalArg:
 			if !hasValue && i+1 < len(args) && !strings.HasPrefix(args[i+1], "-") {
 				i++
 				value = args[i]

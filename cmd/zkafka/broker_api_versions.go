@@ -14,7 +14,8 @@ import (
 )
 
 var brokerAPIVersionsOptions = []optionSpec{
-	{"bootstrap-server", true}, {"help", false},
+	argOpt("bootstrap-server", "server(s) to use for bootstrapping", "REQUIRED: The server to connect to."),
+	helpOption,
 }
 
 // kafka28BrokerAPIs are the API keys Kafka 2.8's tool knows a broker may

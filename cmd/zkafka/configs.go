@@ -20,18 +20,27 @@ import (
 )
 
 var configsOptions = []optionSpec{
-	{"bootstrap-server", true}, {"zookeeper", true},
-	{"describe", false}, {"alter", false}, {"entity-type", true}, {"entity-name", true}, {"entity-default", false},
-	{"topic", true}, {"broker", true}, {"broker-defaults", false},
-	{"add-config", true}, {"add-config-file", true}, {"delete-config", true}, {"all", false}, {"help", false},
+	argOpt("zookeeper", "urls", "DEPRECATED. The connection string for the zookeeper connection in the form host:port. "+
+		"Multiple URLS can be given to allow fail-over. Replaced by --bootstrap-server, REQUIRED unless --bootstrap-server is given."),
+	argOpt("bootstrap-server", "server to connect to", "The Kafka server to connect to. This is required for describing and altering broker configs."),
+	flagOpt("alter", "Alter the configuration for the entity."),
+	flagOpt("describe", "List configs for the given entity."),
+	flagOpt("all", "List all configs for the given topic, broker, or broker-logger entity (includes static configuration when the entity type is brokers)"),
+	argOpt("entity-type", "", "Type of entity (topics/clients/users/brokers/broker-loggers)"),
+	argOpt("entity-name", "", "Name of entity (topic name/client id/user principal name/broker id)"),
+	flagOpt("entity-default", "Default entity name for clients/users/brokers (applies to corresponding entity type in command line)"),
+	argOpt("add-config", "", "Key Value pairs of configs to add. Square brackets can be used to group values which contain commas: 'k1=v1,k2=[v1,v2,v2],k3=v3'. "+
+		"Valid configurations are the topic configs (see kafka-topics --config) for entity-type 'topics', the dynamic broker configs for 'brokers', "+
+		"and producer_byte_rate, consumer_byte_rate and request_percentage for 'users' and 'clients'. "+
+		"Entity types 'users' and 'clients' may be specified together to update config for clients of a specific user."),
+	argOpt("add-config-file", "", "Path to a properties file with configs to add. See add-config for a list of valid configurations."),
+	argOpt("delete-config", "", "config keys to remove 'k1,k2'"),
+	argOpt("topic", "", "The topic's name."),
+	argOpt("broker", "", "The broker's ID."),
+	flagOpt("broker-defaults", "The config defaults for all brokers."),
+	argOpt("broker-logger", "", "The broker's ID for its logger config."),
+	helpOption,
 }
-
-const configsUsage = `This tool helps to manipulate and describe entity config for a topic, client, user, broker or broker-logger.
-USAGE: zkafka configs (--bootstrap-server host:9092 | --zookeeper host:2181)
-       (--describe [--all] | --alter --add-config k1=v1,k2=[v1,v2] --delete-config k3)
-       (--entity-type topics|brokers|broker-loggers|users|clients (--entity-name n | --entity-default) | --topic t | --broker id | --broker-defaults)
-       a user and a client id together: --entity-type users --entity-name u --entity-type clients --entity-name c
-`
 
 // brokerDefault is the entity name of the cluster-wide broker config.
 const brokerDefault = "<default>"
@@ -46,8 +55,7 @@ func runConfigs(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintln(stderr, err)
 		return 1
 	}
-	if len(args) == 0 || opts.has("help") {
-		fmt.Fprint(stderr, configsUsage)
+	if helpNeeded(args, opts, "This tool helps to manipulate and describe entity config for a topic, client, user, broker or ip", configsOptions, stderr) {
 		return 1
 	}
 	cmd, err := newConfigCommand(opts)
@@ -98,7 +106,7 @@ func newConfigCommand(opts toolOptions) (*configCommand, error) {
 		}
 	}
 	c := &configCommand{opts: opts, add: map[string]string{}}
-	flags := opts.count("topic", "broker", "broker-defaults")
+	flags := opts.count("topic", "broker", "broker-defaults", "broker-logger")
 	types := opts.all("entity-type")
 	quotaPair := len(types) == 2 && slices.Contains(types, "users") && slices.Contains(types, "clients")
 	switch {
@@ -112,6 +120,8 @@ func newConfigCommand(opts toolOptions) (*configCommand, error) {
 		c.entityType, c.entityName = "brokers", opts.value("broker")
 	case opts.has("broker-defaults"):
 		c.entityType, c.entityName = "brokers", brokerDefault
+	case opts.has("broker-logger"):
+		c.entityType, c.entityName = "broker-loggers", opts.value("broker-logger")
 	case opts.has("entity-type"):
 		c.entityType, c.entityName = types[0], opts.value("entity-name")
 		if opts.has("entity-default") {

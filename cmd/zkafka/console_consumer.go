@@ -2,9 +2,9 @@ package main
 
 import (
 	"bufio"
+	"cmp"
 	"context"
 	"errors"
-	"flag"
 	"fmt"
 	"io"
 	mathrand "math/rand/v2"
@@ -23,6 +23,40 @@ import (
 	"github.com/zkafka/zkafka/transaction"
 )
 
+var consoleConsumerOptions = []optionSpec{
+	argOpt("topic", "topic", "The topic id to consume on."),
+	argOpt("whitelist", "whitelist", "Regular expression specifying whitelist of topics to include for consumption."),
+	argOpt("blacklist", "blacklist", "Blacklist of topics to exclude from consumption (with --zookeeper: the 0.8 consumer)."),
+	argOpt("partition", "partition", "The partition to consume from. Consumption starts from the end of the partition unless '--offset' is specified.").typed("Integer"),
+	argOpt("offset", "consume offset", "The offset id to consume from (a non-negative number), or 'earliest' which means from beginning, "+
+		"or 'latest' which means from end").defaults("latest"),
+	argOpt("consumer-property", "consumer_prop", "A mechanism to pass user-defined properties in the form key=value to the consumer."),
+	argOpt("formatter", "class", "The name of a class to use for formatting kafka messages for display: the default, or "+
+		"the transaction log's for __transaction_state.").defaults(defaultFormatterClass),
+	argOpt("property", "prop", "The properties to initialize the message formatter. Default properties include:\n"+
+		" print.timestamp=true|false\n print.key=true|false\n print.offset=true|false\n print.partition=true|false\n print.headers=true|false\n"+
+		" print.value=true|false\n key.separator=<key.separator>\n line.separator=<line.separator>\n headers.separator=<line.separator>\n null.literal=<null.literal>"),
+	flagOpt("from-beginning", "If the consumer does not already have an established offset to consume from, start with the earliest message present in the log "+
+		"rather than the latest message."),
+	argOpt("max-messages", "num_messages", "The maximum number of messages to consume before exiting. If not set, consumption is continual.").typed("Integer"),
+	argOpt("timeout-ms", "timeout_ms", "If specified, exit if no message is available for consumption for the specified interval.").typed("Integer"),
+	flagOpt("skip-message-on-error", "If there is an error when processing a message, skip it instead of halt."),
+	argOpt("bootstrap-server", "server to connect to", "REQUIRED unless --zookeeper is given: The server(s) to connect to."),
+	argOpt("zookeeper", "urls", "The connection string for the zookeeper connection in the form host:port, which selects the 0.8 (ZooKeeper-based) consumer. "+
+		"Multiple URLS can be given to allow fail-over."),
+	argOpt("isolation-level", "", "Set to read_committed in order to filter out transactional messages which are not committed. "+
+		"Set to read_uncommitted to read all messages.").defaults("read_uncommitted"),
+	argOpt("group", "consumer group id", "The consumer group id of the consumer."),
+	flagOpt("print-key", "Print the key before the value, as --property print.key=true does."),
+	argOpt("rebalance-protocol", "eager|cooperative", "With --bootstrap-server: eager uses the range assignor, cooperative the cooperative-sticky one "+
+		"(KIP-429).").defaults("eager"),
+	argOpt("partition-assignment-strategy", "strategy", "The assignor: range, roundrobin, sticky or cooperative-sticky (range or roundrobin with --zookeeper); "+
+		"overrides --rebalance-protocol."),
+	argOpt("group-instance-id", "id", "With --bootstrap-server: the static member id (group.instance.id, KIP-345)."),
+	flagOpt("print-events", "Print the consumer's rebalance events on stderr as they happen, and its counters on exit. Not with --partition."),
+	helpOption,
+}
+
 // runConsoleConsumer is kafka-console-consumer.sh: it prints a topic's
 // records, one per line in the DefaultMessageFormatter's layout, either as a
 // member of a consumer group (the 0.8 high-level consumer with --zookeeper,
@@ -31,99 +65,101 @@ import (
 // --max-messages or --timeout-ms, and always ends with Kafka's
 // "Processed a total of N messages" on stderr.
 func runConsoleConsumer(args []string, stdout, stderr io.Writer) int {
-	fs := flag.NewFlagSet("console-consumer", flag.ContinueOnError)
-	fs.SetOutput(stderr)
-	var (
-		zkConnect  = fs.String("zookeeper", "", "ZooKeeper connect string: legacy (0.8) consumer")
-		bootstrap  = fs.String("bootstrap-server", "", "comma-separated brokers: group coordinator consumer")
-		topic      = fs.String("topic", "", "topic to consume")
-		group      = fs.String("group", "", "consumer group id (default console-consumer-<random>)")
-		protocol   = fs.String("rebalance-protocol", "eager", "eager (range) or cooperative (cooperative-sticky); bootstrap mode only")
-		strategy   = fs.String("partition-assignment-strategy", "", "range, roundrobin, sticky or cooperative-sticky (overrides --rebalance-protocol)")
-		instanceID = fs.String("group-instance-id", "", "static membership id (group.instance.id); bootstrap mode only")
-		fromStart  = fs.Bool("from-beginning", false, "start at the earliest offset when the group has none")
-		maxMsgs    = fs.Int("max-messages", 0, "exit after this many records (0: run until interrupted)")
-		printKey   = fs.Bool("print-key", false, "print key<TAB>value (same as --property print.key=true)")
-		offsetArg  = fs.String("offset", "", "with --partition: earliest, latest or a non-negative offset (default latest, or earliest with --from-beginning)")
-		timeoutMs  = fs.Int("timeout-ms", 0, "exit when no message arrives for this many milliseconds (0: never)")
-		events     = fs.Bool("print-events", false, "print the consumer's rebalance events to stderr as they happen, and its counters on exit (not with --partition)")
-		formatName = fs.String("formatter", defaultFormatterClass, "the message formatter: "+defaultFormatterClass+" or "+transactionLogFormatterClass+" (__transaction_state)")
-		_          = fs.Bool("skip-message-on-error", false, "accepted for Kafka compatibility: formatting a record cannot fail here")
-		partition  = int32(-1)
-		props      overrides
-		fmtProps   overrides
-	)
-	fs.Func("partition", "consume only this partition, assigned directly with no group (needs --bootstrap-server)", func(s string) error {
-		p, err := strconv.ParseInt(s, 10, 32)
-		if err != nil || p < 0 {
-			return fmt.Errorf("%q is not a partition id", s)
+	opts, err := parseToolOptions(args, consoleConsumerOptions)
+	if err != nil {
+		return usageDie(stderr, err.Error())
+	}
+	if helpNeeded(args, opts, "This tool helps to read data from Kafka topics and outputs it to standard output.", consoleConsumerOptions, stderr) {
+		return 1
+	}
+	zkConnect, bootstrap, topic := opts.value("zookeeper"), opts.value("bootstrap-server"), opts.value("topic")
+	// Kafka's own argument checks, with its messages and exit status 1: 2.8's
+	// for the Java consumer, 0.8.2's (which knew --blacklist) for --zookeeper.
+	switch {
+	case zkConnect == "" && bootstrap == "":
+		return usageDie(stderr, `Missing required argument "[bootstrap-server]"`)
+	case zkConnect != "" && bootstrap != "":
+		return usageDie(stderr, `Option "[zookeeper]" can't be used with option "[bootstrap-server]"`)
+	case zkConnect != "" && opts.count("topic", "whitelist", "blacklist") != 1:
+		return usageDie(stderr, "Exactly one of whitelist/blacklist/topic is required.")
+	case bootstrap != "" && opts.has("blacklist"):
+		return usageDie(stderr, `Option "[blacklist]" can't be used with option "[bootstrap-server]"`)
+	case opts.count("topic", "whitelist") != 1:
+		return usageDie(stderr, "Exactly one of whitelist/topic is required.")
+	}
+	var partition int32
+	if opts.has("partition") {
+		if partition, err = opts.int32Option("partition"); err != nil {
+			return usageDie(stderr, err.Error())
 		}
-		partition = int32(p)
-		return nil
-	})
-	fs.Var(&props, "consumer-property", "key=value consumer property, e.g. rebalance.backoff.ms=500 (repeatable)")
-	fs.Var(&fmtProps, "property", "key=value formatter property: print.timestamp, print.partition, print.offset, print.headers, print.key, print.value, key.separator, line.separator, headers.separator, null.literal (repeatable)")
-	if err := fs.Parse(args); err != nil {
-		return 2
+		if partition < 0 {
+			fmt.Fprintf(stderr, "zkafka console-consumer: %d is not a partition id\n", partition)
+			return 2
+		}
+		if !opts.has("topic") {
+			return usageDie(stderr, "The topic is required when partition is specified.")
+		}
 	}
-	if fs.NArg() > 0 {
-		fmt.Fprintf(stderr, "zkafka console-consumer: unexpected argument %q\n", fs.Arg(0))
-		return 2
+	var maxMsgs, timeoutMs int32
+	for name, dst := range map[string]*int32{"max-messages": &maxMsgs, "timeout-ms": &timeoutMs} {
+		if opts.has(name) {
+			if *dst, err = opts.int32Option(name); err != nil {
+				return usageDie(stderr, err.Error())
+			}
+		}
 	}
-	if *topic == "" || (*zkConnect == "") == (*bootstrap == "") {
-		fmt.Fprintln(stderr, "USAGE: zkafka console-consumer (--zookeeper host:2181 | --bootstrap-server host:9092) --topic t [--group g | --partition p [--offset o]]")
-		return 2
-	}
-	set := map[string]bool{}
-	fs.Visit(func(f *flag.Flag) { set[f.Name] = true })
-	// Kafka's own argument checks, with its messages and exit status 1.
 	var start kgo.Offset
-	if set["partition"] {
-		if set["from-beginning"] && set["offset"] {
+	fromStart, offsetArg := opts.has("from-beginning"), opts.value("offset")
+	if opts.has("partition") {
+		if fromStart && opts.has("offset") {
 			return usageDie(stderr, "Options from-beginning and offset cannot be specified together.")
 		}
-		switch o := strings.ToLower(*offsetArg); {
-		case o == "earliest" || (o == "" && *fromStart):
+		switch o := strings.ToLower(offsetArg); {
+		case o == "earliest" || (o == "" && fromStart):
 			start = kgo.NewOffset().AtStart()
 		case o == "latest" || o == "":
 			start = kgo.NewOffset().AtEnd()
 		default:
 			n, err := strconv.ParseInt(o, 10, 64)
 			if err != nil || n < 0 {
-				return usageDie(stderr, fmt.Sprintf("The provided offset value '%s' is incorrect. Valid values are 'earliest', 'latest', or a non-negative long.", *offsetArg))
+				return usageDie(stderr, fmt.Sprintf("The provided offset value '%s' is incorrect. Valid values are 'earliest', 'latest', or a non-negative long.", offsetArg))
 			}
 			start = kgo.NewOffset().At(n)
 		}
-	} else if set["offset"] {
+	} else if opts.has("offset") {
 		return usageDie(stderr, "The partition is required when offset is specified.")
 	}
-	if set["group"] && set["partition"] {
+	if opts.has("group") && opts.has("partition") {
 		return usageDie(stderr, "Options group and partition cannot be specified together.")
 	}
-	if set["partition"] && *events {
+	if opts.has("partition") && opts.has("print-events") {
 		fmt.Fprintln(stderr, "zkafka console-consumer: --print-events needs a group, not --partition")
 		return 2
 	}
-	if set["partition"] && *bootstrap == "" {
+	if opts.has("partition") && bootstrap == "" {
 		fmt.Fprintln(stderr, "zkafka console-consumer: --partition needs --bootstrap-server")
 		return 2
 	}
-	fmtConf, err := brokerconfig.ParseOverrides(fmtProps)
+	if opts.has("whitelist") && bootstrap != "" {
+		fmt.Fprintln(stderr, "zkafka console-consumer: --whitelist needs --zookeeper: the group consumer subscribes to topics by name")
+		return 2
+	}
+	fmtConf, err := brokerconfig.ParseOverrides(opts.all("property"))
 	if err != nil {
 		fmt.Fprintf(stderr, "zkafka console-consumer: %v\n", err)
 		return 2
 	}
-	var formatter recordFormatter = newMessageFormatter(fmtConf, *printKey)
-	switch *formatName {
+	var formatter recordFormatter = newMessageFormatter(fmtConf, opts.has("print-key"))
+	switch formatName := cmp.Or(opts.value("formatter"), defaultFormatterClass); formatName {
 	case defaultFormatterClass:
 	case transactionLogFormatterClass:
 		formatter = transactionLogFormatter{}
 	default:
-		fmt.Fprintf(stderr, "zkafka console-consumer: unknown formatter %q\n", *formatName)
+		fmt.Fprintf(stderr, "zkafka console-consumer: unknown formatter %q\n", formatName)
 		return 2
 	}
 
-	extra, err := brokerconfig.ParseOverrides(props)
+	extra, err := brokerconfig.ParseOverrides(opts.all("consumer-property"))
 	if err != nil {
 		fmt.Fprintf(stderr, "zkafka console-consumer: %v\n", err)
 		return 2
@@ -133,40 +169,52 @@ func runConsoleConsumer(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "zkafka console-consumer: %v\n", err)
 		return 2
 	}
-	cfg.Topics, cfg.ZooKeeperConnect = []string{*topic}, *zkConnect
-	if *group != "" {
-		cfg.GroupID = *group
+	cfg.ZooKeeperConnect = zkConnect
+	switch {
+	case zkConnect == "":
+		cfg.Topics = []string{topic}
+	case opts.has("blacklist"):
+		cfg.Blacklist = opts.value("blacklist")
+	default:
+		// 0.8.2's console consumer takes --topic as a whitelist too.
+		cfg.Whitelist = cmp.Or(opts.value("whitelist"), topic)
 	}
-	if *instanceID != "" {
-		cfg.GroupInstanceID = *instanceID
+	if opts.has("group") {
+		cfg.GroupID = opts.value("group")
+	}
+	if opts.has("group-instance-id") {
+		cfg.GroupInstanceID = opts.value("group-instance-id")
+	}
+	if opts.has("isolation-level") {
+		cfg.IsolationLevel = opts.value("isolation-level")
 	}
 	consoleConsumerDefaults(&cfg)
-	if *bootstrap != "" {
-		cfg.BootstrapServers = strings.Split(*bootstrap, ",")
-		switch {
-		case *protocol == "eager" && cfg.PartitionAssignmentStrategy == nil:
+	if bootstrap != "" {
+		cfg.BootstrapServers = strings.Split(bootstrap, ",")
+		switch protocol := cmp.Or(opts.value("rebalance-protocol"), "eager"); {
+		case protocol == "eager" && cfg.PartitionAssignmentStrategy == nil:
 			cfg.PartitionAssignmentStrategy = []string{"range"}
-		case *protocol == "cooperative":
+		case protocol == "cooperative":
 			cfg.PartitionAssignmentStrategy = []string{"cooperative-sticky"}
-		case *protocol != "eager":
-			fmt.Fprintf(stderr, "zkafka console-consumer: --rebalance-protocol %q is not eager or cooperative\n", *protocol)
+		case protocol != "eager":
+			fmt.Fprintf(stderr, "zkafka console-consumer: --rebalance-protocol %q is not eager or cooperative\n", protocol)
 			return 2
 		}
 	} else if cfg.GroupInstanceID != "" {
 		fmt.Fprintln(stderr, "zkafka console-consumer: --group-instance-id needs --bootstrap-server")
 		return 2
 	}
-	if *strategy != "" {
-		cfg.PartitionAssignmentStrategy = []string{*strategy}
+	if opts.has("partition-assignment-strategy") {
+		cfg.PartitionAssignmentStrategy = []string{opts.value("partition-assignment-strategy")}
 	}
-	if *fromStart {
+	if fromStart {
 		cfg.AutoOffsetReset = "earliest"
 	}
 	logger, _ := newLogger()
 	defer logger.Sync()
 	cfg.Logger = logger
 	var printer *eventPrinter
-	if *events {
+	if opts.has("print-events") {
 		printer = newEventPrinter(stderr)
 		cfg.OnEvent = printer.onEvent
 	}
@@ -174,8 +222,8 @@ func runConsoleConsumer(args []string, stdout, stderr io.Writer) int {
 	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGTERM, syscall.SIGINT)
 	defer stop()
 	var src recordSource
-	if set["partition"] {
-		src, err = newAssignedSource(cfg, *topic, partition, start, logger)
+	if opts.has("partition") {
+		src, err = newAssignedSource(cfg, topic, partition, start, logger)
 	} else {
 		src, err = newGroupSource(ctx, cfg)
 	}
@@ -188,8 +236,8 @@ func runConsoleConsumer(args []string, stdout, stderr io.Writer) int {
 	}
 	out := bufio.NewWriter(stdout)
 	code, n := 0, 0
-	idle := time.Duration(*timeoutMs) * time.Millisecond
-	for *maxMsgs == 0 || n < *maxMsgs {
+	idle := time.Duration(timeoutMs) * time.Millisecond
+	for maxMsgs <= 0 || n < int(maxMsgs) {
 		pollCtx, cancel := ctx, context.CancelFunc(func() {})
 		if idle > 0 {
 			pollCtx, cancel = context.WithTimeout(ctx, idle)
@@ -210,7 +258,7 @@ func runConsoleConsumer(args []string, stdout, stderr io.Writer) int {
 			break
 		}
 		for _, r := range records {
-			if *maxMsgs > 0 && n == *maxMsgs {
+			if maxMsgs > 0 && n == int(maxMsgs) {
 				break
 			}
 			formatter.writeTo(out, r)

@@ -25,9 +25,8 @@ func TestConsoleConsumerArguments(t *testing.T) {
 		args []string
 		want string
 	}{
-		{[]string{"console-consumer"}, "USAGE: zkafka console-consumer"},
-		{[]string{"console-consumer", "--topic", "t"}, "USAGE: zkafka console-consumer"},
-		{[]string{"console-consumer", "--topic", "t", "--zookeeper", "h:2181", "--bootstrap-server", "h:9092"}, "USAGE"},
+		{[]string{"console-consumer", "--whitelist", "t.*", "--bootstrap-server", "h:9092"}, "--whitelist needs --zookeeper"},
+		{[]string{"console-consumer", "--topic", "t", "--bootstrap-server", "h:9092", "--partition", "-1"}, "-1 is not a partition id"},
 		{[]string{"console-consumer", "--topic", "t", "--bootstrap-server", "h:9092", "--rebalance-protocol", "lazy"}, `"lazy" is not eager or cooperative`},
 		{[]string{"console-consumer", "--topic", "t", "--zookeeper", "h:2181", "--group-instance-id", "i"}, "needs --bootstrap-server"},
 		{[]string{"console-consumer", "--topic", "t", "--zookeeper", "h:2181", "--partition-assignment-strategy", "sticky"}, "invalid consumer config"},
@@ -103,6 +102,35 @@ func tail(s string) string {
 		return s[len(s)-500:]
 	}
 	return s
+}
+
+// TestConsoleConsumerParseErrors: console-consumer parses its options as
+// Kafka's tools do (joptsimple's messages, the 0.8.2 tool's rule for
+// --topic, --whitelist and --blacklist with --zookeeper, 2.8's without),
+// printing the message and exiting 1.
+func TestConsoleConsumerParseErrors(t *testing.T) {
+	for _, tc := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"-frob"}, "frob is not a recognized option\n"},
+		{[]string{"--topic"}, "Option topic requires an argument\n"},
+		{[]string{"--from-beginning=yes"}, "Option from-beginning does not take an argument\n"},
+		{[]string{"--pr"}, "Option pr is ambiguous; possibilities: [property, print-key, print-events]\n"},
+		{[]string{"--topic", "t", "extra"}, "Found non-option argument \"extra\"\n"},
+		{[]string{"--topic", "t"}, "Missing required argument \"[bootstrap-server]\"\n"},
+		{[]string{"--topic", "t", "--zookeeper", "h:2181", "--bootstrap-server", "h:9092"}, "Option \"[zookeeper]\" can't be used with option \"[bootstrap-server]\"\n"},
+		{[]string{"--zookeeper", "h:2181"}, "Exactly one of whitelist/blacklist/topic is required.\n"},
+		{[]string{"--zookeeper", "h:2181", "--topic", "t", "--blacklist", "b"}, "Exactly one of whitelist/blacklist/topic is required.\n"},
+		{[]string{"--bootstrap-server", "h:9092"}, "Exactly one of whitelist/topic is required.\n"},
+		{[]string{"--bootstrap-server", "h:9092", "--topic", "t", "--whitelist", "w"}, "Exactly one of whitelist/topic is required.\n"},
+		{[]string{"--bootstrap-server", "h:9092", "--blacklist", "b"}, "Option \"[blacklist]\" can't be used with option \"[bootstrap-server]\"\n"},
+		{[]string{"--bootstrap-server", "h:9092", "--whitelist", "w", "--partition", "0"}, "The topic is required when partition is specified.\n"},
+		{[]string{"--bootstrap-server", "h:9092", "--topic", "t", "--partition", "one"}, "Cannot parse argument 'one' of option partition\n"},
+		{[]string{"--bootstrap-server", "h:9092", "--topic", "t", "--max-messages", "many"}, "Cannot parse argument 'many' of option max-messages\n"},
+	} {
+		expectToolError(t, tc.want, append([]string{"console-consumer"}, tc.args...)...)
+	}
 }
 
 // TestConsoleConsumerKafkaRules checks Kafka's own argument rules for

@@ -2,6 +2,7 @@ package main
 
 import (
 	"bufio"
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -20,19 +21,29 @@ import (
 )
 
 var consoleProducerOptions = []optionSpec{
-	{"bootstrap-server", true}, {"broker-list", true}, {"topic", true},
-	{"property", true}, {"producer-property", true}, {"producer.config", true},
-	{"request-required-acks", true}, {"sync", false}, {"compression-codec", true},
-	{"timeout", true}, {"batch-size", true}, {"message-send-max-retries", true},
-	{"request-timeout-ms", true}, {"max-block-ms", true}, {"help", false},
+	argOpt("topic", "topic", "REQUIRED: The topic id to produce messages to."),
+	argOpt("broker-list", "broker-list", "DEPRECATED, use --bootstrap-server instead; ignored if --bootstrap-server is specified.  "+
+		"The broker list string in the form HOST1:PORT1,HOST2:PORT2."),
+	argOpt("bootstrap-server", "server to connect to", "REQUIRED unless --broker-list(deprecated) is specified. The server(s) to connect to. "+
+		"The broker list string in the form HOST1:PORT1,HOST2:PORT2."),
+	flagOpt("sync", "If set message send requests to the brokers are synchronously, one at a time as they arrive."),
+	argOpt("compression-codec", "compression-codec", "The compression codec: either 'none', 'gzip', 'snappy', 'lz4', or 'zstd'."+
+		"If specified without value, then it defaults to 'gzip'").optional(),
+	argOpt("batch-size", "size", "Number of messages to send in a single batch if they are not being sent synchronously.").typed("Integer"),
+	argOpt("message-send-max-retries", "", "Brokers can fail receiving the message for multiple reasons, and being unavailable transiently is just one of them. "+
+		"This property specifies the number of retries before the producer give up and drop this message.").typed("Integer").defaults("3"),
+	argOpt("timeout", "timeout_ms", "If set and the producer is running in asynchronous mode, this gives the maximum amount of time a message will queue "+
+		"awaiting sufficient batch size. The value is given in ms.").typed("Integer").defaults("1000"),
+	argOpt("request-required-acks", "request required acks", "The required acks of the producer requests").defaults("1"),
+	argOpt("request-timeout-ms", "request timeout ms", "The ack timeout of the producer requests. Value must be non-negative and non-zero").typed("Integer").defaults("1500"),
+	argOpt("max-block-ms", "max block on send", "The max time that the producer will block for during a send request").typed("Long").defaults("60000"),
+	argOpt("property", "prop", "A mechanism to pass user-defined properties in the form key=value to the message reader. "+
+		"This allows custom configuration for a user-defined message reader. Default properties include:\n"+
+		"\tparse.key=true|false\n\tkey.separator=<key.separator>\n\tignore.error=true|false"),
+	argOpt("producer-property", "producer_prop", "A mechanism to pass user-defined properties in the form key=value to the producer. "),
+	argOpt("producer.config", "config file", "Producer config properties file. Note that [producer-property] takes precedence over this config."),
+	helpOption,
 }
-
-const consoleProducerUsage = `This tool helps to read data from standard input and publish it to Kafka.
-USAGE: zkafka console-producer --bootstrap-server host:9092 --topic t
-       [--property parse.key=true --property key.separator=: --property ignore.error=true]
-       [--request-required-acks 1|0|-1|all]
-       [--producer-property k=v] [--producer.config file] [--sync] [--compression-codec gzip]
-`
 
 // consoleProducerStdin is the input; tests replace it.
 var consoleProducerStdin io.Reader = os.Stdin
@@ -47,8 +58,7 @@ func runConsoleProducer(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintln(stderr, err)
 		return 1
 	}
-	if len(args) == 0 || opts.has("help") {
-		fmt.Fprint(stderr, consoleProducerUsage)
+	if helpNeeded(args, opts, "This tool helps to read data from standard input and publish it to Kafka.", consoleProducerOptions, stderr) {
 		return 1
 	}
 	p, err := newConsoleProducer(opts)
@@ -120,7 +130,7 @@ func newConsoleProducer(opts toolOptions) (*consoleProducer, error) {
 	// --producer-property left unset.
 	props["compression.type"] = "none"
 	if opts.has("compression-codec") {
-		props["compression.type"] = opts.value("compression-codec")
+		props["compression.type"] = cmp.Or(opts.value("compression-codec"), "gzip")
 	}
 	for _, m := range consoleProducerMergedOptions {
 		if opts.has(m.option) {

@@ -9,22 +9,44 @@ import (
 )
 
 var consumerGroupsOptions = []optionSpec{
-	{"bootstrap-server", true}, {"zookeeper", true},
-	{"list", false}, {"describe", false}, {"delete", false}, {"reset-offsets", false}, {"delete-offsets", false},
-	{"group", true}, {"all-groups", false}, {"topic", true}, {"all-topics", false},
-	{"offsets", false}, {"members", false}, {"verbose", false}, {"state", false},
-	{"dry-run", false}, {"execute", false}, {"to-offset", true}, {"to-earliest", false}, {"to-latest", false},
-	{"to-current", false}, {"shift-by", true}, {"to-datetime", true}, {"help", false},
+	argOpt("bootstrap-server", "server to connect to", "REQUIRED: The server(s) to connect to."),
+	argOpt("zookeeper", "urls", "The connection string for the zookeeper connection in the form host:port, for the groups of the old "+
+		"(ZooKeeper-based) consumer. Multiple URLS can be given to allow fail-over. May be used with --list, --describe --group and --delete --group only."),
+	argOpt("group", "consumer group", "The consumer group we wish to act on."),
+	argOpt("topic", "topic", "The topic whose consumer group information should be deleted or topic whose should be included in the reset offset process. "+
+		"In `reset-offsets` case, partitions can be specified using this format: `topic1:0,1,2`, where 0,1,2 are the partition to be included in the process. "+
+		"Reset-offsets also supports multiple topic inputs."),
+	flagOpt("all-topics", "Consider all topics assigned to a group in the `reset-offsets` process."),
+	flagOpt("list", "List all consumer groups."),
+	flagOpt("describe", "Describe consumer group and list offset lag (number of messages not yet processed) related to given group."),
+	flagOpt("all-groups", "Apply to all consumer groups."),
+	flagOpt("delete", "Pass in groups to delete topic partition offsets and ownership information over the entire consumer group. For instance --group g1 --group g2"),
+	flagOpt("reset-offsets", "Reset offsets of consumer group. Supports one consumer group at the time, and instances should be inactive\n"+
+		"Has 2 execution options: --dry-run (the default) to plan which offsets to reset, and --execute to update the offsets.\n"+
+		"You must choose one of the following reset specifications: --to-datetime, --to-earliest, --to-latest, --shift-by, --to-offset, --to-current.\n"+
+		"To define the scope use --all-topics or --topic. One scope must be specified."),
+	flagOpt("delete-offsets", "Delete offsets of consumer group. Supports one consumer group at the time, and multiple topics."),
+	flagOpt("dry-run", "Only show results without executing changes on Consumer Groups. Supported operations: reset-offsets."),
+	flagOpt("execute", "Execute operation. Supported operations: reset-offsets."),
+	argOpt("to-offset", "offset", "Reset offsets to a specific offset.").typed("Long"),
+	argOpt("to-datetime", "datetime", "Reset offsets to offset from datetime. Format: 'YYYY-MM-DDTHH:mm:SS.sss'"),
+	flagOpt("to-earliest", "Reset offsets to earliest offset."),
+	flagOpt("to-latest", "Reset offsets to latest offset."),
+	flagOpt("to-current", "Reset offsets to current offset."),
+	argOpt("shift-by", "number-of-offsets", "Reset offsets shifting current offset by 'n', where 'n' can be positive or negative.").typed("Long"),
+	flagOpt("members", "Describe members of the group. This option may be used with '--describe' and '--bootstrap-server' options only.\n"+
+		"Example: --bootstrap-server localhost:9092 --describe --group group1 --members"),
+	flagOpt("verbose", "Provide additional information, if any, when describing the group. This option may be used with '--offsets'/'--members'/'--state' "+
+		"and '--bootstrap-server' options only.\nExample: --bootstrap-server localhost:9092 --describe --group group1 --members --verbose"),
+	flagOpt("offsets", "Describe the group and list all topic partitions in the group along with their offset lag. This is the default sub-action of and "+
+		"may be used with '--describe' and '--bootstrap-server' options only.\nExample: --bootstrap-server localhost:9092 --describe --group group1 --offsets"),
+	flagOpt("state", "When specified with '--describe', includes the state of the group.\n"+
+		"Example: --bootstrap-server localhost:9092 --describe --group group1 --state\n"+
+		"When specified with '--list', it displays the state of all groups. It can also be used to list groups with specific states.\n"+
+		"Example: --bootstrap-server localhost:9092 --list --state stable,empty\n"+
+		"This option may be used with '--describe', '--list' and '--bootstrap-server' options only.").optional(),
+	helpOption,
 }
-
-const consumerGroupsUsage = `This tool helps to list all consumer groups, describe a consumer group, delete consumer group info, or reset consumer group offsets.
-USAGE: zkafka consumer-groups (--bootstrap-server host:9092 | --zookeeper host:2181)
-       (--list [--state [states]] | --describe [--offsets | --members [--verbose] | --state] | --delete |
-        --reset-offsets | --delete-offsets --topic t[:p,p])
-       (--group g ... | --all-groups)
-reset: (--all-topics | --topic t[:p,p] ...) (--to-earliest | --to-latest | --to-current | --to-offset n |
-       --shift-by n | --to-datetime YYYY-MM-DDTHH:mm:SS.sss) [--dry-run | --execute]
-`
 
 // errReported ends a command whose failure was printed already.
 var errReported = errors.New("failure already reported")
@@ -37,13 +59,13 @@ const missing = "-"
 // --zookeeper the 0.10 tool's view of the ZooKeeper-based groups under
 // /consumers.
 func runConsumerGroups(args []string, stdout, stderr io.Writer) int {
-	opts, err := parseToolOptionsOptional(args, consumerGroupsOptions, "state")
+	opts, err := parseToolOptions(args, consumerGroupsOptions)
 	if err != nil {
 		fmt.Fprintln(stderr, err)
 		return 1
 	}
-	if len(args) == 0 || opts.has("help") {
-		fmt.Fprint(stderr, consumerGroupsUsage)
+	if helpNeeded(args, opts, "This tool helps to list all consumer groups, describe a consumer group, delete consumer group info, or reset consumer group offsets.",
+		consumerGroupsOptions, stderr) {
 		return 1
 	}
 	if err := checkConsumerGroupsArgs(opts); err != nil {

@@ -15,7 +15,10 @@ import (
 )
 
 var deleteRecordsOptions = []optionSpec{
-	{"bootstrap-server", true}, {"offset-json-file", true}, {"help", false},
+	argOpt("bootstrap-server", "server(s) to use for bootstrapping", "REQUIRED: The server to connect to."),
+	argOpt("offset-json-file", "Offset json file path", "REQUIRED: The JSON file with offset per partition. The format to use is:\n"+
+		`{"partitions":`+"\n"+`  [{"topic": "foo", "partition": 1, "offset": 1}],`+"\n"+` "version":1`+"\n}"),
+	helpOption,
 }
 
 // runDeleteRecords is kafka-delete-records.sh: DeleteRecords for the

@@ -24,9 +24,16 @@ import (
 )
 
 var dumpLogOptions = []optionSpec{
-	{"files", true}, {"print-data-log", false}, {"verify-index-only", false}, {"index-sanity-check", false},
-	{"max-message-size", true}, {"deep-iteration", false}, {"offsets-decoder", false}, {"transaction-log-decoder", false},
-	{"help", false},
+	flagOpt("print-data-log", "if set, printing the messages content when dumping data logs. Automatically set if any decoder option is specified."),
+	flagOpt("verify-index-only", "if set, just verify the index log without printing its content."),
+	flagOpt("index-sanity-check", "if set, just checks the index sanity without printing its content. "+
+		"This is the same check that is executed on broker startup to determine if an index needs rebuilding or not."),
+	argOpt("files", "file1, file2, ...", "REQUIRED: The comma separated list of data and index log files to be dumped."),
+	argOpt("max-message-size", "size", "Size of largest message.").typed("Integer").defaults("5242880"),
+	flagOpt("deep-iteration", "if set, uses deep instead of shallow iteration. Automatically set if print-data-log is enabled."),
+	flagOpt("offsets-decoder", "if set, log data will be parsed as offset data from the __consumer_offsets topic."),
+	flagOpt("transaction-log-decoder", "if set, log data will be parsed as transaction metadata from the __transaction_state topic."),
+	helpOption,
 }
 
 // runDumpLog is kafka-dump-log.sh (Kafka 2.8's DumpLogSegments): the batches

@@ -21,9 +21,18 @@ import (
 )
 
 var leaderElectionOptions = []optionSpec{
-	{"bootstrap-server", true}, {"election-type", true},
-	{"topic", true}, {"partition", true}, {"all-topic-partitions", false},
-	{"path-to-json-file", true}, {"help", false},
+	argOpt("bootstrap-server", "host:port", "A hostname and port for the broker to connect to, in the form host:port. Multiple comma separated URLs can be given. REQUIRED."),
+	argOpt("path-to-json-file", "Path to JSON file", "The JSON file with the list  of partition for which leader elections should be performed. This is an example format. \n"+
+		`{"partitions":`+"\n\t"+`[{"topic": "foo", "partition": 1},`+"\n\t"+` {"topic": "foobar", "partition": 2}]`+"\n}\n"+
+		"Not allowed if --all-topic-partitions or --topic flags are specified."),
+	argOpt("topic", "topic name", "Name of topic for which to perform an election. Not allowed if --path-to-json-file or --all-topic-partitions is specified."),
+	argOpt("partition", "partition id", "Partition id for which to perform an election. REQUIRED if --topic is specified.").typed("Integer"),
+	flagOpt("all-topic-partitions", "Perform election on all of the eligible topic partitions based on the type of election (see the --election-type flag). "+
+		"Not allowed if --topic or --path-to-json-file is specified."),
+	argOpt("election-type", "election type", `Type of election to attempt. Possible values are "preferred" for preferred leader election or "unclean" for unclean leader election. `+
+		"If preferred election is selection, the election is only performed if the current leader is not the preferred leader for the topic partition. "+
+		"If unclean election is selected, the election is only performed if there are no leader for the topic partition. REQUIRED.").typed("[PREFERRED,UNCLEAN]"),
+	helpOption,
 }
 
 // runLeaderElection is kafka-leader-election.sh: an ElectLeaders request for
@@ -99,8 +108,15 @@ func leaderElection(args []string, stdout io.Writer) error {
 }
 
 var preferredReplicaElectionOptions = []optionSpec{
-	{"bootstrap-server", true}, {"zookeeper", true},
-	{"path-to-json-file", true}, {"help", false},
+	argOpt("path-to-json-file", "list of partitions for which preferred replica leader election needs to be triggered",
+		"The JSON file with the list of partitions for which preferred replica leader election should be done, in the following format - \n"+
+			`{"partitions":`+"\n\t"+`[{"topic": "foo", "partition": 1},`+"\n\t"+` {"topic": "foobar", "partition": 2}]`+"\n}\n"+
+			"Defaults to all existing partitions"),
+	argOpt("zookeeper", "urls", "DEPRECATED. The connection string for the zookeeper connection in the form host:port. Multiple URLS can be given to allow fail-over. "+
+		"Replaced by --bootstrap-server, REQUIRED unless --bootstrap-server is given."),
+	argOpt("bootstrap-server", "host:port", "A hostname and port for the broker to connect to, in the form host:port. Multiple comma-separated URLs can be given. "+
+		"REQUIRED unless --zookeeper is given."),
+	helpOption,
 }
 
 // runPreferredReplicaElection is Kafka 2.8's deprecated
@@ -415,23 +431,4 @@ func joinPartitions(tps []kafka.TopicPartition, sep string) string {
 		s[i] = tp.String()
 	}
 	return strings.Join(s, sep)
-}
-
-// helpNeeded is Kafka's CommandLineUtils.printHelpAndExitIfNeeded: with no
-// arguments or --help a tool prints what it does and its options on stderr
-// and exits 1.
-func helpNeeded(args []string, opts toolOptions, description string, specs []optionSpec, stderr io.Writer) bool {
-	if len(args) > 0 && !opts.has("help") {
-		return false
-	}
-	fmt.Fprintln(stderr, description)
-	fmt.Fprintln(stderr, "Option")
-	for _, s := range specs {
-		if s.hasArg {
-			fmt.Fprintf(stderr, "--%s <String>\n", s.name)
-		} else {
-			fmt.Fprintf(stderr, "--%s\n", s.name)
-		}
-	}
-	return true
 }

@@ -15,8 +15,11 @@ import (
 )
 
 var logDirsOptions = []optionSpec{
-	{"bootstrap-server", true}, {"command-config", true}, {"describe", false},
-	{"topic-list", true}, {"broker-list", true}, {"help", false},
+	argOpt("bootstrap-server", "The server(s) to use for bootstrapping", "REQUIRED: the server(s) to use for bootstrapping"),
+	flagOpt("describe", "Describe the specified log directories on the specified brokers."),
+	argOpt("topic-list", "Topic list", `The list of topics to be queried in the form "topic1,topic2,topic3". All topics will be queried if no topic list is specified`),
+	argOpt("broker-list", "Broker list", `The list of brokers to be queried in the form "0,1,2". All brokers in the cluster will be queried if no broker list is specified`),
+	helpOption,
 }
 
 // runLogDirs is kafka-log-dirs.sh --describe: every log directory of the

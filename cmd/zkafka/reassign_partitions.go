@@ -19,11 +19,36 @@ import (
 )
 
 var reassignOptions = []optionSpec{
-	{"verify", false}, {"generate", false}, {"execute", false}, {"cancel", false}, {"list", false},
-	{"bootstrap-server", true}, {"zookeeper", true},
-	{"reassignment-json-file", true}, {"topics-to-move-json-file", true}, {"broker-list", true},
-	{"disable-rack-aware", false}, {"throttle", true}, {"replica-alter-log-dirs-throttle", true},
-	{"timeout", true}, {"additional", false}, {"preserve-throttles", false}, {"help", false},
+	flagOpt("verify", "Verify if the reassignment completed as specified by the --reassignment-json-file option. "+
+		"If there is a throttle engaged for the replicas specified, and the rebalance has completed, the throttle will be removed"),
+	flagOpt("generate", "Generate a candidate partition reassignment configuration. Note that this only generates a candidate assignment, it does not execute it."),
+	flagOpt("execute", "Kick off the reassignment as specified by the --reassignment-json-file option."),
+	flagOpt("cancel", "Cancel an active reassignment."),
+	flagOpt("list", "List all active partition reassignments."),
+	argOpt("bootstrap-server", "Server(s) to use for bootstrapping", "the server(s) to use for bootstrapping. REQUIRED if an absolute path of the log directory "+
+		"is specified for any replica in the reassignment json file, or if --zookeeper is not given."),
+	argOpt("zookeeper", "urls", "DEPRECATED: The connection string for the zookeeper connection in the form host:port. "+
+		"Multiple URLS can be given to allow fail-over.  Please use --bootstrap-server instead."),
+	argOpt("reassignment-json-file", "manual assignment json file path", "The JSON file with the partition reassignment configurationThe format to use is - \n"+
+		`{"partitions":`+"\n\t"+`[{"topic": "foo",`+"\n\t"+`  "partition": 1,`+"\n\t"+`  "replicas": [1,2,3],`+"\n\t"+`  "log_dirs": ["dir1","dir2","dir3"] }],`+"\n"+`"version":1`+"\n}\n"+
+		`Note that "log_dirs" is optional. When it is specified, its length must equal the length of the replicas list. The value in this list can be either "any" `+
+		"or the absolution path of the log directory on the broker. If absolute log directory path is specified, the replica will be moved to the specified log directory on the broker."),
+	argOpt("topics-to-move-json-file", "topics to reassign json file path", "Generate a reassignment configuration to move the partitions of the specified topics "+
+		"to the list of brokers specified by the --broker-list option. The format to use is - \n"+
+		`{"topics":`+"\n\t"+`[{"topic": "foo"},{"topic": "foo1"}],`+"\n"+`"version":1`+"\n}"),
+	argOpt("broker-list", "brokerlist", `The list of brokers to which the partitions need to be reassigned in the form "0,1,2". `+
+		"This is required if --topics-to-move-json-file is used to generate reassignment configuration"),
+	flagOpt("disable-rack-aware", "Disable rack aware replica assignment"),
+	argOpt("throttle", "throttle", "The movement of partitions between brokers will be throttled to this value (bytes/sec). "+
+		"This option can be included with --execute when a reassignment is started, and it can be altered by resubmitting the current reassignment "+
+		"along with the --additional flag. The throttle rate should be at least 1 KB/s.").typed("Long").defaults("-1"),
+	argOpt("replica-alter-log-dirs-throttle", "replicaAlterLogDirsThrottle", "The movement of replicas between log directories on the same broker will be "+
+		"throttled to this value (bytes/sec). This option can be included with --execute when a reassignment is started, and it can be altered by resubmitting "+
+		"the current reassignment along with the --additional flag. The throttle rate should be at least 1 KB/s.").typed("Long").defaults("-1"),
+	argOpt("timeout", "timeout", "The maximum time in ms to wait for log directory replica assignment to begin.").typed("Long").defaults("10000"),
+	flagOpt("additional", "Execute this reassignment in addition to any other ongoing ones. This option can also be used to change the throttle of an ongoing reassignment."),
+	flagOpt("preserve-throttles", "Do not modify broker or topic throttles."),
+	helpOption,
 }
 
 // The actions of kafka-reassign-partitions.sh, and for each the options it

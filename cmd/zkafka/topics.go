@@ -25,22 +25,46 @@ import (
 )
 
 var topicsOptions = []optionSpec{
-	{"bootstrap-server", true}, {"zookeeper", true},
-	{"create", false}, {"list", false}, {"describe", false}, {"alter", false}, {"delete", false},
-	{"topic", true}, {"partitions", true}, {"replication-factor", true}, {"replica-assignment", true},
-	{"config", true}, {"delete-config", true}, {"if-not-exists", false}, {"if-exists", false}, {"exclude-internal", false},
-	{"under-replicated-partitions", false}, {"unavailable-partitions", false}, {"topics-with-overrides", false},
-	{"under-min-isr-partitions", false}, {"at-min-isr-partitions", false},
-	{"help", false},
+	argOpt("bootstrap-server", "server to connect to", "REQUIRED: The Kafka server to connect to. In case of providing this, a direct Zookeeper connection won't be required."),
+	argOpt("zookeeper", "hosts", "DEPRECATED, The connection string for the zookeeper connection in the form host:port. Multiple hosts can be given to allow fail-over."),
+	flagOpt("list", "List all available topics."),
+	flagOpt("create", "Create a new topic."),
+	flagOpt("delete", "Delete a topic"),
+	flagOpt("alter", "Alter the number of partitions, replica assignment, and/or configuration for the topic."),
+	flagOpt("describe", "List details for the given topics."),
+	argOpt("topic", "topic", "The topic to create, alter, describe or delete. It also accepts a regular expression, except for --create option. "+
+		`Put topic name in double quotes and use the '\\' prefix to escape regular expression symbols; e.g. "test\\.topic".`),
+	argOpt("config", "name=value", topicConfigDoc()),
+	argOpt("delete-config", "name", "A topic configuration override to be removed for an existing topic (see the list of configurations under the --config option). "+
+		"Not supported with the --bootstrap-server option."),
+	argOpt("partitions", "# of partitions", "The number of partitions for the topic being created or altered (WARNING: If partitions are increased for a topic "+
+		"that has a key, the partition logic or ordering of the messages will be affected). If not supplied for create, defaults to the cluster default.").typed("Integer"),
+	argOpt("replication-factor", "replication factor", "The replication factor for each partition in the topic being created. If not supplied, defaults to the cluster default.").typed("Integer"),
+	argOpt("replica-assignment", "broker_id_for_part1_replica1 : broker_id_for_part1_replica2 , broker_id_for_part2_replica1 : broker_id_for_part2_replica2 , ...",
+		"A list of manual partition-to-broker assignments for the topic being created or altered."),
+	flagOpt("under-replicated-partitions", "if set when describing topics, only show under replicated partitions"),
+	flagOpt("unavailable-partitions", "if set when describing topics, only show partitions whose leader is not available"),
+	flagOpt("under-min-isr-partitions", "if set when describing topics, only show partitions whose isr count is less than the configured minimum. Not supported with the --zookeeper option."),
+	flagOpt("at-min-isr-partitions", "if set when describing topics, only show partitions whose isr count is equal to the configured minimum. Not supported with the --zookeeper option."),
+	flagOpt("topics-with-overrides", "if set when describing topics, only show topics that have overridden configs"),
+	flagOpt("if-exists", "if set when altering or deleting or describing topics, the action will only execute if the topic exists."),
+	flagOpt("if-not-exists", "if set when creating topics, the action will only execute if the topic does not already exist."),
+	flagOpt("exclude-internal", "exclude internal topics when running list or describe command. The internal topics will be listed by default"),
+	helpOption,
 }
 
-const topicsUsage = `Create, delete, describe, or change a topic.
-USAGE: zkafka topics (--bootstrap-server host:9092 | --zookeeper host:2181)
-       (--create | --list | --describe | --alter | --delete) [--topic t] [options]
-Options: --partitions N, --replication-factor N, --replica-assignment 1:2,2:3, --config k=v,
-         --if-not-exists, --if-exists, --exclude-internal, --under-replicated-partitions,
-         --unavailable-partitions, --under-min-isr-partitions, --at-min-isr-partitions, --topics-with-overrides
-`
+// topicConfigDoc is --config's description: Kafka lists every topic config,
+// one a line after a tab.
+func topicConfigDoc() string {
+	var names []string
+	for _, c := range brokerconfig.TopicConfigs() {
+		names = append(names, "\t"+c.Name)
+	}
+	slices.Sort(names)
+	return "A topic configuration override for the topic being created or altered. The following is a list of valid configurations: \n" +
+		strings.Join(names, "\n") + "\nSee the Kafka documentation for full details on the topic configs. It is supported only in combination with --create " +
+		"if --bootstrap-server option is used (the kafka-configs CLI supports altering topic configs with a --bootstrap-server option)."
+}
 
 // runTopics is kafka-topics.sh (Kafka 2.8's TopicCommand): one action on
 // topics, through a broker's admin APIs (--bootstrap-server) or directly on
@@ -51,8 +75,7 @@ func runTopics(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintln(stderr, err)
 		return 1
 	}
-	if len(args) == 0 || opts.has("help") {
-		fmt.Fprint(stderr, topicsUsage)
+	if helpNeeded(args, opts, "This tool helps to create, delete, describe, or change a topic.", topicsOptions, stderr) {
 		return 1
 	}
 	cmd, err := newTopicCommand(opts)
