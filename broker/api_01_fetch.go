@@ -40,6 +40,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
+	"github.com/zkafka/zkafka/internal/reqclock"
 	"github.com/zkafka/zkafka/quota"
 	"github.com/zkafka/zkafka/storage"
 	"github.com/zkafka/zkafka/wire"
@@ -56,20 +57,26 @@ var fetchAPI = api{
 			return resp
 		}
 		q, limited := s.clientQuotas.Lookup(quota.Fetch, quota.Anonymous, r.clientID())
-		if !limited {
-			return s.handleFetch(ctx, req)
+		if limited {
+			limit := float64(req.MaxBytes)
+			if req.MaxBytes <= 0 {
+				limit = math.MaxInt32
+			}
+			req.MaxBytes = int32(max(min(limit, q.MaxValueInWindow()), 1))
 		}
-		limit := float64(req.MaxBytes)
-		if req.MaxBytes <= 0 {
-			limit = math.MaxInt32
-		}
-		req.MaxBytes = int32(max(min(limit, q.MaxValueInWindow()), 1))
 		resp := s.handleFetch(ctx, req)
-		// consumer_byte_rate counts the records sent; a fetch that takes the
-		// rate above the quota is answered empty and its bytes taken back.
+		// consumer_byte_rate counts the records sent, request_percentage the
+		// handler's time; a fetch that takes either above its quota is
+		// answered empty and its bytes taken back.
 		bytes := float64(fetchedBytes(resp))
-		if d := q.Record(bytes); d > 0 {
-			q.Unrecord(bytes)
+		var bandwidth time.Duration
+		if limited {
+			bandwidth = q.Record(bytes)
+		}
+		if d := max(bandwidth, s.recordRequestTime(r)); d > 0 {
+			if limited {
+				q.Unrecord(bytes)
+			}
 			r.throttle(d)
 			throttled := req.ResponseKind().(*kmsg.FetchResponse)
 			throttled.ThrottleMillis, throttled.SessionID = throttleMillis(d), resp.SessionID
@@ -120,6 +127,7 @@ func (s *Server) handleFetch(ctx context.Context, req *kmsg.FetchRequest) *kmsg.
 // waitAny waits until one of chans closes (true) or the timeout or ctx ends
 // (false).
 func waitAny(ctx context.Context, chans []<-chan struct{}, timeout time.Duration) bool {
+	defer reqclock.Waited(ctx, time.Now())
 	woke := make(chan struct{}, 1)
 	stop := make(chan struct{})
 	defer close(stop)

@@ -25,6 +25,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kmsg"
 	"go.uber.org/zap"
 
+	"github.com/zkafka/zkafka/internal/reqclock"
 	"github.com/zkafka/zkafka/zkpaths"
 )
 
@@ -135,6 +136,7 @@ func (s *Server) awaitLeaders(ctx context.Context, resp *kmsg.CreateTopicsRespon
 		return true
 	}
 	if timeout > 0 {
+		defer reqclock.Waited(ctx, time.Now())
 		deadline := time.NewTimer(timeout)
 		defer deadline.Stop()
 		for !ready() {

@@ -28,6 +28,7 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/zkafka/zkafka/adminzk"
+	"github.com/zkafka/zkafka/internal/reqclock"
 	"github.com/zkafka/zkafka/zkpaths"
 )
 
@@ -111,6 +112,7 @@ func (s *Server) handleDeleteTopics(ctx context.Context, req *kmsg.DeleteTopicsR
 		_, _, ok := s.metadata.Topic(*resp.Topics[i].Topic)
 		return !ok
 	}
+	defer reqclock.Waited(ctx, time.Now())
 	timeout := time.NewTimer(time.Duration(req.TimeoutMillis) * time.Millisecond)
 	defer timeout.Stop()
 	for {

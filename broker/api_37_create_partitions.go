@@ -24,6 +24,7 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/zkafka/zkafka/controller"
+	"github.com/zkafka/zkafka/internal/reqclock"
 	"github.com/zkafka/zkafka/zkpaths"
 )
 
@@ -155,6 +156,7 @@ func (s *Server) awaitPartitionLeaders(ctx context.Context, req *kmsg.CreatePart
 		counts[t.Topic] = t.Count
 	}
 	ready := func(i int) bool { return s.metadata.HasLeaders(resp.Topics[i].Topic, counts[resp.Topics[i].Topic]) }
+	defer reqclock.Waited(ctx, time.Now())
 	timeout := time.NewTimer(time.Duration(req.TimeoutMillis) * time.Millisecond)
 	defer timeout.Stop()
 	for {

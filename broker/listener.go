@@ -16,6 +16,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kmsg"
 	"go.uber.org/zap"
 
+	"github.com/zkafka/zkafka/internal/reqclock"
 	"github.com/zkafka/zkafka/wire"
 )
 
@@ -169,6 +170,10 @@ type request struct {
 	// throttleTime is how long a client quota mutes the connection.
 	throttleTime time.Duration
 	size         int // the request's bytes, as quotas count them
+	// clock measures the handler's time for the request quota, which
+	// records it once (requestTimeRecorded).
+	clock               *reqclock.Clock
+	requestTimeRecorded bool
 }
 
 func (l *listener) serveConn(c net.Conn, st *connState) {
@@ -231,6 +236,7 @@ func (l *listener) serveConn(c net.Conn, st *connState) {
 				log.Info("Closing connection after a failed produce with acks=0")
 				return
 			}
+			l.s.applyRequestQuota(r, resp)
 			handled, throttle = true, r.throttleTime
 		}
 		l.s.memoryPool.release(held)
@@ -314,7 +320,9 @@ func (l *listener) handleRecovering(log *zap.Logger, r *request) (resp kmsg.Resp
 			zap.Any("panic", v), zap.StackSkip("stack", 1))
 		resp, panicked = l.s.unknownServerError(r), true
 	}()
-	return l.s.handle(l.s.ctx, r), false
+	ctx, clock := reqclock.Start(l.s.ctx)
+	r.clock = clock
+	return l.s.handle(ctx, r), false
 }
 
 // unknownServerError answers a request whose handler failed with

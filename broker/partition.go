@@ -9,6 +9,8 @@ import (
 	"time"
 
 	"github.com/twmb/franz-go/pkg/kerr"
+
+	"github.com/zkafka/zkafka/internal/reqclock"
 	"github.com/zkafka/zkafka/storage"
 )
 
@@ -296,6 +298,7 @@ func (p *Partition) produceStatus(requiredOffset int64, leaderEpoch int32) (done
 // leadership moved (NOT_LEADER_OR_FOLLOWER), or ctx ended
 // (REQUEST_TIMED_OUT at its deadline).
 func (p *Partition) awaitHighWatermark(ctx context.Context, requiredOffset int64, leaderEpoch int32) error {
+	defer reqclock.Waited(ctx, time.Now())
 	for {
 		ch := p.waitChan(false)
 		if done, err := p.produceStatus(requiredOffset, leaderEpoch); done {
@@ -505,6 +508,7 @@ func (p *Partition) deleteRecordsOnLeader(offset int64, alive func(int32) bool) 
 // fails it with NOT_LEADER_OR_FOLLOWER, and ctx's deadline with
 // REQUEST_TIMED_OUT.
 func (p *Partition) awaitLowWatermark(ctx context.Context, required int64, alive func(int32) bool) (int64, error) {
+	defer reqclock.Waited(ctx, time.Now())
 	for {
 		p.mu.RLock()
 		ch, leading, lw := p.hwChanged, p.leader == p.brokerID, p.lowWatermarkLocked(alive)

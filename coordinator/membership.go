@@ -12,6 +12,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kmsg"
 	"go.uber.org/zap"
 
+	"github.com/zkafka/zkafka/internal/reqclock"
 	"github.com/zkafka/zkafka/kafka"
 )
 
@@ -25,6 +26,7 @@ const newMemberJoinTimeout = 5 * time.Minute
 func (c *Coordinator) JoinGroup(ctx context.Context, req *kmsg.JoinGroupRequest, clientID, clientHost string) *kmsg.JoinGroupResponse {
 	ch := make(chan joinResult, 1)
 	c.joinGroup(req, clientID, clientHost, func(r joinResult) { ch <- r })
+	defer reqclock.Waited(ctx, time.Now())
 	select {
 	case r := <-ch:
 		return joinResponse(req, r)
@@ -300,6 +302,7 @@ func (c *Coordinator) replaceMemberIDLocked(g *group, m *member, newID string) {
 func (c *Coordinator) SyncGroup(ctx context.Context, req *kmsg.SyncGroupRequest) *kmsg.SyncGroupResponse {
 	ch := make(chan syncResult, 1)
 	c.syncGroup(req, func(r syncResult) { ch <- r })
+	defer reqclock.Waited(ctx, time.Now())
 	select {
 	case r := <-ch:
 		resp := req.ResponseKind().(*kmsg.SyncGroupResponse)

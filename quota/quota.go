@@ -172,6 +172,7 @@ func (m *Manager) Quota(kind Kind, user, clientID string) (bound float64, key se
 // it is measured on: looked up once for all a request records.
 type Applied struct {
 	cfg   Config
+	kind  Kind
 	bound float64
 	r     *rate
 }
@@ -183,7 +184,7 @@ func (m *Manager) Lookup(kind Kind, user, clientID string) (Applied, bool) {
 	if !ok {
 		return Applied{}, false
 	}
-	return Applied{cfg: m.cfg, bound: bound, r: m.rate(key)}, true
+	return Applied{cfg: m.cfg, kind: kind, bound: bound, r: m.rate(key)}, true
 }
 
 // Record is Lookup then Applied.Record: 0 without a quota.
@@ -204,8 +205,17 @@ func (a Applied) MaxValueInWindow() float64 {
 
 // Record adds value (bytes, or percent-seconds of handler time) to the
 // rate, and returns how long the client is to be throttled: 0 unless the
-// rate is now above the quota.
+// rate is now above the quota. A request quota's throttle is at most one
+// window (Kafka's ClientRequestQuotaManager bounds it so).
 func (a Applied) Record(value float64) time.Duration {
+	d := a.record(value)
+	if a.kind == Request {
+		d = min(d, a.cfg.Window)
+	}
+	return d
+}
+
+func (a Applied) record(value float64) time.Duration {
 	now := a.cfg.Now()
 	a.r.mu.Lock()
 	defer a.r.mu.Unlock()

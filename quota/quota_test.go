@@ -116,3 +116,24 @@ func TestSanitize(t *testing.T) {
 		}
 	}
 }
+
+// TestRequestThrottleIsBounded: request_percentage counts percent-seconds
+// of handler time, and its throttle is at most one window, where a byte
+// rate's is not.
+func TestRequestThrottleIsBounded(t *testing.T) {
+	m := newManager(&clock{t: time.Unix(1000, 0)})
+	set(m, "clients/app", RequestPercentage, "10")
+	// 1 percent-second (10 ms of handler time) over the 10 s window: 0.1%.
+	if d := m.Record(Request, Anonymous, "app", 1); d != 0 {
+		t.Fatalf("0.1%% of a thread against a 10%% quota: throttled %v", d)
+	}
+	// 200 more: 20.1%, about twice the quota: Kafka's formula gives 10 s,
+	// bounded to the 1 s window.
+	if d := m.Record(Request, Anonymous, "app", 200); d != time.Second {
+		t.Fatalf("twice the request quota: throttled %v, want the 1s bound", d)
+	}
+	set(m, "clients/app", ProducerByteRate, "10")
+	if d := m.Record(Produce, Anonymous, "app", 201); d <= time.Second {
+		t.Fatalf("a byte rate's throttle was bounded too: %v", d)
+	}
+}
