@@ -43,6 +43,8 @@ type Config struct {
 	QuotaWindowSize                  time.Duration // quota.window.size.seconds: each sample's span
 	ReplicationQuotaWindowNum        int32         // replication.quota.window.num: samples a replication throttle's rate is measured over
 	ReplicationQuotaWindowSize       time.Duration // replication.quota.window.size.seconds
+	ControllerQuotaWindowNum         int32         // controller.quota.window.num: samples a controller mutation quota's rate is measured over
+	ControllerQuotaWindowSize        time.Duration // controller.quota.window.size.seconds
 	ReplicaHWCheckpointInterval      time.Duration // replica.high.watermark.checkpoint.interval.ms
 	ReplicaTruncationMode            string        // replica.truncation.mode: epoch (KIP-101) or hw (pre-0.11, to show its failures)
 	UncleanLeaderElectionEnable      bool          // unclean.leader.election.enable
@@ -205,6 +207,9 @@ var defaultProperties = map[string]string{
 	// Replication throttles.
 	"replication.quota.window.num":          "11",
 	"replication.quota.window.size.seconds": "1",
+	// Controller mutation quotas.
+	"controller.quota.window.num":          "11",
+	"controller.quota.window.size.seconds": "1",
 
 	// Replication.
 	"num.replica.fetchers":                          "1",
@@ -320,6 +325,8 @@ func New(props map[string]string) (*Config, error) {
 		QuotaWindowSize:                  time.Duration(p.Int32("quota.window.size.seconds")) * time.Second,
 		ReplicationQuotaWindowNum:        p.Int32("replication.quota.window.num"),
 		ReplicationQuotaWindowSize:       time.Duration(p.Int32("replication.quota.window.size.seconds")) * time.Second,
+		ControllerQuotaWindowNum:         p.Int32("controller.quota.window.num"),
+		ControllerQuotaWindowSize:        time.Duration(p.Int32("controller.quota.window.size.seconds")) * time.Second,
 		ReplicaHWCheckpointInterval:      p.Ms("replica.high.watermark.checkpoint.interval.ms"),
 		ReplicaTruncationMode:            p.str("replica.truncation.mode"),
 		UncleanLeaderElectionEnable:      p.Bool("unclean.leader.election.enable"),
@@ -462,6 +469,8 @@ func (c *Config) validate() error {
 		return fmt.Errorf("quota.window.num and quota.window.size.seconds must be at least 1: %w", ErrConfig)
 	case c.ReplicationQuotaWindowNum < 1 || c.ReplicationQuotaWindowSize < time.Second:
 		return fmt.Errorf("replication.quota.window.num and replication.quota.window.size.seconds must be at least 1: %w", ErrConfig)
+	case c.ControllerQuotaWindowNum < 1 || c.ControllerQuotaWindowSize < time.Second:
+		return fmt.Errorf("controller.quota.window.num and controller.quota.window.size.seconds must be at least 1: %w", ErrConfig)
 	case c.ReplicaTruncationMode != TruncateByEpoch && c.ReplicaTruncationMode != TruncateToHighWatermark:
 		return fmt.Errorf("replica.truncation.mode %q must be epoch or hw: %w", c.ReplicaTruncationMode, ErrConfig)
 	case c.MaxConnections < 0 || c.MaxConnectionsPerIP < 0:

@@ -60,6 +60,7 @@ var brokerConfigTypes = map[string]Type{
 	"zkafka.clock.skew.ms":              TypeLong,
 	"quota.window.num":                  TypeInt, "quota.window.size.seconds": TypeInt,
 	"replication.quota.window.num": TypeInt, "replication.quota.window.size.seconds": TypeInt,
+	"controller.quota.window.num": TypeInt, "controller.quota.window.size.seconds": TypeInt,
 }
 
 // brokerDefaults are Kafka 2.8's defaults of the broker configs above that
