@@ -11,6 +11,7 @@ import (
 	"github.com/zkafka/zkafka/adminzk"
 	"github.com/zkafka/zkafka/brokerconfig"
 	"github.com/zkafka/zkafka/controller"
+	"github.com/zkafka/zkafka/quota"
 	"github.com/zkafka/zkafka/zkpaths"
 )
 
@@ -53,6 +54,9 @@ type newTopic struct {
 	replicationFactor int16
 	assignment        map[int32][]int32
 	configs           map[string]string
+	// mutations is the requesting client's controller mutation quota, which
+	// the topic's partitions count against (nil: unbounded).
+	mutations *quota.Mutation
 }
 
 // createTopic creates a topic as Kafka's ZkAdminManager does: the
@@ -96,6 +100,9 @@ func (s *Server) createTopic(t newTopic, validateOnly bool) (map[int32][]int32, 
 	}
 	if validateOnly {
 		return assignment, nil
+	}
+	if err := t.mutations.Record(len(assignment)); err != nil {
+		return nil, throttlingQuotaExceeded()
 	}
 	if _, err := admin.CreateTopic(t.name, assignment, t.configs); err != nil {
 		return nil, fromAdmin(err)

@@ -20,17 +20,23 @@ package broker
 import (
 	"context"
 	"errors"
+	"math"
 	"sort"
 
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
 	"go.uber.org/zap"
+
+	"github.com/zkafka/zkafka/quota"
 )
 
 var metadataAPI = api{
 	key: 3, min: 0, max: maxVersion(3),
 	handle: func(_ context.Context, s *Server, r *request) kmsg.Response {
-		return s.handleMetadata(r.body.(*kmsg.MetadataRequest), r.listener)
+		// Auto-created topics count against a permissive controller
+		// mutation quota, whose throttle the Metadata response does not
+		// carry (Kafka 2.8's AutoTopicCreationManager).
+		return s.handleMetadata(r.body.(*kmsg.MetadataRequest), r.listener, s.mutationQuota(r, math.MaxInt16))
 	},
 	errorResponse: func(req kmsg.Request, code int16) kmsg.Response {
 		mr := req.(*kmsg.MetadataRequest)
@@ -42,7 +48,7 @@ var metadataAPI = api{
 	},
 }
 
-func (s *Server) handleMetadata(req *kmsg.MetadataRequest, listener string) *kmsg.MetadataResponse {
+func (s *Server) handleMetadata(req *kmsg.MetadataRequest, listener string, mutations *quota.Mutation) *kmsg.MetadataResponse {
 	resp := req.ResponseKind().(*kmsg.MetadataResponse)
 	for _, b := range s.metadata.AliveBrokers() {
 		ep, ok := b.Endpoints[listener]
@@ -83,14 +89,14 @@ func (s *Server) handleMetadata(req *kmsg.MetadataRequest, listener string) *kms
 			resp.Topics = append(resp.Topics, s.topicMetadata(name, listener))
 			continue
 		}
-		resp.Topics = append(resp.Topics, s.missingTopic(name, autoCreate))
+		resp.Topics = append(resp.Topics, s.missingTopic(name, autoCreate, mutations))
 	}
 	return resp
 }
 
 // missingTopic answers for a topic the cache does not know: auto-created
 // (LEADER_NOT_AVAILABLE until the controller elects leaders) or unknown.
-func (s *Server) missingTopic(name string, autoCreate bool) kmsg.MetadataResponseTopic {
+func (s *Server) missingTopic(name string, autoCreate bool, mutations *quota.Mutation) kmsg.MetadataResponseTopic {
 	t := kmsg.NewMetadataResponseTopic()
 	t.Topic = &name
 	if !autoCreate || internalTopics[name] {
@@ -98,7 +104,7 @@ func (s *Server) missingTopic(name string, autoCreate bool) kmsg.MetadataRespons
 		return t
 	}
 	_, err := s.createTopic(newTopic{
-		name: name, numPartitions: s.cfg.NumPartitions, replicationFactor: s.cfg.DefaultReplicationFactor,
+		name: name, numPartitions: s.cfg.NumPartitions, replicationFactor: s.cfg.DefaultReplicationFactor, mutations: mutations,
 	}, false)
 	var te *topicError
 	switch {

@@ -7,7 +7,9 @@ package broker
 //	v3: same as v2
 //	v4: num_partitions and replication_factor may be -1 (broker defaults, KIP-464)
 //	v5: flexible; the response carries partitions, replication factor, configs
-//	v6: same as v5 (quota violations, KIP-599)
+//	v6: same as v5; a controller_mutation_rate quota is strict (KIP-599):
+//	    topics beyond it get THROTTLING_QUOTA_EXCEEDED, where older
+//	    versions are created and only throttled
 //	v7: topic id in the response (KIP-516)
 //
 // In ZooKeeper mode only the active controller serves it (others answer
@@ -26,13 +28,17 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/zkafka/zkafka/internal/reqclock"
+	"github.com/zkafka/zkafka/quota"
 	"github.com/zkafka/zkafka/zkpaths"
 )
 
 var createTopicsAPI = api{
 	key: 19, min: 0, max: maxVersion(19),
 	handle: func(ctx context.Context, s *Server, r *request) kmsg.Response {
-		return s.handleCreateTopics(ctx, r.body.(*kmsg.CreateTopicsRequest))
+		mutations := s.mutationQuota(r, 6)
+		resp := s.handleCreateTopics(ctx, r.body.(*kmsg.CreateTopicsRequest), mutations)
+		resp.ThrottleMillis = s.mutationThrottle(r, mutations)
+		return resp
 	},
 	errorResponse: func(req kmsg.Request, code int16) kmsg.Response {
 		cr := req.(*kmsg.CreateTopicsRequest)
@@ -46,7 +52,7 @@ var createTopicsAPI = api{
 	},
 }
 
-func (s *Server) handleCreateTopics(ctx context.Context, req *kmsg.CreateTopicsRequest) *kmsg.CreateTopicsResponse {
+func (s *Server) handleCreateTopics(ctx context.Context, req *kmsg.CreateTopicsRequest, mutations *quota.Mutation) *kmsg.CreateTopicsResponse {
 	resp := req.ResponseKind().(*kmsg.CreateTopicsResponse)
 	seen := map[string]int{}
 	for _, t := range req.Topics {
@@ -56,7 +62,7 @@ func (s *Server) handleCreateTopics(ctx context.Context, req *kmsg.CreateTopicsR
 	for _, t := range req.Topics {
 		rt := kmsg.NewCreateTopicsResponseTopic()
 		rt.Topic = t.Topic
-		err := s.createOneTopic(t, req.ValidateOnly, seen[t.Topic] > 1, &rt)
+		err := s.createOneTopic(t, req.ValidateOnly, seen[t.Topic] > 1, mutations, &rt)
 		if err != nil {
 			var te *topicError
 			if errors.As(err, &te) {
@@ -74,14 +80,14 @@ func (s *Server) handleCreateTopics(ctx context.Context, req *kmsg.CreateTopicsR
 	return resp
 }
 
-func (s *Server) createOneTopic(t kmsg.CreateTopicsRequestTopic, validateOnly, duplicate bool, rt *kmsg.CreateTopicsResponseTopic) error {
+func (s *Server) createOneTopic(t kmsg.CreateTopicsRequestTopic, validateOnly, duplicate bool, mutations *quota.Mutation, rt *kmsg.CreateTopicsResponseTopic) error {
 	if duplicate {
 		return topicErr(kerr.InvalidRequest, "Create topics request from client contains multiple entries for topic %s.", t.Topic)
 	}
 	if !s.controller.IsActive() {
 		return topicErr(kerr.NotController, "This is not the correct controller for this cluster.")
 	}
-	nt := newTopic{name: t.Topic, numPartitions: t.NumPartitions, replicationFactor: t.ReplicationFactor, configs: map[string]string{}}
+	nt := newTopic{name: t.Topic, numPartitions: t.NumPartitions, replicationFactor: t.ReplicationFactor, configs: map[string]string{}, mutations: mutations}
 	for _, c := range t.Configs {
 		if c.Value == nil {
 			return topicErr(kerr.InvalidConfig, "Null value not supported for topic configs: %s", c.Name)

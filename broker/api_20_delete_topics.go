@@ -29,13 +29,17 @@ import (
 
 	"github.com/zkafka/zkafka/adminzk"
 	"github.com/zkafka/zkafka/internal/reqclock"
+	"github.com/zkafka/zkafka/quota"
 	"github.com/zkafka/zkafka/zkpaths"
 )
 
 var deleteTopicsAPI = api{
 	key: 20, min: 0, max: 6,
 	handle: func(ctx context.Context, s *Server, r *request) kmsg.Response {
-		return s.handleDeleteTopics(ctx, r.body.(*kmsg.DeleteTopicsRequest))
+		mutations := s.mutationQuota(r, 5)
+		resp := s.handleDeleteTopics(ctx, r.body.(*kmsg.DeleteTopicsRequest), mutations)
+		resp.ThrottleMillis = s.mutationThrottle(r, mutations)
+		return resp
 	},
 	errorResponse: func(req kmsg.Request, code int16) kmsg.Response {
 		return deleteTopicsError(req.(*kmsg.DeleteTopicsRequest), code)
@@ -64,7 +68,7 @@ func deleteTopicsAsked(req *kmsg.DeleteTopicsRequest) []kmsg.DeleteTopicsRequest
 	return asked
 }
 
-func (s *Server) handleDeleteTopics(ctx context.Context, req *kmsg.DeleteTopicsRequest) *kmsg.DeleteTopicsResponse {
+func (s *Server) handleDeleteTopics(ctx context.Context, req *kmsg.DeleteTopicsRequest, mutations *quota.Mutation) *kmsg.DeleteTopicsResponse {
 	resp := req.ResponseKind().(*kmsg.DeleteTopicsResponse)
 	if !s.controller.IsActive() {
 		return deleteTopicsError(req, kerr.NotController.Code)
@@ -95,7 +99,7 @@ func (s *Server) handleDeleteTopics(ctx context.Context, req *kmsg.DeleteTopicsR
 		}
 		seen[topic] = true
 		rt.Topic = kmsg.StringPtr(topic)
-		if err := s.markTopicForDeletion(topic, req.Version); err != nil {
+		if err := s.markTopicForDeletion(topic, req.Version, mutations); err != nil {
 			var te *topicError
 			if errors.As(err, &te) {
 				rt.ErrorCode, rt.ErrorMessage = te.code.Code, kmsg.StringPtr(te.msg)
@@ -136,7 +140,7 @@ func (s *Server) handleDeleteTopics(ctx context.Context, req *kmsg.DeleteTopicsR
 
 // markTopicForDeletion creates /admin/delete_topics/<t>, as Kafka's
 // AdminZkClient.deleteTopic does; marking it twice is not an error.
-func (s *Server) markTopicForDeletion(topic string, version int16) error {
+func (s *Server) markTopicForDeletion(topic string, version int16, mutations *quota.Mutation) error {
 	if !s.controller.IsActive() {
 		return topicErr(kerr.NotController, "This is not the correct controller for this cluster.")
 	}
@@ -148,6 +152,11 @@ func (s *Server) markTopicForDeletion(topic string, version int16) error {
 	}
 	if zkpaths.ValidateTopicName(topic) != nil {
 		return topicErr(kerr.UnknownTopicOrPartition, "This server does not host this topic-partition.")
+	}
+	// The partitions this broker's metadata knows, as Kafka counts them.
+	_, partitions, _ := s.metadata.Topic(topic)
+	if err := mutations.Record(len(partitions)); err != nil {
+		return throttlingQuotaExceeded()
 	}
 	err := s.adminZk().MarkTopicForDeletion(topic)
 	switch {

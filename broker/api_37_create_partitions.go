@@ -25,13 +25,17 @@ import (
 
 	"github.com/zkafka/zkafka/controller"
 	"github.com/zkafka/zkafka/internal/reqclock"
+	"github.com/zkafka/zkafka/quota"
 	"github.com/zkafka/zkafka/zkpaths"
 )
 
 var createPartitionsAPI = api{
 	key: 37, min: 0, max: maxVersion(37),
 	handle: func(ctx context.Context, s *Server, r *request) kmsg.Response {
-		return s.handleCreatePartitions(ctx, r.body.(*kmsg.CreatePartitionsRequest))
+		mutations := s.mutationQuota(r, 3)
+		resp := s.handleCreatePartitions(ctx, r.body.(*kmsg.CreatePartitionsRequest), mutations)
+		resp.ThrottleMillis = s.mutationThrottle(r, mutations)
+		return resp
 	},
 	errorResponse: func(req kmsg.Request, code int16) kmsg.Response {
 		cr := req.(*kmsg.CreatePartitionsRequest)
@@ -43,7 +47,7 @@ var createPartitionsAPI = api{
 	},
 }
 
-func (s *Server) handleCreatePartitions(ctx context.Context, req *kmsg.CreatePartitionsRequest) *kmsg.CreatePartitionsResponse {
+func (s *Server) handleCreatePartitions(ctx context.Context, req *kmsg.CreatePartitionsRequest, mutations *quota.Mutation) *kmsg.CreatePartitionsResponse {
 	resp := req.ResponseKind().(*kmsg.CreatePartitionsResponse)
 	count := map[string]int{}
 	for _, t := range req.Topics {
@@ -57,7 +61,7 @@ func (s *Server) handleCreatePartitions(ctx context.Context, req *kmsg.CreatePar
 		if count[t.Topic] > 1 {
 			err = topicErr(kerr.InvalidRequest, "Duplicate topic in request.")
 		} else {
-			err = s.createPartitions(t, req.ValidateOnly)
+			err = s.createPartitions(t, req.ValidateOnly, mutations)
 		}
 		var te *topicError
 		switch {
@@ -78,7 +82,7 @@ func (s *Server) handleCreatePartitions(ctx context.Context, req *kmsg.CreatePar
 // createPartitions validates one topic's request and, unless validateOnly,
 // writes the grown assignment through adminzk, which re-validates against
 // the new assignment when the topic changed meanwhile.
-func (s *Server) createPartitions(t kmsg.CreatePartitionsRequestTopic, validateOnly bool) error {
+func (s *Server) createPartitions(t kmsg.CreatePartitionsRequestTopic, validateOnly bool, mutations *quota.Mutation) error {
 	if !s.controller.IsActive() {
 		return topicErr(kerr.NotController, "This is not the correct controller for this cluster.")
 	}
@@ -86,6 +90,7 @@ func (s *Server) createPartitions(t kmsg.CreatePartitionsRequestTopic, validateO
 		return topicErr(kerr.UnknownTopicOrPartition, "The topic '%s' does not exist.", t.Topic)
 	}
 	admin := s.adminZk()
+	recorded := false // the function runs again when another writer got in first
 	_, err := admin.AddPartitions(t.Topic, func(a zkpaths.TopicAssignment) (map[int32][]int32, error) {
 		if marked, err := admin.MarkedForDeletion(t.Topic); err != nil {
 			return nil, err
@@ -102,7 +107,14 @@ func (s *Server) createPartitions(t kmsg.CreatePartitionsRequestTopic, validateO
 		case t.Count == current:
 			return nil, topicErr(kerr.InvalidPartitions, "Topic already has %d partitions.", current)
 		}
-		return s.newPartitionsAssignment(a.Partitions, t)
+		added, err := s.newPartitionsAssignment(a.Partitions, t)
+		if err == nil && !validateOnly && !recorded {
+			if mutations.Record(len(added)) != nil {
+				return nil, throttlingQuotaExceeded()
+			}
+			recorded = true
+		}
+		return added, err
 	}, validateOnly)
 	return fromAdmin(err)
 }

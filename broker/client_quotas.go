@@ -16,9 +16,11 @@ import (
 	"strings"
 	"time"
 
+	"github.com/twmb/franz-go/pkg/kerr"
 	"go.uber.org/zap"
 
 	"github.com/zkafka/zkafka/adminzk"
+	"github.com/zkafka/zkafka/quota"
 )
 
 // loadQuotaConfigs reads every users and clients entity, nested ones
@@ -66,4 +68,24 @@ func (r *request) throttle(d time.Duration) {
 // throttleMillis is a throttle time as the responses carry it.
 func throttleMillis(d time.Duration) int32 {
 	return int32(min(d.Milliseconds(), 1<<31-1))
+}
+
+// mutationQuota is the request's controller mutation quota (KIP-599),
+// strict from version strictSince of its API, nil when none applies.
+func (s *Server) mutationQuota(r *request, strictSince int16) *quota.Mutation {
+	return s.clientQuotas.Mutation(quota.Anonymous, r.clientID(), r.hdr.APIVersion >= strictSince)
+}
+
+// mutationThrottle asks the listener to mute the connection for what is
+// left of the quota's throttle, and returns it as the response carries it.
+func (s *Server) mutationThrottle(r *request, q *quota.Mutation) int32 {
+	d := q.ThrottleTime()
+	r.throttle(d)
+	return throttleMillis(d)
+}
+
+// throttlingQuotaExceeded refuses a topic's mutation beyond a strict
+// controller mutation quota.
+func throttlingQuotaExceeded() error {
+	return topicErr(kerr.ThrottlingQuotaExceeded, "%s", kerr.ThrottlingQuotaExceeded.Description)
 }

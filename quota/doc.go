@@ -21,6 +21,11 @@
 // quota.window.size.seconds each, and the throttle time is Kafka's:
 // (rate - quota) / quota × the measured window.
 //
+// Mutation is the controller mutation quota (controller_mutation_rate,
+// KIP-599): Kafka's token bucket per client, taken by the partitions a
+// request creates or deletes, strict (refusing once in debt) for the newer
+// request versions and permissive (throttling only) for older ones.
+//
 // Replication is the other kind of quota, Kafka's ReplicationQuotaManager:
 // one byte rate for a broker's throttled leader (or follower) traffic, set
 // from leader.replication.throttled.rate (or the follower one), and the

@@ -18,6 +18,9 @@ const (
 	Produce Kind = iota // producer_byte_rate: bytes appended per second
 	Fetch               // consumer_byte_rate: bytes fetched per second
 	Request             // request_percentage: handler time, in percent of one thread
+	// ControllerMutation is controller_mutation_rate: partitions created or
+	// deleted per second.
+	ControllerMutation
 )
 
 // Keys of the quotas of users and client ids (Kafka 2.8's QuotaConfigs).
@@ -30,7 +33,7 @@ const (
 
 // ConfigKey is the kind's key in a quota config.
 func (k Kind) ConfigKey() string {
-	return [...]string{ProducerByteRate, ConsumerByteRate, RequestPercentage}[k]
+	return [...]string{ProducerByteRate, ConsumerByteRate, RequestPercentage, ControllerMutationRate}[k]
 }
 
 // IsQuotaKey reports whether key is a quota of users and client ids, and
@@ -80,6 +83,7 @@ type Manager struct {
 	any     atomic.Bool                   // some quota is set: the fast path's check
 
 	sensors sync.Map // sensorKey → *rate
+	buckets sync.Map // sensorKey → *tokenBucket, for controller mutations
 }
 
 // New returns a manager with no quotas.
