@@ -40,8 +40,9 @@ type batchSpan struct {
 }
 
 // validateBatches checks every batch in records and returns their headers. It never modifies records, so
-// a failed append leaves the caller's bytes and the log untouched.
-func validateBatches(records []byte, maxMessageBytes int32, origin appendOrigin) ([]batchSpan, error) {
+// a failed append leaves the caller's bytes and the log untouched. A compacted log's client records must
+// have keys.
+func validateBatches(records []byte, maxMessageBytes int32, compacted bool, origin appendOrigin) ([]batchSpan, error) {
 	var spans []batchSpan
 	for b, err := range wire.Batches(records) {
 		if err != nil {
@@ -55,7 +56,7 @@ func validateBatches(records []byte, maxMessageBytes int32, origin appendOrigin)
 			return nil, fmt.Errorf("batch at position %d: %w", b.Pos, err)
 		}
 		if origin == originClient {
-			if err := checkClientBatch(b); err != nil {
+			if err := checkClientBatch(b, compacted); err != nil {
 				return nil, fmt.Errorf("batch at position %d: %w", b.Pos, err)
 			}
 		} else if b.LastOffsetDelta < 0 {
@@ -95,7 +96,7 @@ func framingError(err error) error {
 
 // checkClientBatch applies the rules Kafka's LogValidator enforces on batches that come from producers.
 // Kafka 2.8 reports all of them as INVALID_RECORD (InvalidRecordException).
-func checkClientBatch(b wire.Batch) error {
+func checkClientBatch(b wire.Batch, compacted bool) error {
 	h := b.BatchHeader
 	if h.LastOffsetDelta < 0 {
 		return invalidRecordf("batch has an invalid offset range: lastOffsetDelta %d", h.LastOffsetDelta)
@@ -112,12 +113,16 @@ func checkClientBatch(b wire.Batch) error {
 	if h.ProducerID >= 0 && h.BaseSequence < 0 {
 		return invalidRecordf("batch from producer %d has sequence %d", h.ProducerID, h.BaseSequence)
 	}
-	if h.Attributes.Codec() == wire.CodecNone {
+	if h.Attributes.Codec() == wire.CodecNone || compacted {
 		// Uncompressed records are cheap to walk, and Kafka rejects a batch whose records do not parse.
-		// Compressed batches are stored as sent: checking them would mean decompressing every produce.
-		for _, err := range b.Records() {
+		// Compressed batches are stored as sent: checking them would mean decompressing every produce,
+		// which only a compacted topic's key check (LogValidator.validateKey) needs.
+		for r, err := range b.Records() {
 			if err != nil {
 				return invalidRecordf("%v", err)
+			}
+			if compacted && r.Key == nil {
+				return invalidRecordf("Compacted topic cannot accept message without key")
 			}
 		}
 	}

@@ -80,8 +80,13 @@ type Log struct {
 	txns  *txnTracker
 }
 
-// Dir is the log's directory, `<log.dirs entry>/<topic>-<partition>`.
-func (l *Log) Dir() string { return l.dir }
+// Dir is the log's directory, `<log.dirs entry>/<topic>-<partition>` (a future log's:
+// `<topic>-<partition>.<uniqueId>-future`). It changes when a future log replaces the log.
+func (l *Log) Dir() string {
+	l.segMu.RLock()
+	defer l.segMu.RUnlock()
+	return l.dir
+}
 
 // Config returns the log's current settings.
 func (l *Log) Config() LogConfig { return *l.config.Load() }
@@ -90,7 +95,7 @@ func (l *Log) Config() LogConfig { return *l.config.Load() }
 // from the next append, roll or retention check.
 func (l *Log) SetConfig(cfg LogConfig) error {
 	if err := cfg.Validate(); err != nil {
-		return fmt.Errorf("log %s: %w", l.dir, err)
+		return fmt.Errorf("log %s: %w", l.Dir(), err)
 	}
 	l.config.Store(&cfg)
 	return nil
@@ -228,7 +233,7 @@ func (l *Log) AppendAsCoordinator(records []byte, leaderEpoch int32) (AppendInfo
 
 func (l *Log) appendAsLeader(records []byte, leaderEpoch int32, origin appendOrigin) (AppendInfo, error) {
 	cfg := l.Config()
-	spans, err := validateBatches(records, cfg.MaxMessageBytes, origin)
+	spans, err := validateBatches(records, cfg.MaxMessageBytes, cfg.compacts(), origin)
 	if err != nil {
 		return AppendInfo{}, err
 	}
@@ -284,7 +289,7 @@ func (l *Log) assignEpochLocked(epoch int32, startOffset int64) error {
 // the record count: compaction leaves batches with fewer records than their offset range.
 func (l *Log) AppendAsFollower(records []byte) (AppendInfo, error) {
 	cfg := l.Config()
-	spans, err := validateBatches(records, cfg.MaxMessageBytes, originReplication)
+	spans, err := validateBatches(records, cfg.MaxMessageBytes, false, originReplication)
 	if err != nil {
 		return AppendInfo{}, err
 	}
@@ -523,7 +528,7 @@ func (l *Log) FetchOffsetByTimestamp(ts int64) (offset, timestamp int64, ok bool
 // The high watermark and recovery point are lowered to the new LEO.
 func (l *Log) Truncate(to int64) error {
 	if to < 0 {
-		return fmt.Errorf("truncate %s to negative offset %d", l.dir, to)
+		return fmt.Errorf("truncate %s to negative offset %d", l.Dir(), to)
 	}
 	l.mu.Lock()
 	defer l.mu.Unlock()
@@ -592,7 +597,7 @@ func (l *Log) afterTruncationLocked() {
 // when the leader's log starts past the follower's end.
 func (l *Log) TruncateFullyAndStartAt(offset int64) error {
 	if offset < 0 {
-		return fmt.Errorf("restart %s at negative offset %d", l.dir, offset)
+		return fmt.Errorf("restart %s at negative offset %d", l.Dir(), offset)
 	}
 	l.mu.Lock()
 	defer l.mu.Unlock()
