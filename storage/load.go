@@ -38,7 +38,7 @@ func openLog(dir string, cfg LogConfig, recoveryPoint, logStartOffset int64, log
 	}
 	l := &Log{
 		dir:    dir,
-		logger: logger.With(zap.String("partition", filepath.Base(dir)), zap.String("dir", filepath.Dir(dir))),
+		logger: logger.With(zap.String("partition", logName(dir)), zap.String("dir", filepath.Dir(dir))),
 	}
 	l.config.Store(&cfg)
 	if err := os.MkdirAll(dir, 0o755); err != nil {

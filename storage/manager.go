@@ -27,9 +27,15 @@ type Manager struct {
 	dirs     []string
 	locks    []*os.File
 
+	// mu guards the maps and closed. A Log's own locks may be held when taking it (the swap of a
+	// future log does), never the other way round.
 	mu     sync.Mutex
 	logs   map[kafka.TopicPartition]*Log
-	closed bool
+	future map[kafka.TopicPartition]*Log // logs being moved to another dir (future.go)
+	// preferred is where a partition's log goes when it is created (AlterReplicaLogDirs named a
+	// partition this broker had no replica of yet).
+	preferred map[kafka.TopicPartition]string
+	closed    bool
 
 	checkpointMu sync.Mutex // one checkpoint writer at a time
 
@@ -56,11 +62,13 @@ func NewManager(dirs []string, defaults LogConfig, logger *zap.Logger) (*Manager
 		logger = zap.NewNop()
 	}
 	m := &Manager{
-		logger:   logger.Named("log-manager"),
-		defaults: defaults,
-		logs:     make(map[kafka.TopicPartition]*Log),
-		failed:   make(map[string]bool),
-		offline:  make(chan string, len(dirs)),
+		logger:    logger.Named("log-manager"),
+		defaults:  defaults,
+		logs:      make(map[kafka.TopicPartition]*Log),
+		future:    make(map[kafka.TopicPartition]*Log),
+		preferred: make(map[kafka.TopicPartition]string),
+		failed:    make(map[string]bool),
+		offline:   make(chan string, len(dirs)),
 	}
 	start := time.Now()
 	for _, dir := range dirs {
@@ -116,18 +124,31 @@ func (m *Manager) loadDir(dir string) error {
 		if !e.IsDir() {
 			continue
 		}
-		if strings.HasSuffix(name, "-delete") || strings.HasSuffix(name, "-future") {
-			// Kafka's directories pending deletion or being moved between log dirs; never ours.
-			m.logger.Warn("Skipping directory", zap.String("dir", dir), zap.String("name", name))
+		if _, ok := parseSuffixedDirName(name, deleteDirSuffix); ok {
+			// A log replaced by its future log just before a crash: Kafka deletes these after load.
+			m.logger.Info("Deleting a log marked for deletion", zap.String("dir", dir), zap.String("name", name))
+			if err := os.RemoveAll(filepath.Join(dir, name)); err != nil {
+				return storageError("delete "+name, err)
+			}
 			continue
 		}
-		tp, err := kafka.ParseTopicPartition(name)
-		if err != nil {
-			m.logger.Warn("Skipping directory that is not a partition log", zap.String("dir", dir), zap.String("name", name))
-			continue
+		tp, isFuture := parseSuffixedDirName(name, futureDirSuffix)
+		if !isFuture {
+			if tp, err = kafka.ParseTopicPartition(name); err != nil {
+				m.logger.Warn("Skipping directory that is not a partition log", zap.String("dir", dir), zap.String("name", name))
+				continue
+			}
 		}
-		if other, dup := m.logs[tp]; dup {
-			return fmt.Errorf("storage: partition %s has logs in both %s and %s", tp, filepath.Dir(other.Dir()), dir)
+		logs := m.logs
+		if isFuture {
+			logs = m.future
+		}
+		if other, dup := logs[tp]; dup {
+			// Kafka's message: a crash between the two renames of a future log's swap leaves both.
+			return fmt.Errorf("storage: duplicate log directories for %s are found in both %s and %s; "+
+				"it is likely because log directory failure happened while broker was replacing current replica with future replica; "+
+				"recover broker from this failure by manually deleting one of the two directories for this partition",
+				tp, other.Dir(), filepath.Join(dir, name))
 		}
 		recoveryPoint, ok := recoveryPoints[tp]
 		switch {
@@ -142,7 +163,7 @@ func (m *Manager) loadDir(dir string) error {
 		}
 		l.onFailure = func(err error) { m.dirFailed(dir, err) }
 		l.setFirstDirtyOffset(firstDirty[tp])
-		m.logs[tp] = l
+		logs[tp] = l
 		if hw, ok := highWatermarks[tp]; ok {
 			l.SetHighWatermark(hw)
 		}
@@ -158,6 +179,9 @@ func (m *Manager) loadDir(dir string) error {
 // abort closes what a failed NewManager opened.
 func (m *Manager) abort() {
 	for _, l := range m.logs {
+		l.Close()
+	}
+	for _, l := range m.future {
 		l.Close()
 	}
 	for _, f := range m.locks {
@@ -194,6 +218,9 @@ func (m *Manager) GetOrCreate(topic string, partition int32, cfg LogConfig) (*Lo
 			dir = d
 		}
 	}
+	if d, ok := m.preferred[tp]; ok {
+		dir = d
+	}
 	l, err := openLog(filepath.Join(dir, tp.String()), cfg, 0, 0, m.logger.Named("log"))
 	if err != nil {
 		if errors.Is(err, kerr.KafkaStorageError) {
@@ -203,6 +230,7 @@ func (m *Manager) GetOrCreate(topic string, partition int32, cfg LogConfig) (*Lo
 	}
 	l.onFailure = func(err error) { m.dirFailed(dir, err) }
 	m.logs[tp] = l
+	delete(m.preferred, tp)
 	m.logger.Info("Created log", zap.Stringer("partition", tp), zap.String("dir", dir))
 	return l, nil
 }
@@ -234,8 +262,9 @@ func (m *Manager) All() map[kafka.TopicPartition]*Log {
 	return out
 }
 
-// Delete removes the partition's log and its directory, then rewrites the checkpoints of its log dir so
-// they no longer name it. Deleting a partition that has no log is not an error.
+// Delete removes the partition's log and its future log, if any, with their directories, then
+// rewrites the checkpoints of their log dirs so they no longer name them. Deleting a partition that
+// has no log is not an error.
 func (m *Manager) Delete(topic string, partition int32) error {
 	tp := kafka.TopicPartition{Topic: topic, Partition: partition}
 	m.mu.Lock()
@@ -244,15 +273,26 @@ func (m *Manager) Delete(topic string, partition int32) error {
 		return ErrManagerClosed
 	}
 	l, ok := m.logs[tp]
+	fut, hasFuture := m.future[tp]
 	delete(m.logs, tp)
+	delete(m.future, tp)
+	delete(m.preferred, tp)
 	m.mu.Unlock()
-	if !ok {
+	if !ok && !hasFuture {
 		return nil
 	}
-	if err := l.Delete(); err != nil {
-		return err
+	if ok {
+		if err := l.Delete(); err != nil {
+			return err
+		}
+		m.logger.Info("Deleted log", zap.Stringer("partition", tp))
 	}
-	m.logger.Info("Deleted log", zap.Stringer("partition", tp))
+	if hasFuture {
+		if err := fut.Delete(); err != nil {
+			return err
+		}
+		m.logger.Info("Deleted future log", zap.Stringer("partition", tp))
+	}
 	return m.Checkpoint()
 }
 
@@ -347,10 +387,11 @@ func (m *Manager) Checkpoint() error {
 		return ErrManagerClosed
 	}
 	m.mu.Unlock()
-	return m.checkpoint(m.All())
+	return m.checkpoint(m.All(), m.Futures())
 }
 
-func (m *Manager) checkpoint(logs map[kafka.TopicPartition]*Log) error {
+// checkpoint writes the offsets of the current and future logs, each in its own directory.
+func (m *Manager) checkpoint(current, future map[kafka.TopicPartition]*Log) error {
 	m.checkpointMu.Lock()
 	defer m.checkpointMu.Unlock()
 	type offsets struct {
@@ -360,13 +401,15 @@ func (m *Manager) checkpoint(logs map[kafka.TopicPartition]*Log) error {
 	for _, dir := range m.dirs {
 		byDir[dir] = offsets{map[kafka.TopicPartition]int64{}, map[kafka.TopicPartition]int64{}, map[kafka.TopicPartition]int64{}, map[kafka.TopicPartition]int64{}}
 	}
-	for tp, l := range logs {
-		o := byDir[filepath.Dir(l.Dir())]
-		o.recovery[tp] = l.RecoveryPoint()
-		o.start[tp] = l.LogStartOffset()
-		o.hw[tp] = l.HighWatermark()
-		if d := l.FirstDirtyOffset(); d > 0 {
-			o.cleaner[tp] = d
+	for _, logs := range []map[kafka.TopicPartition]*Log{current, future} {
+		for tp, l := range logs {
+			o := byDir[filepath.Dir(l.Dir())]
+			o.recovery[tp] = l.RecoveryPoint()
+			o.start[tp] = l.LogStartOffset()
+			o.hw[tp] = l.HighWatermark()
+			if d := l.FirstDirtyOffset(); d > 0 {
+				o.cleaner[tp] = d
+			}
 		}
 	}
 	var err error
@@ -417,19 +460,21 @@ func (m *Manager) Close() error {
 		return nil
 	}
 	m.closed = true
-	logs := m.logs
+	logs, future := m.logs, m.future
 	m.mu.Unlock()
 
 	var err error
-	for tp, l := range logs {
-		if ferr := l.Flush(); ferr != nil {
-			err = errors.Join(err, fmt.Errorf("flush %s: %w", tp, ferr))
-		}
-		if cerr := l.Close(); cerr != nil {
-			err = errors.Join(err, fmt.Errorf("close %s: %w", tp, cerr))
+	for _, logs := range []map[kafka.TopicPartition]*Log{logs, future} {
+		for tp, l := range logs {
+			if ferr := l.Flush(); ferr != nil {
+				err = errors.Join(err, fmt.Errorf("flush %s: %w", tp, ferr))
+			}
+			if cerr := l.Close(); cerr != nil {
+				err = errors.Join(err, fmt.Errorf("close %s: %w", tp, cerr))
+			}
 		}
 	}
-	err = errors.Join(err, m.checkpoint(logs))
+	err = errors.Join(err, m.checkpoint(logs, future))
 	if err == nil {
 		for _, dir := range m.dirs {
 			if werr := writeFileAtomic(filepath.Join(dir, CleanShutdownFile), nil); werr != nil {
