@@ -5,6 +5,7 @@ import (
 	"compress/gzip"
 	"encoding/binary"
 	"hash/crc32"
+	"os/exec"
 	"slices"
 	"strings"
 	"testing"
@@ -153,6 +154,29 @@ func TestOldMessageFormats(t *testing.T) {
 // TestOldClientsWithKcat: librdkafka told the broker is 0.8.2 (no
 // ApiVersions, Produce and Fetch v0, message format v0) or 0.10.0
 // (Produce and Fetch v2, format v1, gzip) produces and consumes.
+// TestOldClientsWithKafkaPython: kafka-python pinned to api_version 0.9
+// (Produce v1, Fetch v1: magic 0) and 0.10 (Produce v2, Fetch v2: magic 1,
+// gzip) writes and reads back through the up- and down-conversion.
+func TestOldClientsWithKafkaPython(t *testing.T) {
+	py := python3With(t, "kafka", "python3-kafka")
+	c := testcluster.Start(t, testcluster.Options{Brokers: 1})
+	for _, tc := range []struct{ version, codec string }{{"0.9", ""}, {"0.10", "gzip"}} {
+		topic := "kafka-python-" + strings.ReplaceAll(tc.version, ".", "-")
+		createTopic(t, c, topic, 1, 1)
+		args := []string{"testdata/kafka_python_old.py", c.Addr(1), topic, tc.version}
+		if tc.codec != "" {
+			args = append(args, tc.codec)
+		}
+		out, err := exec.CommandContext(ctxT(t, 60*time.Second), py, args...).CombinedOutput()
+		if err != nil {
+			t.Fatalf("kafka-python %s: %v\n%s", tc.version, err, out)
+		}
+		if got, want := string(out), "k1=hello@0\nk2=world@1\n"; got != want {
+			t.Errorf("kafka-python %s read:\n%s\nwant:\n%s", tc.version, got, want)
+		}
+	}
+}
+
 func TestOldClientsWithKcat(t *testing.T) {
 	c := testcluster.Start(t, testcluster.Options{Brokers: 1})
 	bootstrap := strings.Join(c.BootstrapAddrs(), ",")

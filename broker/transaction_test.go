@@ -191,17 +191,16 @@ func TestZombieProducerIsFenced(t *testing.T) {
 	}
 }
 
-// python3WithConfluentKafka returns a python3 that has confluent-kafka
-// (Debian's python3-confluent-kafka, over librdkafka; scripts/lib.sh
-// installs it).
-func python3WithConfluentKafka(t *testing.T) string {
+// python3With returns a python3 that can import module (Debian's package
+// pkg; scripts/lib.sh installs the ones the tests use).
+func python3With(t *testing.T, module, pkg string) string {
 	t.Helper()
 	for _, py := range []string{"/usr/bin/python3", "python3"} {
-		if exec.Command(py, "-c", "import confluent_kafka").Run() == nil {
+		if exec.Command(py, "-c", "import "+module).Run() == nil {
 			return py
 		}
 	}
-	t.Fatal("no python3 with confluent_kafka: install python3-confluent-kafka (scripts/test.sh does)")
+	t.Fatalf("no python3 with %s: install %s (scripts/test.sh does)", module, pkg)
 	return ""
 }
 
@@ -209,7 +208,7 @@ func python3WithConfluentKafka(t *testing.T) string {
 // aborts and commits again, and its read_committed consumer reads only the
 // committed records.
 func TestLibrdkafkaTransactions(t *testing.T) {
-	py := python3WithConfluentKafka(t)
+	py := python3With(t, "confluent_kafka", "python3-confluent-kafka")
 	c := testcluster.Start(t, testcluster.Options{Properties: txnProps(nil)})
 	createTopic(t, c, "rdkafka-txn", 1, 1)
 	ctx := ctxT(t, 90*time.Second)
