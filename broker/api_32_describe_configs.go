@@ -200,8 +200,10 @@ func (s *Server) brokerIDOf(name, expected string) error {
 
 // describeBrokerConfigs lists this broker's configs (name = its id) or the
 // cluster-wide dynamic defaults (empty name), as Kafka's
-// createBrokerConfigEntry: read-only unless dynamically changeable, names
-// the broker does not know are sensitive with their value hidden.
+// createBrokerConfigEntry: every config Kafka 2.8 defines, with 2.8's default
+// where this broker does not act on it, read-only unless dynamically
+// changeable, names the broker does not know sensitive with their value
+// hidden.
 func (s *Server) describeBrokerConfigs(name string, withSynonyms, docs bool) ([]kmsg.DescribeConfigsResponseResourceConfig, error) {
 	perBroker := name != ""
 	var names []string
@@ -247,6 +249,13 @@ func (s *Server) describeBrokerConfigs(name string, withSynonyms, docs bool) ([]
 			}
 		} else {
 			value = kmsg.StringPtr(s.configs.dynamicLayer(false)[n])
+		}
+		if value != nil && typ != brokerconfig.TypeUnknown {
+			// Kafka shows the parsed value (" 0.50" as 0.5); its
+			// synonyms keep the values as given.
+			if v, err := brokerconfig.ParseValue(n, typ, *value); err == nil {
+				value = kmsg.StringPtr(v)
+			}
 		}
 		source := sourceDefaultConfig
 		if len(synonyms) > 0 {

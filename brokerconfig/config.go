@@ -138,113 +138,26 @@ const (
 	TruncateToHighWatermark = "hw"
 )
 
-// defaultProperties are Kafka 2.8's defaults for every key the broker reads.
-var defaultProperties = map[string]string{
-	"broker.id":                               "-1",
-	"broker.id.generation.enable":             "true",
-	"reserved.broker.max.id":                  "1000",
-	"broker.rack":                             "",
-	"listeners":                               "PLAINTEXT://:9092",
-	"advertised.listeners":                    "",
-	"listener.security.protocol.map":          "PLAINTEXT:PLAINTEXT,SSL:SSL,SASL_PLAINTEXT:SASL_PLAINTEXT,SASL_SSL:SASL_SSL",
-	"inter.broker.listener.name":              "",
-	"security.inter.broker.protocol":          "PLAINTEXT",
-	"log.dir":                                 "/tmp/kafka-logs",
-	"log.dirs":                                "",
-	"zookeeper.connect":                       "",
-	"zookeeper.session.timeout.ms":            "18000",
-	"zookeeper.connection.timeout.ms":         "",
-	"num.partitions":                          "1",
-	"default.replication.factor":              "1",
-	"min.insync.replicas":                     "1",
-	"replica.lag.time.max.ms":                 "30000",
-	"unclean.leader.election.enable":          "false",
-	"auto.leader.rebalance.enable":            "true",
-	"auto.create.topics.enable":               "true",
-	"delete.topic.enable":                     "true",
-	"offsets.topic.num.partitions":            "50",
-	"offsets.topic.replication.factor":        "3",
-	"group.initial.rebalance.delay.ms":        "3000",
-	"group.min.session.timeout.ms":            "6000",
-	"group.max.session.timeout.ms":            "1800000",
-	"group.max.size":                          "2147483647",
-	"offset.metadata.max.bytes":               "4096",
-	"offsets.retention.minutes":               "10080",
-	"offsets.retention.check.interval.ms":     "600000",
-	"offsets.commit.timeout.ms":               "5000",
-	"offsets.topic.segment.bytes":             "104857600",
-	"log.cleaner.enable":                      "true",
-	"log.cleaner.backoff.ms":                  "15000",
-	"log.segment.bytes":                       "1073741824",
-	"log.roll.ms":                             "",
-	"log.roll.hours":                          "168",
-	"log.retention.ms":                        "",
-	"log.retention.minutes":                   "",
-	"log.retention.hours":                     "168",
-	"log.retention.bytes":                     "-1",
-	"log.retention.check.interval.ms":         "300000",
-	"log.index.interval.bytes":                "4096",
-	"log.index.size.max.bytes":                "10485760",
-	"log.flush.offset.checkpoint.interval.ms": "60000",
-	"message.max.bytes":                       "1048588",
-	"socket.request.max.bytes":                "104857600",
-	"connections.max.idle.ms":                 "600000",
-	"max.connections":                         "2147483647",
-	"max.connections.per.ip":                  "2147483647",
-	"max.connections.per.ip.overrides":        "",
-	"queued.max.request.bytes":                "-1",
-	"request.timeout.ms":                      "30000",
-	"controller.socket.timeout.ms":            "30000",
-	"controlled.shutdown.enable":              "true",
-	"controlled.shutdown.max.retries":         "3",
-	"controlled.shutdown.retry.backoff.ms":    "5000",
-	"leader.imbalance.per.broker.percentage":  "10",
-	"leader.imbalance.check.interval.seconds": "300",
-
-	// Client quotas.
-	"quota.window.num":          "11",
-	"quota.window.size.seconds": "1",
-	// Replication throttles.
-	"replication.quota.window.num":          "11",
-	"replication.quota.window.size.seconds": "1",
-	// Controller mutation quotas.
-	"controller.quota.window.num":          "11",
-	"controller.quota.window.size.seconds": "1",
-
-	// Replication.
-	"num.replica.fetchers":                          "1",
-	"replica.fetch.max.bytes":                       "1048576",
-	"replica.fetch.min.bytes":                       "1",
-	"replica.fetch.wait.max.ms":                     "500",
-	"replica.fetch.backoff.ms":                      "1000",
-	"replica.high.watermark.checkpoint.interval.ms": "5000",
-	"replica.truncation.mode":                       TruncateByEpoch,
-
-	// The transaction coordinator.
-	"transaction.state.log.num.partitions":                        "50",
-	"transaction.state.log.replication.factor":                    "3",
-	"transaction.state.log.min.isr":                               "2",
-	"transaction.state.log.segment.bytes":                         "104857600",
-	"transaction.state.log.load.buffer.size":                      "5242880",
-	"transaction.max.timeout.ms":                                  "900000",
-	"transactional.id.expiration.ms":                              "604800000",
-	"transaction.abort.timed.out.transaction.cleanup.interval.ms": "10000",
-	"transaction.remove.expired.transaction.cleanup.interval.ms":  "3600000",
-
-	// zkafka's own switch, past Kafka 2.8 (issue 5's lab).
-	"zkafka.batched.coordinator.apis.enable": "false",
-	"zkafka.clock.skew.ms":                   "0",
-	"inter.broker.protocol.version":          "2.8-IV1",
+// zkafkaConfigDefs are this broker's own configs, beyond Kafka 2.8's.
+var zkafkaConfigDefs = []brokerConfigDef{
+	{Name: "replica.truncation.mode", Type: TypeString, Default: TruncateByEpoch,
+		Doc: "How a follower truncates its log when it starts following a new leader: epoch asks the leader where the follower's latest leader epoch ends (KIP-101, Kafka 0.11 and later), hw cuts the log at the follower's own high watermark, the pre-0.11 rule kept to show its failures."},
+	{Name: "zkafka.batched.coordinator.apis.enable", Type: TypeBoolean, Default: "false",
+		Doc: "Advertise Kafka 3.0's batched FindCoordinator v4 and OffsetFetch v8; when false the broker stops at Kafka 2.8's v3 and v7."},
+	{Name: "zkafka.clock.skew.ms", Type: TypeLong, Default: "0",
+		Doc: "How far this broker's wall clock is moved from the machine's, for clock faults; 0 in any real use."},
 }
 
-// knownButUnused are Kafka keys the teaching cluster's files carry that this
-// broker accepts without acting on them, so they do not warn.
-var knownButUnused = map[string]bool{
-	"num.network.threads": true, "num.io.threads": true, "socket.send.buffer.bytes": true,
-	"socket.receive.buffer.bytes": true, "num.recovery.threads.per.data.dir": true,
-	"log.flush.interval.messages": true, "log.flush.interval.ms": true,
-	"log.message.format.version": true,
-}
+// brokerConfigDefs are the broker configs by name: Kafka's and zkafka's own.
+var brokerConfigDefs = func() map[string]*brokerConfigDef {
+	m := make(map[string]*brokerConfigDef, len(kafkaConfigDefs)+len(zkafkaConfigDefs))
+	for _, defs := range [][]brokerConfigDef{kafkaConfigDefs, zkafkaConfigDefs} {
+		for i := range defs {
+			m[defs[i].Name] = &defs[i]
+		}
+	}
+	return m
+}()
 
 // ReadPropertiesFile reads a Java properties file.
 func ReadPropertiesFile(path string) (map[string]string, error) {
@@ -384,7 +297,13 @@ func New(props map[string]string) (*Config, error) {
 	if err != nil {
 		return nil, err
 	}
-	if c.Listeners, err = parseListeners("listeners", p.str("listeners"), protocols); err != nil {
+	// Kafka's listeners default to null, meaning the deprecated host.name
+	// and port.
+	listeners := p.str("listeners")
+	if !p.has("listeners") {
+		listeners = "PLAINTEXT://" + p.str("host.name") + ":" + p.str("port")
+	}
+	if c.Listeners, err = parseListeners("listeners", listeners, protocols); err != nil {
 		return nil, err
 	}
 	c.AdvertisedListeners = c.Listeners
@@ -420,7 +339,7 @@ func New(props map[string]string) (*Config, error) {
 		return nil, err
 	}
 	for k := range props {
-		if _, ok := defaultProperties[k]; !ok && !knownButUnused[k] && !isListenerMaxConnectionsKey(k) {
+		if _, ok := brokerConfigDefs[k]; !ok && !isListenerMaxConnectionsKey(k) {
 			c.Unknown = append(c.Unknown, k)
 		}
 	}
@@ -628,7 +547,10 @@ func (p *Reader) str(k string) string {
 	if v, ok := p.props[k]; ok {
 		return v
 	}
-	return defaultProperties[k]
+	if def, ok := brokerConfigDefs[k]; ok {
+		return def.Default
+	}
+	return ""
 }
 
 func (p *Reader) list(k string) []string { return splitList(p.str(k)) }

@@ -8,83 +8,37 @@ import (
 	"strings"
 )
 
-// brokerConfigTypes are the types of the broker configs the broker knows:
-// those it reads (config.go), those it accepts without acting on them, and
-// the broker synonyms of every topic config.
-var brokerConfigTypes = map[string]Type{
-	"broker.id": TypeInt, "broker.id.generation.enable": TypeBoolean,
-	"reserved.broker.max.id": TypeInt, "broker.rack": TypeString,
-	"listeners": TypeString, "advertised.listeners": TypeString,
-	"listener.security.protocol.map": TypeString, "inter.broker.listener.name": TypeString,
-	"security.inter.broker.protocol": TypeString, "log.dir": TypeString, "log.dirs": TypeString,
-	"zookeeper.connect": TypeString, "zookeeper.session.timeout.ms": TypeInt,
-	"zookeeper.connection.timeout.ms": TypeInt, "num.partitions": TypeInt,
-	"default.replication.factor": TypeInt, "min.insync.replicas": TypeInt,
-	"replica.lag.time.max.ms": TypeLong, "unclean.leader.election.enable": TypeBoolean,
-	"auto.leader.rebalance.enable": TypeBoolean, "auto.create.topics.enable": TypeBoolean,
-	"delete.topic.enable": TypeBoolean, "offsets.topic.num.partitions": TypeInt,
-	"offsets.topic.replication.factor": TypeShort, "group.initial.rebalance.delay.ms": TypeInt,
-	"log.segment.bytes": TypeInt, "log.roll.ms": TypeLong, "log.roll.hours": TypeInt,
-	"log.roll.jitter.ms": TypeLong, "log.roll.jitter.hours": TypeInt,
-	"log.retention.ms": TypeLong, "log.retention.minutes": TypeInt, "log.retention.hours": TypeInt,
-	"log.retention.bytes": TypeLong, "log.retention.check.interval.ms": TypeLong,
-	"log.index.interval.bytes": TypeInt, "log.index.size.max.bytes": TypeInt,
-	"log.flush.offset.checkpoint.interval.ms": TypeInt, "message.max.bytes": TypeInt,
-	"socket.request.max.bytes": TypeInt, "request.timeout.ms": TypeInt,
-	"controller.socket.timeout.ms": TypeInt, "num.network.threads": TypeInt,
-	"num.io.threads": TypeInt, "socket.send.buffer.bytes": TypeInt,
-	"socket.receive.buffer.bytes": TypeInt, "num.recovery.threads.per.data.dir": TypeInt,
-	"transaction.state.log.replication.factor": TypeShort, "transaction.state.log.min.isr": TypeInt,
-	"transaction.state.log.num.partitions": TypeInt, "transaction.state.log.segment.bytes": TypeInt,
-	"transaction.state.log.load.buffer.size": TypeInt, "transaction.max.timeout.ms": TypeInt,
-	"transactional.id.expiration.ms": TypeInt, "transaction.abort.timed.out.transaction.cleanup.interval.ms": TypeInt,
-	"transaction.remove.expired.transaction.cleanup.interval.ms": TypeInt,
-	"log.flush.interval.messages":                                TypeLong, "log.flush.interval.ms": TypeLong,
-	"log.flush.scheduler.interval.ms": TypeLong, "group.min.session.timeout.ms": TypeInt,
-	"group.max.session.timeout.ms": TypeInt, "controlled.shutdown.enable": TypeBoolean,
-	"controlled.shutdown.max.retries": TypeInt, "controlled.shutdown.retry.backoff.ms": TypeLong,
-	"num.replica.fetchers": TypeInt, "offsets.retention.minutes": TypeInt,
-	"leader.imbalance.check.interval.seconds": TypeLong, "leader.imbalance.per.broker.percentage": TypeInt,
-	"inter.broker.protocol.version": TypeString, "log.message.format.version": TypeString,
-	"replica.fetch.max.bytes": TypeInt, "replica.fetch.wait.max.ms": TypeInt,
-	"replica.high.watermark.checkpoint.interval.ms": TypeLong, "replica.fetch.min.bytes": TypeInt,
-	"replica.fetch.backoff.ms": TypeInt, "connections.max.idle.ms": TypeLong,
-	"max.connections": TypeInt, "max.connections.per.ip": TypeInt,
-	"max.connections.per.ip.overrides": TypeString, "queued.max.request.bytes": TypeLong,
-	"log.cleaner.delete.retention.ms": TypeLong, "log.cleaner.min.compaction.lag.ms": TypeLong,
-	"log.cleaner.max.compaction.lag.ms": TypeLong, "log.segment.delete.delay.ms": TypeLong,
-	"log.cleaner.min.cleanable.ratio": TypeDouble, "log.cleanup.policy": TypeList,
-	"compression.type": TypeString, "log.preallocate": TypeBoolean,
-	"log.message.timestamp.type": TypeString, "log.message.timestamp.difference.max.ms": TypeLong,
-	"log.message.downconversion.enable": TypeBoolean,
-	"zkafka.clock.skew.ms":              TypeLong,
-	"quota.window.num":                  TypeInt, "quota.window.size.seconds": TypeInt,
-	"replication.quota.window.num": TypeInt, "replication.quota.window.size.seconds": TypeInt,
-	"controller.quota.window.num": TypeInt, "controller.quota.window.size.seconds": TypeInt,
-}
-
-// brokerDefaults are Kafka 2.8's defaults of the broker configs above that
-// config.go does not read (DEFAULT_CONFIG in DescribeConfigs).
-var brokerDefaults = map[string]string{
-	"log.roll.jitter.hours": "0", "log.flush.interval.messages": maxLong, "log.flush.scheduler.interval.ms": maxLong,
-	"log.cleaner.delete.retention.ms": "86400000", "log.cleaner.min.compaction.lag.ms": "0",
-	"log.cleaner.max.compaction.lag.ms": maxLong, "log.segment.delete.delay.ms": "60000",
-	"log.cleaner.min.cleanable.ratio": "0.5", "log.cleanup.policy": "delete", "compression.type": "producer",
-	"log.preallocate": "false", "log.message.format.version": "2.8-IV1", "log.message.timestamp.type": "CreateTime",
-	"log.message.timestamp.difference.max.ms": maxLong, "log.message.downconversion.enable": "true",
-	"num.network.threads": "3", "num.io.threads": "8", "num.replica.fetchers": "1", "num.recovery.threads.per.data.dir": "1",
-}
-
 // dynamicBrokerConfigs are the configs, among those this broker knows, that
-// Kafka 2.8 lets /config/brokers/<id> and /config/brokers/<default> change
-// without a restart: the broker defaults of topic configs (DynamicLogConfig,
-// all but log.message.format.version) and the thread pool sizes. Listeners,
-// which Kafka also reconfigures, are static here. zkafka.clock.skew.ms is
-// zkafka's own.
+// /config/brokers/<id> and /config/brokers/<default> may change without a
+// restart: Kafka 2.8's DynamicBrokerConfig.AllDynamicConfigs less the ones
+// this broker reads only at start (listeners, connection limits,
+// log.cleaner.backoff.ms) and the keystore and truststore configs, which
+// Kafka takes only with a listener prefix. The broker defaults of topic
+// configs (DynamicLogConfig, all but log.message.format.version) take effect;
+// the others are kept and described, as Kafka would, without effect here.
+// zkafka.clock.skew.ms is zkafka's own.
 var dynamicBrokerConfigs = func() map[string]bool {
 	m := map[string]bool{
+		// DynamicThreadPool.
 		"num.network.threads": true, "num.io.threads": true, "num.replica.fetchers": true,
-		"num.recovery.threads.per.data.dir": true,
+		"num.recovery.threads.per.data.dir": true, "background.threads": true,
+		// LogCleaner.ReconfigurableConfigs.
+		"log.cleaner.threads": true, "log.cleaner.dedupe.buffer.size": true,
+		"log.cleaner.io.buffer.load.factor": true, "log.cleaner.io.buffer.size": true,
+		"log.cleaner.io.max.bytes.per.second": true,
+		"metric.reporters":                    true,
+		"max.connection.creation.rate":        true,
+		// DynamicListenerConfig's security configs.
+		"principal.builder.class": true, "ssl.protocol": true, "ssl.provider": true, "ssl.cipher.suites": true,
+		"ssl.enabled.protocols": true, "ssl.keymanager.algorithm": true, "ssl.trustmanager.algorithm": true,
+		"ssl.endpoint.identification.algorithm": true, "ssl.secure.random.implementation": true,
+		"ssl.client.auth": true, "ssl.engine.factory.class": true,
+		"sasl.mechanism.inter.broker.protocol": true, "sasl.jaas.config": true, "sasl.enabled.mechanisms": true,
+		"sasl.kerberos.service.name": true, "sasl.kerberos.kinit.cmd": true,
+		"sasl.kerberos.ticket.renew.window.factor": true, "sasl.kerberos.ticket.renew.jitter": true,
+		"sasl.kerberos.min.time.before.relogin": true, "sasl.kerberos.principal.to.local.rules": true,
+		"sasl.login.refresh.window.factor": true, "sasl.login.refresh.window.jitter": true,
+		"sasl.login.refresh.min.period.seconds": true, "sasl.login.refresh.buffer.seconds": true,
 		// zkafka's clock fault: a broker's wall clock jumps while it runs.
 		"zkafka.clock.skew.ms": true,
 	}
@@ -98,8 +52,9 @@ var dynamicBrokerConfigs = func() map[string]bool {
 
 // replicationThrottleRates are Kafka 2.8's DynamicConfig.Broker configs:
 // longs of at least 0 that exist only in /config/brokers. KafkaConfig does
-// not define them, so DescribeConfigs reports them as it does names it does
-// not know (sensitive, type UNKNOWN), as 2.8 does.
+// not define them, but KafkaConfig.configType finds them in
+// DynamicConfig.Broker, so DescribeConfigs reports them as LONG, not
+// sensitive, read-only and without documentation.
 var replicationThrottleRates = map[string]bool{
 	"leader.replication.throttled.rate": true, "follower.replication.throttled.rate": true,
 	"replica.alter.log.dirs.io.max.bytes.per.second": true,
@@ -109,25 +64,21 @@ var replicationThrottleRates = map[string]bool{
 // config without a restart.
 func IsDynamicBrokerConfig(name string) bool { return dynamicBrokerConfigs[name] }
 
-// BrokerConfigNames lists the broker configs with a type or a Kafka default,
-// unsorted: those a broker describes besides the ones it was given.
+// BrokerConfigNames lists the broker configs Kafka 2.8 defines and
+// zkafka's own, unsorted: those a broker describes besides the ones it was
+// given.
 func BrokerConfigNames() []string {
-	set := make(map[string]bool, len(brokerConfigTypes)+len(defaultProperties))
-	for k := range brokerConfigTypes {
-		set[k] = true
-	}
-	for k := range defaultProperties {
-		set[k] = true
-	}
-	return slices.Collect(maps.Keys(set))
+	return slices.Collect(maps.Keys(brokerConfigDefs))
 }
 
-// BrokerDefault is Kafka's default of a broker config, if it has one.
+// BrokerDefault is the default of a broker config as DescribeConfigs shows
+// it; false for a config without one (Kafka's null, or an unknown name).
 func BrokerDefault(name string) (string, bool) {
-	if v, ok := brokerDefaults[name]; ok {
-		return v, true
+	def, ok := brokerConfigDefs[name]
+	if !ok || def.Null {
+		return "", false
 	}
-	return Supplied(defaultProperties, name)
+	return def.Default, true
 }
 
 // Supplied returns the value of key k in props if it is supplied: present and
@@ -140,21 +91,26 @@ func Supplied(props map[string]string, k string) (string, bool) {
 	return v, true
 }
 
-// BrokerConfigDoc describes a broker config for DescribeConfigs v3, nil when
-// there is no description: the broker synonyms of topic configs share the
-// topic config's description.
+// BrokerConfigDoc describes a broker config for DescribeConfigs v3, with
+// KafkaConfig's documentation; nil for names it does not define.
 func BrokerConfigDoc(name string) *string {
-	for _, def := range topicConfigs {
-		if def.BrokerSynonym != "" && slices.Contains(BrokerConfigSynonyms(def.BrokerSynonym), name) {
-			doc := "The broker default of topic config " + def.Name + ". " + def.Doc
-			return &doc
-		}
+	if def, ok := brokerConfigDefs[name]; ok {
+		return &def.Doc
 	}
 	return nil
 }
 
+// listenerMechanismConfigs are the configs a listener override names with a
+// SASL mechanism too: listener.name.<listener>.<mechanism>.<config>.
+var listenerMechanismConfigs = []string{
+	"sasl.jaas.config", "sasl.login.callback.handler.class", "sasl.login.class",
+	"sasl.server.callback.handler.class", "connections.max.reauth.ms",
+}
+
 // BrokerConfigSynonyms are the names a broker config may be given under, most
-// specific first (Kafka's DynamicBrokerConfig.brokerConfigSynonyms).
+// specific first (Kafka's DynamicBrokerConfig.brokerConfigSynonyms, listener
+// overrides included): a listener.name.<listener>.<config> override has its
+// base config as synonym.
 func BrokerConfigSynonyms(name string) []string {
 	switch name {
 	case "log.roll.ms", "log.roll.hours":
@@ -166,6 +122,17 @@ func BrokerConfigSynonyms(name string) []string {
 	case "log.retention.ms", "log.retention.minutes", "log.retention.hours":
 		return []string{"log.retention.ms", "log.retention.minutes", "log.retention.hours"}
 	}
+	if rest, ok := strings.CutPrefix(name, "listener.name."); ok {
+		if _, base, ok := strings.Cut(rest, "."); ok {
+			for _, c := range listenerMechanismConfigs {
+				if strings.HasSuffix(base, c) {
+					base = c
+					break
+				}
+			}
+			return []string{name, base}
+		}
+	}
 	return []string{name}
 }
 
@@ -173,21 +140,23 @@ func BrokerConfigSynonyms(name string) []string {
 // names it does not know (custom configs for plugins) and reports them as
 // sensitive, with their type unknown.
 func knownBrokerConfig(name string) bool {
-	if _, ok := brokerConfigTypes[name]; ok {
-		return true
-	}
-	_, ok := defaultProperties[name]
-	return ok || knownButUnused[name]
+	_, ok := brokerConfigDefs[name]
+	return ok
 }
 
-// BrokerConfigType is the type of a broker config: STRING for the known
-// configs without a declared type, UNKNOWN for names the broker does not know.
+// BrokerConfigType is the type of a broker config as Kafka's
+// KafkaConfig.configType finds it: its own, the replication throttles'
+// LONG, a listener override's base config's, else UNKNOWN.
 func BrokerConfigType(name string) Type {
-	if t, ok := brokerConfigTypes[name]; ok {
-		return t
+	if replicationThrottleRates[name] {
+		return TypeLong
 	}
-	if knownBrokerConfig(name) {
-		return TypeString
+	// The name itself first: log.retention.hours is an INT, though its
+	// first synonym is the LONG log.retention.ms.
+	for _, n := range append([]string{name}, BrokerConfigSynonyms(name)...) {
+		if def, ok := brokerConfigDefs[n]; ok {
+			return def.Type
+		}
 	}
 	return TypeUnknown
 }

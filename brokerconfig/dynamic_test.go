@@ -16,6 +16,11 @@ func TestValidateDynamicBrokerConfig(t *testing.T) {
 		{map[string]string{"log.retention.hours": "2"}, "Cannot update these configs dynamically: Set(log.retention.hours)"},
 		{map[string]string{"log.segment.bytes": "abc"}, "Invalid value abc for configuration log.segment.bytes: Not a number of type INT"},
 		{map[string]string{"min.insync.replicas": "0"}, "Value must be at least 1"},
+		// Kafka's static configs, read or not, are refused; its dynamic
+		// ones are kept even where this broker does not act on them.
+		{map[string]string{"background.threads": "4", "log.cleaner.threads": "2"}, ""},
+		{map[string]string{"zookeeper.sync.time.ms": "100"}, "Cannot update these configs dynamically: Set(zookeeper.sync.time.ms)"},
+		{map[string]string{"log.cleaner.threads": "two"}, "Invalid value two for configuration log.cleaner.threads: Not a number of type INT"},
 		// DynamicConfig.Broker's replication throttles: longs of at least 0.
 		{map[string]string{"leader.replication.throttled.rate": "1048576", "follower.replication.throttled.rate": "0"}, ""},
 		{map[string]string{"follower.replication.throttled.rate": "-1"}, "Invalid value -1 for configuration follower.replication.throttled.rate: Value must be at least 0"},
@@ -35,7 +40,8 @@ func TestBrokerDefaultsAndNames(t *testing.T) {
 	}{
 		{"log.cleanup.policy", "delete", true}, // a broker synonym of a topic config
 		{"num.partitions", "1", true},          // a key New reads
-		{"log.dirs", "", false},                // read, but without a default (log.dir is the fallback)
+		{"log.dirs", "", false},                // read, but Kafka's default is null (log.dir is the fallback)
+		{"log.cleaner.threads", "1", true},     // Kafka's, not read here
 		{"my.plugin.setting", "", false},
 	} {
 		if got, ok := BrokerDefault(tc.name); got != tc.want || ok != tc.ok {

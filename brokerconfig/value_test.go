@@ -15,6 +15,11 @@ func TestParseValue(t *testing.T) {
 		{TypeBoolean, "yes", "", "Invalid value yes for configuration c: Expected value to be either true or false"},
 		{TypeDouble, "0.5", "0.5", ""},
 		{TypeDouble, "1", "1.0", ""},
+		// Java's Double.toString: scientific below 10^-3 and from 10^7.
+		{TypeDouble, "1.7976931348623157E308", "1.7976931348623157E308", ""},
+		{TypeDouble, "10000000", "1.0E7", ""},
+		{TypeDouble, "9999999.5", "9999999.5", ""},
+		{TypeDouble, "0.0001", "1.0E-4", ""},
 		{TypeList, " compact , delete ", "compact,delete", ""},
 		{TypeList, "  ", "", ""},
 		{TypeString, " lz4 ", "lz4", ""},

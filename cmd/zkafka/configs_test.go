@@ -56,6 +56,27 @@ func TestConfigsGolden(t *testing.T) {
 		_, out, _ := runTool(configs("bs", "--describe", "--broker", "1")...)
 		return strings.HasPrefix(out, "Dynamic configs for broker 1 are:\n  num.io.threads=4 sensitive=false synonyms={DYNAMIC_BROKER_CONFIG:num.io.threads=4, ")
 	})
+	// --all: every config Kafka 2.8 defines, in its types, with its defaults.
+	code, out, _ := runTool(configs("bs", "--describe", "--all", "--broker", "1")...)
+	lines := strings.Split(strings.TrimSuffix(out, "\n"), "\n")
+	sortedByName := slices.IsSortedFunc(lines[1:], func(a, b string) int {
+		return strings.Compare(strings.SplitN(a, "=", 2)[0], strings.SplitN(b, "=", 2)[0])
+	})
+	if code != 0 || lines[0] != "All configs for broker 1 are:" || len(lines) < 1+218 || !sortedByName {
+		t.Errorf("describe --all: exit %d, %d lines\n%s", code, len(lines), out)
+	}
+	for _, want := range []string{
+		"  inter.broker.protocol.version=2.8-IV1 sensitive=false synonyms={DEFAULT_CONFIG:inter.broker.protocol.version=2.8-IV1}",
+		"  log.cleaner.threads=1 sensitive=false synonyms={DEFAULT_CONFIG:log.cleaner.threads=1}",
+		"  log.retention.ms=null sensitive=false synonyms={}",
+		"  metric.reporters= sensitive=false synonyms={DEFAULT_CONFIG:metric.reporters=}",
+		"  num.io.threads=4 sensitive=false synonyms={DYNAMIC_BROKER_CONFIG:num.io.threads=4, DEFAULT_CONFIG:num.io.threads=8}",
+		"  ssl.key.password=null sensitive=true synonyms={}",
+	} {
+		if !slices.Contains(lines, want) {
+			t.Errorf("describe --all lacks %q", want)
+		}
+	}
 	expectTool(t, "Completed updating default config for brokers in the cluster.\n", configs("bs", "--alter", "--entity-type", "brokers", "--entity-default", "--add-config", "unclean.leader.election.enable=true")...)
 	wait.For(t, 20*time.Second, "the cluster default to show", func() bool {
 		_, out, _ := runTool(configs("bs", "--describe", "--entity-type", "brokers", "--entity-default")...)
@@ -64,7 +85,7 @@ func TestConfigsGolden(t *testing.T) {
 	expectTool(t, zkWarning+"Configs for brokers '1' are num.io.threads=4\n", configs("zk", "--describe", "--broker", "1")...)
 	expectTool(t, zkWarning+"Configs for default brokers are unclean.leader.election.enable=true\n", configs("zk", "--describe", "--broker-defaults")...)
 	// Every broker, then the cluster default.
-	code, out, _ := runTool(configs("bs", "--describe", "--entity-type", "brokers")...)
+	code, out, _ = runTool(configs("bs", "--describe", "--entity-type", "brokers")...)
 	if code != 0 || !strings.HasPrefix(out, "Dynamic configs for broker 1 are:\n  num.io.threads=4 ") ||
 		!strings.Contains(out, "\nDynamic configs for broker 2 are:\nDefault configs for brokers in the cluster are:\n  unclean.leader.election.enable=true ") {
 		t.Errorf("describe all brokers: exit %d\n%s", code, out)
