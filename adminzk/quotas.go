@@ -4,6 +4,8 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"net"
+	"net/netip"
 	"slices"
 	"strconv"
 	"strings"
@@ -27,10 +29,10 @@ const (
 )
 
 // QuotaEntity names the entity of a client quota: a user, a client id, or
-// both, each a name or nil for the default entity.
+// both, or an IP; each a name or nil for the default entity.
 type QuotaEntity struct {
-	HasUser, HasClientID bool
-	User, ClientID       *string
+	HasUser, HasClientID, HasIP bool
+	User, ClientID, IP          *string
 }
 
 // QuotaOp sets a quota key to Value, or removes it.
@@ -48,14 +50,16 @@ type QuotaComponent struct {
 }
 
 // ParseQuotaEntity checks an entity as Kafka's parseAndSanitizeQuotaEntity
-// does: user and client-id, each at most once; an IP entity is refused
-// here, as connection-rate quotas are not served.
+// does: user, client-id and ip, each at most once and not empty.
 func ParseQuotaEntity(components []QuotaComponent) (QuotaEntity, error) {
 	var e QuotaEntity
 	if len(components) == 0 {
 		return e, adminErr(ErrInvalidQuota, kerr.InvalidRequest, "Invalid empty client quota entity")
 	}
 	for _, c := range components {
+		if c.Name != nil && *c.Name == "" {
+			return e, adminErr(ErrInvalidQuota, kerr.InvalidRequest, "Empty %s not supported", c.Type)
+		}
 		switch c.Type {
 		case QuotaUser:
 			if e.HasUser {
@@ -68,7 +72,10 @@ func ParseQuotaEntity(components []QuotaComponent) (QuotaEntity, error) {
 			}
 			e.HasClientID, e.ClientID = true, c.Name
 		case QuotaIP:
-			return e, adminErr(ErrInvalidQuota, kerr.InvalidRequest, "IP connection-rate quotas are not supported by this broker")
+			if e.HasIP {
+				return e, adminErr(ErrInvalidQuota, kerr.InvalidRequest, "Duplicate ip entity type")
+			}
+			e.HasIP, e.IP = true, c.Name
 		default:
 			return e, adminErr(ErrInvalidQuota, kerr.InvalidRequest, "Unhandled client quota entity type: %s", c.Type)
 		}
@@ -87,6 +94,8 @@ func sanitizedName(name *string) string {
 // configPath is the entity's config type and name below it.
 func (e QuotaEntity) configPath() (entityType, name string) {
 	switch {
+	case e.HasIP:
+		return zkpaths.EntityIPs, sanitizedName(e.IP)
 	case e.HasUser && e.HasClientID:
 		return zkpaths.EntityUsers, sanitizedName(e.User) + "/" + zkpaths.EntityClients + "/" + sanitizedName(e.ClientID)
 	case e.HasUser:
@@ -96,16 +105,31 @@ func (e QuotaEntity) configPath() (entityType, name string) {
 }
 
 // AlterClientQuotas applies ops to an entity's quotas as Kafka 2.8's
-// ZkAdminManager.alterClientQuotas: unknown keys are INVALID_REQUEST, the
-// byte rates must be whole numbers, the doubles are stored as Java prints
-// them. With validateOnly nothing is written.
+// ZkAdminManager.alterClientQuotas: an IP entity stands alone and must be
+// an address or a resolvable host; unknown keys (an IP has only
+// connection_creation_rate, users and clients the others) are
+// INVALID_REQUEST, the byte rates must be whole numbers (LONG), the
+// connection rate an INT, the doubles are stored as Java prints them. With
+// validateOnly nothing is written.
 func (c *Client) AlterClientQuotas(e QuotaEntity, ops []QuotaOp, validateOnly bool) error {
+	if e.HasIP {
+		if e.HasUser || e.HasClientID {
+			return adminErr(ErrInvalidQuota, kerr.InvalidRequest, "Invalid quota entity combination, IP entity should not be used with user/client ID entity.")
+		}
+		if e.IP != nil && !validIPEntity(*e.IP) {
+			return adminErr(ErrInvalidQuota, kerr.InvalidRequest, "%s is not a valid IP or resolvable host.", *e.IP)
+		}
+	}
 	props := map[string]string{}
 	for _, op := range ops {
 		if op.Remove {
 			continue
 		}
 		known, whole := quota.IsQuotaKey(op.Key)
+		typ, limit := "LONG", float64(math.MaxInt64)
+		if e.HasIP {
+			known, whole, typ, limit = op.Key == quota.ConnectionCreationRate, true, "INT", math.MaxInt32
+		}
 		switch {
 		case !known:
 			return adminErr(ErrInvalidQuota, kerr.InvalidRequest, "Invalid configuration key %s", op.Key)
@@ -115,8 +139,8 @@ func (c *Client) AlterClientQuotas(e QuotaEntity, ops []QuotaOp, validateOnly bo
 		}
 		const epsilon = 1e-6
 		n := math.Floor(op.Value + epsilon)
-		if math.Abs(n-op.Value) > epsilon || n > math.MaxInt64 || n < math.MinInt64 {
-			return adminErr(ErrInvalidQuota, kerr.InvalidRequest, "Configuration %s must be a LONG value", op.Key)
+		if math.Abs(n-op.Value) > epsilon || n > limit || n < -limit-1 {
+			return adminErr(ErrInvalidQuota, kerr.InvalidRequest, "Configuration %s must be a %s value", op.Key, typ)
 		}
 		props[op.Key] = strconv.FormatInt(int64(n), 10)
 	}
@@ -134,6 +158,16 @@ func (c *Client) AlterClientQuotas(e QuotaEntity, ops []QuotaOp, validateOnly bo
 		}
 		return true, nil
 	})
+}
+
+// validIPEntity reports whether name is an IP address or a host name that
+// resolves (Kafka's DynamicConfig.Ip.isValidIpEntity).
+func validIPEntity(name string) bool {
+	if _, err := netip.ParseAddr(name); err == nil {
+		return true
+	}
+	addrs, err := net.LookupHost(name)
+	return err == nil && len(addrs) > 0
 }
 
 // JavaDouble formats v as Java's Double.toString, which Kafka uses to store
@@ -168,8 +202,8 @@ type QuotaFilter struct {
 }
 
 // QuotaFilterOf checks a DescribeClientQuotas filter as Kafka 2.8 does:
-// each entity type at most once, user or client-id (IP connection-rate
-// quotas are not served), an exact match with a name.
+// each entity type at most once, ip not with user or client-id, an exact
+// match with a name.
 func QuotaFilterOf(components []kmsg.DescribeClientQuotasRequestComponent, strict bool) (QuotaFilter, error) {
 	f := QuotaFilter{Components: map[string]QuotaMatch{}, Strict: strict}
 	for _, c := range components {
@@ -177,9 +211,7 @@ func QuotaFilterOf(components []kmsg.DescribeClientQuotasRequestComponent, stric
 			return f, adminErr(ErrInvalidQuota, kerr.InvalidRequest, "Duplicate %s filter component entity type", c.EntityType)
 		}
 		switch c.EntityType {
-		case QuotaUser, QuotaClientID:
-		case QuotaIP:
-			return f, adminErr(ErrInvalidQuota, kerr.InvalidRequest, "IP connection-rate quotas are not supported by this broker")
+		case QuotaUser, QuotaClientID, QuotaIP:
 		case "":
 			return f, adminErr(ErrInvalidQuota, kerr.InvalidRequest, "Unexpected empty filter component entity type")
 		default:
@@ -199,6 +231,11 @@ func QuotaFilterOf(components []kmsg.DescribeClientQuotasRequestComponent, stric
 			return f, adminErr(ErrInvalidQuota, kerr.InvalidRequest, "Unexpected match type")
 		}
 	}
+	_, user := f.Components[QuotaUser]
+	_, client := f.Components[QuotaClientID]
+	if _, ip := f.Components[QuotaIP]; ip && (user || client) {
+		return f, adminErr(ErrInvalidQuota, kerr.InvalidRequest, "Invalid entity filter component combination, IP filter component should not be used with user or clientId filter component.")
+	}
 	return f, nil
 }
 
@@ -210,11 +247,13 @@ type DescribedQuota struct {
 
 // DescribeClientQuotas lists the quotas matching a filter (from
 // QuotaFilterOf) as Kafka 2.8's ZkAdminManager.describeClientQuotas: user,
-// client-id and user/client-id entities, only those with some quota key, in
-// a stable order.
+// client-id and user/client-id entities unless the filter names ip, IP
+// entities unless it names user or client-id; only those with some quota
+// key of their kind, in a stable order.
 func (c *Client) DescribeClientQuotas(f QuotaFilter) ([]DescribedQuota, error) {
 	userMatch, hasUser := f.Components[QuotaUser]
 	clientMatch, hasClient := f.Components[QuotaClientID]
+	ipMatch, hasIP := f.Components[QuotaIP]
 	// matches is Kafka's: a component matches a name it equals (a default
 	// the default), or any name of its type; a type without a component
 	// matches an absent name, or any when not strict.
@@ -245,23 +284,59 @@ func (c *Client) DescribeClientQuotas(f QuotaFilter) ([]DescribedQuota, error) {
 			out = append(out, DescribedQuota{Entity: e, Values: values})
 		}
 	}
-	paths, err := c.QuotaEntityPaths()
-	if err != nil {
-		return nil, err
-	}
-	for _, p := range paths {
-		e, ok := quotaEntityOf(p)
-		if !ok {
-			continue
-		}
-		entityType, name, _ := strings.Cut(p, "/")
-		cfg, err := c.FetchEntityConfig(entityType, name)
+	if !hasIP {
+		paths, err := c.QuotaEntityPaths()
 		if err != nil {
 			return nil, err
 		}
-		add(e, cfg)
+		for _, p := range paths {
+			e, ok := quotaEntityOf(p)
+			if !ok {
+				continue
+			}
+			entityType, name, _ := strings.Cut(p, "/")
+			cfg, err := c.FetchEntityConfig(entityType, name)
+			if err != nil {
+				return nil, err
+			}
+			add(e, cfg)
+		}
+	}
+	if hasUser || hasClient || (!hasIP && f.Strict) {
+		return out, nil
+	}
+	ips, err := c.IPQuotaEntities()
+	if err != nil {
+		return nil, err
+	}
+	for _, name := range ips {
+		ip, err := desanitized(name)
+		if err != nil || (!ipMatch.Any && hasIP && !sameName(ipMatch.Name, ip)) {
+			continue
+		}
+		cfg, err := c.FetchEntityConfig(zkpaths.EntityIPs, name)
+		if err != nil {
+			return nil, err
+		}
+		if v, err := strconv.ParseFloat(cfg[quota.ConnectionCreationRate], 64); err == nil {
+			out = append(out, DescribedQuota{Entity: QuotaEntity{HasIP: true, IP: ip}, Values: map[string]float64{quota.ConnectionCreationRate: v}})
+		}
 	}
 	return out, nil
+}
+
+// sameName reports whether two entity names (nil the default) are equal.
+func sameName(a, b *string) bool {
+	if a == nil || b == nil {
+		return a == nil && b == nil
+	}
+	return *a == *b
+}
+
+// IPQuotaEntities lists the IP entities that have a znode under /config/ips
+// (sanitized, "<default>" for the default), sorted.
+func (c *Client) IPQuotaEntities() ([]string, error) {
+	return c.children(zkpaths.ConfigIPs)
 }
 
 // QuotaEntityPaths lists every users and clients entity that has a znode,

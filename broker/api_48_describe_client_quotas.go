@@ -50,6 +50,9 @@ func (s *Server) handleDescribeClientQuotas(req *kmsg.DescribeClientQuotasReques
 		if d.Entity.HasClientID {
 			e.Entity = append(e.Entity, kmsg.DescribeClientQuotasResponseEntryEntity{Type: adminzk.QuotaClientID, Name: d.Entity.ClientID})
 		}
+		if d.Entity.HasIP {
+			e.Entity = append(e.Entity, kmsg.DescribeClientQuotasResponseEntryEntity{Type: adminzk.QuotaIP, Name: d.Entity.IP})
+		}
 		for _, k := range slices.Sorted(maps.Keys(d.Values)) {
 			e.Values = append(e.Values, kmsg.DescribeClientQuotasResponseEntryValue{Key: k, Value: d.Values[k]})
 		}

@@ -13,6 +13,9 @@ package broker
 // taken back, as in Kafka.
 
 import (
+	"net"
+	"net/netip"
+	"strconv"
 	"strings"
 	"time"
 
@@ -21,9 +24,10 @@ import (
 
 	"github.com/zkafka/zkafka/adminzk"
 	"github.com/zkafka/zkafka/quota"
+	"github.com/zkafka/zkafka/zkpaths"
 )
 
-// loadQuotaConfigs reads every users and clients entity, nested ones
+// loadQuotaConfigs reads every users, clients and ips entity, nested ones
 // included, as Kafka's DynamicConfigManager does at startup.
 func (m *configManager) loadQuotaConfigs() error {
 	paths, err := m.s.adminZk().QuotaEntityPaths()
@@ -32,6 +36,15 @@ func (m *configManager) loadQuotaConfigs() error {
 	}
 	for _, p := range paths {
 		if err := m.reloadQuotaConfig(p); err != nil {
+			return err
+		}
+	}
+	ips, err := m.s.adminZk().IPQuotaEntities()
+	if err != nil {
+		return err
+	}
+	for _, ip := range ips {
+		if err := m.reloadIPQuotaConfig(ip); err != nil {
 			return err
 		}
 	}
@@ -48,6 +61,41 @@ func (m *configManager) reloadQuotaConfig(entityPath string) error {
 	}
 	m.s.clientQuotas.Set(entityPath, cfg)
 	m.log.Info("Loaded client quota config", zap.String("entity-path", entityPath), zap.String("config", adminzk.FormatConfig(cfg)))
+	return nil
+}
+
+// reloadIPQuotaConfig re-reads an IP entity's connection_creation_rate
+// (Kafka's IpConfigHandler): the default entity's, or an address's, a host
+// name standing for the first address it resolves to.
+func (m *configManager) reloadIPQuotaConfig(name string) error {
+	cfg, err := m.s.adminZk().FetchEntityConfig(zkpaths.EntityIPs, name)
+	if err != nil {
+		return err
+	}
+	rate, err := strconv.ParseFloat(cfg[quota.ConnectionCreationRate], 64)
+	set := err == nil
+	log := m.log.With(zap.String("ip", name), zap.String("config", adminzk.FormatConfig(cfg)))
+	if name == zkpaths.DefaultEntity {
+		m.s.connectionRates.SetDefault(rate, set)
+		log.Info("Loaded the default IP connection rate quota")
+		return nil
+	}
+	host, err := quota.Desanitize(name)
+	if err != nil {
+		log.Error("Ignoring an IP quota entity whose name is not sanitized", zap.Error(err))
+		return nil
+	}
+	addr, err := netip.ParseAddr(host)
+	if err != nil {
+		ips, lookupErr := net.LookupIP(host)
+		if lookupErr != nil || len(ips) == 0 {
+			log.Error("Ignoring an IP quota entity that does not resolve", zap.Error(lookupErr))
+			return nil
+		}
+		addr, _ = netip.AddrFromSlice(ips[0])
+	}
+	m.s.connectionRates.Set(addr, rate, set)
+	log.Info("Loaded an IP connection rate quota", zap.Stringer("address", addr.Unmap()))
 	return nil
 }
 

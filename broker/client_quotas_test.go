@@ -95,15 +95,21 @@ func TestClientQuotaAPIs(t *testing.T) {
 		kmsg.AlterClientQuotasRequestEntry{Entity: entity("client-id", "x"), Ops: []kmsg.AlterClientQuotasRequestEntryOp{setQuota("no_such_quota", 1)}},
 		kmsg.AlterClientQuotasRequestEntry{Entity: entity("user", "a", "user", "b"), Ops: []kmsg.AlterClientQuotasRequestEntryOp{setQuota("producer_byte_rate", 1)}},
 		kmsg.AlterClientQuotasRequestEntry{Entity: entity("ip", "1.2.3.4"), Ops: []kmsg.AlterClientQuotasRequestEntryOp{setQuota("connection_creation_rate", 1)}},
+		kmsg.AlterClientQuotasRequestEntry{Entity: entity("ip", "1.2.3.4", "user", "a"), Ops: []kmsg.AlterClientQuotasRequestEntryOp{setQuota("connection_creation_rate", 1)}},
+		kmsg.AlterClientQuotasRequestEntry{Entity: entity("ip", "no-such-host.invalid"), Ops: []kmsg.AlterClientQuotasRequestEntryOp{setQuota("connection_creation_rate", 1)}},
+		kmsg.AlterClientQuotasRequestEntry{Entity: entity("ip", "1.2.3.5"), Ops: []kmsg.AlterClientQuotasRequestEntryOp{setQuota("producer_byte_rate", 1)}},
+		kmsg.AlterClientQuotasRequestEntry{Entity: entity("ip", "1.2.3.5"), Ops: []kmsg.AlterClientQuotasRequestEntryOp{setQuota("connection_creation_rate", 1.5)}},
+		kmsg.AlterClientQuotasRequestEntry{Entity: entity("client-id", "x"), Ops: []kmsg.AlterClientQuotasRequestEntryOp{setQuota("connection_creation_rate", 1)}},
 	)
 	bad := kerr.InvalidRequest.Code
-	if want := []int16{0, 0, 0, bad, bad, bad, bad}; !slices.Equal(codes, want) {
+	if want := []int16{0, 0, 0, bad, bad, bad, 0, bad, bad, bad, bad, bad}; !slices.Equal(codes, want) {
 		t.Fatalf("alter codes %v, want %v", codes, want)
 	}
 	for path, want := range map[string]string{
 		"/config/users/alice/clients/my%20app": `{"version":1,"config":{"producer_byte_rate":"1024"}}`,
 		"/config/users/<default>":              `{"version":1,"config":{"request_percentage":"50.0"}}`,
 		"/config/clients/<default>":            `{"version":1,"config":{"consumer_byte_rate":"2048","producer_byte_rate":"4096"}}`,
+		"/config/ips/1.2.3.4":                  `{"version":1,"config":{"connection_creation_rate":"1"}}`,
 	} {
 		data, _, err := zkc.Get(path)
 		if err != nil || string(data) != want {
@@ -114,8 +120,8 @@ func TestClientQuotaAPIs(t *testing.T) {
 		t.Error("a refused entry was written")
 	}
 	changes, _, err := zkc.Children(zkpaths.ConfigChanges)
-	if err != nil || len(changes) != 3 {
-		t.Errorf("%d config change notifications (%v), want 3", len(changes), err)
+	if err != nil || len(changes) != 4 {
+		t.Errorf("%d config change notifications (%v), want 4", len(changes), err)
 	}
 
 	// Validate only: checked, not written.
@@ -135,8 +141,12 @@ func TestClientQuotaAPIs(t *testing.T) {
 	}{
 		{"everything", false, nil, []string{
 			"client-id=<default>: consumer_byte_rate=2048 producer_byte_rate=4096",
+			"ip=1.2.3.4: connection_creation_rate=1",
 			"user=<default>: request_percentage=50",
 			"user=alice,client-id=my app: producer_byte_rate=1024"}},
+		{"ips", true, []kmsg.DescribeClientQuotasRequestComponent{match("ip", kmsg.QuotasMatchTypeAny, nil)}, []string{"ip=1.2.3.4: connection_creation_rate=1"}},
+		{"ip 1.2.3.4", false, []kmsg.DescribeClientQuotasRequestComponent{match("ip", kmsg.QuotasMatchTypeExact, kmsg.StringPtr("1.2.3.4"))}, []string{"ip=1.2.3.4: connection_creation_rate=1"}},
+		{"default ip", false, []kmsg.DescribeClientQuotasRequestComponent{match("ip", kmsg.QuotasMatchTypeDefault, def)}, nil},
 		{"users, strict", true, []kmsg.DescribeClientQuotasRequestComponent{match("user", kmsg.QuotasMatchTypeAny, nil)}, []string{"user=<default>: request_percentage=50"}},
 		{"user alice", false, []kmsg.DescribeClientQuotasRequestComponent{match("user", kmsg.QuotasMatchTypeExact, alice)}, []string{"user=alice,client-id=my app: producer_byte_rate=1024"}},
 		{"user alice, strict", true, []kmsg.DescribeClientQuotasRequestComponent{match("user", kmsg.QuotasMatchTypeExact, alice)}, nil},
@@ -150,6 +160,9 @@ func TestClientQuotaAPIs(t *testing.T) {
 	}
 	if _, code := describeQuotas(t, addr, false, match("user", kmsg.QuotasMatchTypeAny, nil), match("user", kmsg.QuotasMatchTypeAny, nil)); code != bad {
 		t.Errorf("duplicate filter component: code %d, want INVALID_REQUEST", code)
+	}
+	if _, code := describeQuotas(t, addr, false, match("ip", kmsg.QuotasMatchTypeAny, nil), match("user", kmsg.QuotasMatchTypeAny, nil)); code != bad {
+		t.Errorf("ip with user filter components: code %d, want INVALID_REQUEST", code)
 	}
 	if _, code := describeQuotas(t, addr, false, match("user", kmsg.QuotasMatchTypeExact, nil)); code != bad {
 		t.Errorf("exact match without a name: code %d, want INVALID_REQUEST", code)

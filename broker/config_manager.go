@@ -356,9 +356,8 @@ func (m *configManager) processNotification(path string) error {
 		return m.s.applyBrokerConfigChange()
 	case zkpaths.EntityClients, zkpaths.EntityUsers:
 		return m.reloadQuotaConfig(n.EntityPath)
-	case "ips":
-		m.log.Info("Connection-rate quotas of IPs are stored but not enforced by this broker", zap.String("entity-path", n.EntityPath))
-		return nil
+	case zkpaths.EntityIPs:
+		return m.reloadIPQuotaConfig(n.EntityName())
 	}
 	m.log.Error("Ignoring a config change of an unknown entity type", zap.String("entity-path", n.EntityPath))
 	return nil

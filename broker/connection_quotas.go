@@ -5,8 +5,10 @@ import (
 	"net"
 	"net/netip"
 	"sync"
+	"time"
 
 	"github.com/zkafka/zkafka/brokerconfig"
+	"github.com/zkafka/zkafka/quota"
 )
 
 // connectionQuotas counts open connections per client address, per listener
@@ -19,7 +21,10 @@ import (
 //   - the inter-broker listener, when there are others, is exempt from the
 //     broker-wide limit, and a connection it accepts beyond that limit makes
 //     the broker close the least recently active connection of another
-//     listener.
+//     listener;
+//   - a connection above its address's connection_creation_rate (an IP
+//     quota, KIP-612) is not counted or served: the listener holds it for
+//     the throttle time, then closes it.
 type connectionQuotas struct {
 	maxConnections int32
 	perIP          int32
@@ -27,6 +32,7 @@ type connectionQuotas struct {
 	listenerMax    map[string]int32
 	interBroker    string
 	numListeners   int
+	ipRates        *quota.ConnectionRates
 
 	mu          sync.Mutex
 	changed     chan struct{} // closed and replaced whenever a count drops
@@ -45,11 +51,23 @@ func (e *tooManyConnectionsError) Error() string {
 	return fmt.Sprintf("Too many connections from %s (maximum = %d)", e.addr, e.max)
 }
 
+// connectionThrottledError holds back a connection above its address's
+// connection creation rate for throttle.
+type connectionThrottledError struct {
+	addr     netip.Addr
+	throttle time.Duration
+}
+
+func (e *connectionThrottledError) Error() string {
+	return fmt.Sprintf("Connection from %s throttled for %d ms", e.addr, e.throttle.Milliseconds())
+}
+
 // newConnectionQuotas resolves the override hosts, as Kafka resolves them
 // once when the config is read; a host name counts for every address it
 // resolves to.
-func newConnectionQuotas(cfg *brokerconfig.Config) (*connectionQuotas, error) {
+func newConnectionQuotas(cfg *brokerconfig.Config, ipRates *quota.ConnectionRates) (*connectionQuotas, error) {
 	q := &connectionQuotas{
+		ipRates:        ipRates,
 		maxConnections: cfg.MaxConnections,
 		perIP:          cfg.MaxConnectionsPerIP,
 		perIPOverrides: map[netip.Addr]int32{},
@@ -81,7 +99,9 @@ func newConnectionQuotas(cfg *brokerconfig.Config) (*connectionQuotas, error) {
 // inc counts a connection the listener accepted, first waiting until the
 // listener and the broker have a free slot; it gives up when done closes.
 // A *tooManyConnectionsError means the connection is over its address's
-// limit and was not counted: the caller closes it.
+// limit and a *connectionThrottledError that it is above its address's
+// connection rate; it was not counted either way, and the caller closes it
+// (after the throttle).
 func (q *connectionQuotas) inc(done <-chan struct{}, listener string, addr netip.Addr) error {
 	q.mu.Lock()
 	for !q.slotAvailable(listener) {
@@ -95,6 +115,12 @@ func (q *connectionQuotas) inc(done <-chan struct{}, listener string, addr netip
 		q.mu.Lock()
 	}
 	defer q.mu.Unlock()
+	if rate, ok := q.ipRates.Lookup(addr); ok {
+		if d := rate.Record(1); d > 0 {
+			rate.Unrecord(1) // not accepted, as Kafka does
+			return &connectionThrottledError{addr: addr, throttle: d}
+		}
+	}
 	max, ok := q.perIPOverrides[addr]
 	if !ok {
 		max = q.perIP

@@ -62,12 +62,19 @@ func (l *listener) serve() {
 		}
 		addr := c.RemoteAddr().(*net.TCPAddr).AddrPort().Addr().Unmap()
 		if err := l.s.quotas.inc(l.done, l.name, addr); err != nil {
-			c.Close()
 			var tooMany *tooManyConnectionsError
-			if !errors.As(err, &tooMany) {
+			var throttled *connectionThrottledError
+			switch {
+			case errors.As(err, &throttled):
+				l.log.Debug(fmt.Sprintf("Delaying closing of connection from %s for %d ms", throttled.addr, throttled.throttle.Milliseconds()))
+				l.closeAfter(c, throttled.throttle)
+			case errors.As(err, &tooMany):
+				c.Close()
+				l.log.Info(fmt.Sprintf("Rejected connection from %s, address already has the configured maximum of %d connections.", tooMany.addr, tooMany.max))
+			default:
+				c.Close()
 				return // the listener closed while waiting for a slot
 			}
-			l.log.Info(fmt.Sprintf("Rejected connection from %s, address already has the configured maximum of %d connections.", tooMany.addr, tooMany.max))
 			continue
 		}
 		st := &connState{done: make(chan struct{})}
@@ -95,6 +102,23 @@ func (l *listener) serve() {
 			l.s.quotas.dec(l.name, addr)
 		}()
 	}
+}
+
+// closeAfter closes a connection the listener will not serve after d (or
+// when the listener closes), reading nothing from it meanwhile, as Kafka's
+// acceptor holds a throttled connection.
+func (l *listener) closeAfter(c net.Conn, d time.Duration) {
+	l.wg.Add(1)
+	go func() {
+		defer l.wg.Done()
+		defer c.Close()
+		t := time.NewTimer(d)
+		defer t.Stop()
+		select {
+		case <-t.C:
+		case <-l.done:
+		}
+	}()
 }
 
 // close closes the connection once, waking its goroutine if it waits for

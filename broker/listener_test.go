@@ -15,6 +15,7 @@ import (
 	"go.uber.org/zap/zaptest/observer"
 
 	"github.com/zkafka/zkafka/brokerconfig"
+	"github.com/zkafka/zkafka/quota"
 	"github.com/zkafka/zkafka/wire"
 )
 
@@ -27,11 +28,11 @@ func servePanicking(t *testing.T) (string, *observer.ObservedLogs) {
 		t.Fatal(err)
 	}
 	core, logs := observer.New(zapcore.InfoLevel)
-	quotas, err := newConnectionQuotas(cfg)
+	quotas, err := newConnectionQuotas(cfg, quota.NewConnectionRates(quota.Config{Samples: 11, Window: time.Second}))
 	if err != nil {
 		t.Fatal(err)
 	}
-	s := &Server{cfg: cfg, log: zap.New(core), apis: apiTable(), quotas: quotas}
+	s := &Server{cfg: cfg, log: zap.New(core), apis: apiTable(), quotas: quotas, clientQuotas: quota.New(quota.Config{Samples: 11, Window: time.Second})}
 	s.ctx, s.cancel = context.WithCancel(context.Background())
 	for _, key := range []int16{metadataAPI.key, produceAPI.key} {
 		a := s.apis[key]

@@ -70,6 +70,8 @@ type Server struct {
 	// clientQuotas are the produce, fetch and request quotas of users and
 	// client ids (client_quotas.go).
 	clientQuotas *quota.Manager
+	// connectionRates are the IP connection-rate quotas the listeners obey.
+	connectionRates *quota.ConnectionRates
 	// replicationQuotas are the leader and follower replication throttles
 	// (replication_quotas.go).
 	replicationQuotas replicationQuotas
@@ -131,6 +133,7 @@ func (s *Server) Start(ctx context.Context) (err error) {
 		return err
 	}
 	s.clientQuotas = quota.New(quota.Config{Samples: int(s.cfg.QuotaWindowNum), Window: s.cfg.QuotaWindowSize})
+	s.connectionRates = quota.NewConnectionRates(quota.Config{Samples: int(s.cfg.QuotaWindowNum), Window: s.cfg.QuotaWindowSize})
 	if err := s.configs.loadQuotaConfigs(); err != nil {
 		return err
 	}
@@ -362,7 +365,7 @@ func (s *Server) topicLogConfig(topic string) (storage.LogConfig, error) {
 // bindListeners opens every listener; an advertised port of 0 (tests bind
 // port 0) takes the bound port of the listener of the same name.
 func (s *Server) bindListeners() error {
-	quotas, err := newConnectionQuotas(s.cfg)
+	quotas, err := newConnectionQuotas(s.cfg, s.connectionRates)
 	if err != nil {
 		return err
 	}

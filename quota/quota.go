@@ -21,6 +21,9 @@ const (
 	// ControllerMutation is controller_mutation_rate: partitions created or
 	// deleted per second.
 	ControllerMutation
+	// Connection is connection_creation_rate, an IP's quota: connections
+	// accepted per second (ConnectionRates).
+	Connection
 )
 
 // Keys of the quotas of users and client ids (Kafka 2.8's QuotaConfigs).
@@ -29,11 +32,13 @@ const (
 	ConsumerByteRate       = "consumer_byte_rate"
 	RequestPercentage      = "request_percentage"
 	ControllerMutationRate = "controller_mutation_rate"
+	// ConnectionCreationRate is the one quota of an IP entity.
+	ConnectionCreationRate = "connection_creation_rate"
 )
 
 // ConfigKey is the kind's key in a quota config.
 func (k Kind) ConfigKey() string {
-	return [...]string{ProducerByteRate, ConsumerByteRate, RequestPercentage, ControllerMutationRate}[k]
+	return [...]string{ProducerByteRate, ConsumerByteRate, RequestPercentage, ControllerMutationRate, ConnectionCreationRate}[k]
 }
 
 // IsQuotaKey reports whether key is a quota of users and client ids, and
@@ -209,11 +214,12 @@ func (a Applied) MaxValueInWindow() float64 {
 
 // Record adds value (bytes, or percent-seconds of handler time) to the
 // rate, and returns how long the client is to be throttled: 0 unless the
-// rate is now above the quota. A request quota's throttle is at most one
-// window (Kafka's ClientRequestQuotaManager bounds it so).
+// rate is now above the quota. A request or connection quota's throttle is
+// at most one window (Kafka's ClientRequestQuotaManager and ConnectionQuotas
+// bound it so).
 func (a Applied) Record(value float64) time.Duration {
 	d := a.record(value)
-	if a.kind == Request {
+	if a.kind == Request || a.kind == Connection {
 		d = min(d, a.cfg.Window)
 	}
 	return d

@@ -20,6 +20,7 @@ const (
 	ConfigBrokers            = "/config/brokers"
 	ConfigClients            = "/config/clients"
 	ConfigUsers              = "/config/users"
+	ConfigIPs                = "/config/ips"
 	Admin                    = "/admin"
 	DeleteTopics             = "/admin/delete_topics"
 	ReassignPartitions       = "/admin/reassign_partitions"
@@ -55,6 +56,7 @@ var PersistentPaths = []string{
 	ConfigClients,
 	ConfigUsers,
 	ConfigBrokers,
+	ConfigIPs,
 }
 
 // Config entity types: the second component of /config/<type>/<name> and the
@@ -64,6 +66,7 @@ const (
 	EntityClients = "clients"
 	EntityUsers   = "users"
 	EntityBrokers = "brokers"
+	EntityIPs     = "ips"
 )
 
 // DefaultEntity is the entity name of the cluster-wide default, as in

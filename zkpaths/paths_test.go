@@ -40,11 +40,13 @@ func TestPathBuilders(t *testing.T) {
 }
 
 func TestFixedPaths(t *testing.T) {
-	// The order and content of ZNODES.md's pre-created list.
+	// The order and content of Kafka 2.8.2's ZkData.PersistentZkPaths, whose
+	// config types (ConfigType.all) end with the IP entities of KIP-612.
 	want := []string{
 		"/consumers", "/brokers/ids", "/brokers/topics", "/config/changes", "/admin/delete_topics",
 		"/brokers/seqid", "/isr_change_notification", "/latest_producer_id_block",
 		"/log_dir_event_notification", "/config/topics", "/config/clients", "/config/users", "/config/brokers",
+		"/config/ips",
 	}
 	if !slices.Equal(PersistentPaths, want) {
 		t.Fatalf("PersistentPaths = %q\nwant %q", PersistentPaths, want)

@@ -26,12 +26,13 @@ var configsOptions = []optionSpec{
 	flagOpt("alter", "Alter the configuration for the entity."),
 	flagOpt("describe", "List configs for the given entity."),
 	flagOpt("all", "List all configs for the given topic, broker, or broker-logger entity (includes static configuration when the entity type is brokers)"),
-	argOpt("entity-type", "", "Type of entity (topics/clients/users/brokers/broker-loggers)"),
-	argOpt("entity-name", "", "Name of entity (topic name/client id/user principal name/broker id)"),
-	flagOpt("entity-default", "Default entity name for clients/users/brokers (applies to corresponding entity type in command line)"),
+	argOpt("entity-type", "", "Type of entity (topics/clients/users/brokers/broker-loggers/ips)"),
+	argOpt("entity-name", "", "Name of entity (topic name/client id/user principal name/broker id/ip)"),
+	flagOpt("entity-default", "Default entity name for clients/users/brokers/ips (applies to corresponding entity type in command line)"),
 	argOpt("add-config", "", "Key Value pairs of configs to add. Square brackets can be used to group values which contain commas: 'k1=v1,k2=[v1,v2,v2],k3=v3'. "+
 		"Valid configurations are the topic configs (see kafka-topics --config) for entity-type 'topics', the dynamic broker configs for 'brokers', "+
-		"and producer_byte_rate, consumer_byte_rate and request_percentage for 'users' and 'clients'. "+
+		"producer_byte_rate, consumer_byte_rate, request_percentage and controller_mutation_rate for 'users' and 'clients', "+
+		"and connection_creation_rate for 'ips'. "+
 		"Entity types 'users' and 'clients' may be specified together to update config for clients of a specific user."),
 	argOpt("add-config-file", "", "Path to a properties file with configs to add. See add-config for a list of valid configurations."),
 	argOpt("delete-config", "", "config keys to remove 'k1,k2'"),
@@ -88,7 +89,7 @@ type configCommand struct {
 	opts       toolOptions
 	entityType string // "topics" or "brokers"
 	entityName string // "" for every entity of the type (describe); brokerDefault
-	// quotaTargets are the users and clients entities named (client quotas).
+	// quotaTargets are the users, clients or ips entities named (client quotas).
 	quotaTargets []quotaTarget
 	add          map[string]string
 	addOrder     []string
@@ -141,14 +142,12 @@ func newConfigCommand(opts toolOptions) (*configCommand, error) {
 		if c.entityName == brokerDefault {
 			return nil, errors.New("--entity-default is not supported for broker-loggers")
 		}
-	case "clients", "users":
+	case "clients", "users", "ips":
 		targets, err := quotaTargets(opts)
 		if err != nil {
 			return nil, err
 		}
 		c.quotaTargets = targets
-	case "ips":
-		return nil, errors.New("Entity type ips is not supported by zkafka configs: IP connection-rate quotas are not served")
 	default:
 		return nil, fmt.Errorf("Invalid entity type %s, the entity type must be one of topics,brokers with the %s argument", c.entityType, connect)
 	}

@@ -1,6 +1,6 @@
 package main
 
-// kafka-configs --entity-type users|clients: client quotas, as Kafka 2.8's
+// kafka-configs --entity-type users|clients|ips: client quotas, as Kafka 2.8's
 // ConfigCommand handles them — through DescribeClientQuotas and
 // AlterClientQuotas with --bootstrap-server, through adminzk (the znodes
 // and a change notification) with --zookeeper. A user and a client id may
@@ -27,8 +27,8 @@ import (
 // quotaTarget is one entity type of the command and the entities of it
 // named: any (describe), the default, or one by name.
 type quotaTarget struct {
-	entityType string // users or clients
-	quotaType  string // its ClientQuotaEntity type: user or client-id
+	entityType string // users, clients or ips
+	quotaType  string // its ClientQuotaEntity type: user, client-id or ip
 	match      adminzk.QuotaMatch
 }
 
@@ -46,8 +46,11 @@ func quotaTargets(opts toolOptions) ([]quotaTarget, error) {
 	targets := make([]quotaTarget, len(types))
 	for i, t := range types {
 		targets[i] = quotaTarget{entityType: t, quotaType: adminzk.QuotaUser, match: adminzk.QuotaMatch{Any: !opts.has("entity-default")}}
-		if t == "clients" {
+		switch t {
+		case "clients":
 			targets[i].quotaType = adminzk.QuotaClientID
+		case "ips":
+			targets[i].quotaType = adminzk.QuotaIP
 		}
 		if i < len(names) {
 			targets[i].match = adminzk.QuotaMatch{Name: &names[i]}
@@ -81,6 +84,7 @@ func quotaEntityLabel(e adminzk.QuotaEntity) string {
 	}
 	add(e.HasUser, "user-principal", e.User)
 	add(e.HasClientID, "client-id", e.ClientID)
+	add(e.HasIP, "ip", e.IP)
 	return strings.Join(parts, ", ")
 }
 

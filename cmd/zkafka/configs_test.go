@@ -219,4 +219,18 @@ func TestConfigsClientQuotas(t *testing.T) {
 		"configs", "--bootstrap-server", bs, "--alter", "--entity-type", "users", "--entity-name", "bob", "--add-config", "producer_byte_rate=fast")
 	expectToolError(t, "Only 'users' and 'clients' entity types may be specified together\n",
 		"configs", "--bootstrap-server", bs, "--describe", "--entity-type", "users", "--entity-type", "topics")
+
+	// IP entities: connection_creation_rate only, an address or a resolvable host.
+	expectTool(t, "Completed updating config for ip 10.1.2.3.\n",
+		"configs", "--bootstrap-server", bs, "--alter", "--entity-type", "ips", "--entity-name", "10.1.2.3", "--add-config", "connection_creation_rate=20")
+	expectTool(t, "Completed updating default config for ips in the cluster.\n",
+		"configs", "--bootstrap-server", bs, "--alter", "--entity-type", "ips", "--entity-default", "--add-config", "connection_creation_rate=100")
+	expectTool(t, "Quota configs for ip '10.1.2.3' are connection_creation_rate=20.0\nQuota configs for the default ip are connection_creation_rate=100.0\n",
+		"configs", "--bootstrap-server", bs, "--describe", "--entity-type", "ips")
+	expectTool(t, zkWarning+"Configs for ip '10.1.2.3' are connection_creation_rate=20.0\n",
+		"configs", "--zookeeper", c.ZK, "--describe", "--entity-type", "ips", "--entity-name", "10.1.2.3")
+	expectToolError(t, "Error while executing config command with args '--bootstrap-server "+bs+" --alter --entity-type ips --entity-name 10.1.2.3 --add-config producer_byte_rate=1'\nInvalid configuration key producer_byte_rate\n",
+		"configs", "--bootstrap-server", bs, "--alter", "--entity-type", "ips", "--entity-name", "10.1.2.3", "--add-config", "producer_byte_rate=1")
+	expectToolError(t, "Error while executing config command with args '--bootstrap-server "+bs+" --alter --entity-type ips --entity-name no-such-host.invalid --add-config connection_creation_rate=1'\nno-such-host.invalid is not a valid IP or resolvable host.\n",
+		"configs", "--bootstrap-server", bs, "--alter", "--entity-type", "ips", "--entity-name", "no-such-host.invalid", "--add-config", "connection_creation_rate=1")
 }
