@@ -37,8 +37,9 @@ type optionSpec struct {
 
 // toolOptions are the parsed options of a Kafka tool, parsed the way
 // joptsimple (the parser of Kafka's Scala tools) does: "--name value" or
-// "--name=value", a unique prefix of a name stands for it, and an option may
-// repeat.
+// "--name=value", and an option may repeat. Kafka 2.8's tools turn
+// joptsimple's abbreviations off (CommandDefaultOptions), so a prefix of a
+// name is not recognized.
 type toolOptions struct {
 	values map[string][]string
 }
@@ -78,25 +79,12 @@ func parseToolOptions(args []string, specs []optionSpec) (toolOptions, error) {
 	return o, nil
 }
 
+// lookupOption finds the option named exactly name.
 func lookupOption(name string, specs []optionSpec) (optionSpec, error) {
-	var matches []optionSpec
 	for _, s := range specs {
 		if s.name == name {
 			return s, nil
 		}
-		if name != "" && strings.HasPrefix(s.name, name) {
-			matches = append(matches, s)
-		}
-	}
-	if len(matches) == 1 {
-		return matches[0], nil
-	}
-	if len(matches) > 1 {
-		names := make([]string, len(matches))
-		for i, m := range matches {
-			names[i] = m.name
-		}
-		return optionSpec{}, fmt.Errorf("Option %s is ambiguous; possibilities: [%s]", name, strings.Join(names, ", "))
 	}
 	return optionSpec{}, fmt.Errorf("%s is not a recognized option", name)
 }
