@@ -6,10 +6,12 @@ package broker
 //	v2: flexible
 //
 // Every log.dirs directory of this broker with the partitions in it (all of
-// them when the request's topics are null): the log's size in bytes, an
-// offset lag of 0 (only a future log being moved between dirs lags), and
-// isFuture false. A directory taken offline by an I/O error is listed with
-// KAFKA_STORAGE_ERROR and no partitions, as Kafka 2.8's describeLogDirs does.
+// them when the request's topics are null): the log's size in bytes and, as
+// Kafka 2.8's describeLogDirs, for a current log isFuture false and an
+// offset lag of max(high watermark - log end, 0), always 0; for a future log
+// being filled in its destination dir (AlterReplicaLogDirs) isFuture true and
+// the current log's end minus its own. A directory taken offline by an I/O
+// error is listed with KAFKA_STORAGE_ERROR and no partitions.
 
 import (
 	"context"
@@ -21,6 +23,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"github.com/zkafka/zkafka/kafka"
+	"github.com/zkafka/zkafka/storage"
 )
 
 var describeLogDirsAPI = api{
@@ -41,12 +44,19 @@ func (s *Server) handleDescribeLogDirs(req *kmsg.DescribeLogDirsRequest) *kmsg.D
 			}
 		}
 	}
-	byDir := map[string][]kafka.TopicPartition{}
+	type replica struct {
+		tp     kafka.TopicPartition
+		log    *storage.Log
+		future bool
+	}
+	byDir := map[string][]replica{}
 	logs := s.logs.All()
-	for tp, l := range logs {
-		if wanted == nil || wanted[tp] {
-			dir := filepath.Dir(l.Dir())
-			byDir[dir] = append(byDir[dir], tp)
+	for future, m := range map[bool]map[kafka.TopicPartition]*storage.Log{false: logs, true: s.logs.Futures()} {
+		for tp, l := range m {
+			if wanted == nil || wanted[tp] {
+				dir := filepath.Dir(l.Dir())
+				byDir[dir] = append(byDir[dir], replica{tp, l, future})
+			}
 		}
 	}
 	for _, dir := range s.logs.Dirs() {
@@ -60,14 +70,21 @@ func (s *Server) handleDescribeLogDirs(req *kmsg.DescribeLogDirsRequest) *kmsg.D
 			resp.Dirs = append(resp.Dirs, d)
 			continue
 		}
-		tps := byDir[dir]
-		slices.SortFunc(tps, kafka.Compare)
-		for _, tp := range tps {
-			if len(d.Topics) == 0 || d.Topics[len(d.Topics)-1].Topic != tp.Topic {
-				d.Topics = append(d.Topics, kmsg.DescribeLogDirsResponseDirTopic{Topic: tp.Topic})
+		replicas := byDir[dir]
+		slices.SortFunc(replicas, func(a, b replica) int { return kafka.Compare(a.tp, b.tp) })
+		for _, r := range replicas {
+			if len(d.Topics) == 0 || d.Topics[len(d.Topics)-1].Topic != r.tp.Topic {
+				d.Topics = append(d.Topics, kmsg.DescribeLogDirsResponseDirTopic{Topic: r.tp.Topic})
 			}
 			t := &d.Topics[len(d.Topics)-1]
-			t.Partitions = append(t.Partitions, kmsg.DescribeLogDirsResponseDirTopicPartition{Partition: tp.Partition, Size: logs[tp].Size()})
+			lag := int64(0)
+			if cur, ok := logs[r.tp]; ok && r.future {
+				lag = cur.LogEndOffset() - r.log.LogEndOffset()
+			} else if r.future {
+				lag = -1 // Kafka's INVALID_OFFSET_LAG: no current log to measure against
+			}
+			t.Partitions = append(t.Partitions, kmsg.DescribeLogDirsResponseDirTopicPartition{
+				Partition: r.tp.Partition, Size: r.log.Size(), OffsetLag: lag, IsFuture: r.future})
 		}
 		resp.Dirs = append(resp.Dirs, d)
 	}

@@ -45,6 +45,7 @@ func apiTable() map[int16]api {
 		incrementalAlterConfigsAPI,
 		deleteTopicsAPI,
 		deleteRecordsAPI,
+		alterReplicaLogDirsAPI,
 		describeLogDirsAPI,
 		describeClientQuotasAPI,
 		alterClientQuotasAPI,

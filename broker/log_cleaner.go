@@ -54,6 +54,11 @@ func (s *Server) cleanLogs(now time.Time, log *zap.Logger) {
 		if !compacted(l.Config().CleanupPolicy) {
 			continue
 		}
+		if _, moving := s.logs.Future(tp.Topic, tp.Partition); moving {
+			// Paused while the log is copied to another log dir, as Kafka's
+			// abortAndPauseCleaning; the moved log is cleaned afterwards.
+			continue
+		}
 		if _, due := l.DirtyRatio(now); !due {
 			continue
 		}

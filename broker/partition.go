@@ -52,6 +52,10 @@ type Partition struct {
 	log   PartitionLog
 	// now is the clock the lag rules read (time.Now; tests control it).
 	now func() time.Time
+	// onTruncate, set before the partition is shared, learns of every
+	// truncation of its log (the alter-log-dirs fetcher truncates its copy,
+	// as Kafka's markPartitionsForTruncation).
+	onTruncate func(offset int64)
 
 	isrMu sync.Mutex
 
@@ -592,10 +596,28 @@ func (p *Partition) appendAsFollower(records []byte) (storage.AppendInfo, error)
 
 // truncateTo cuts the log at offset (whole batches), as a follower does
 // before fetching from a new leader.
-func (p *Partition) truncateTo(offset int64) error { return p.log.Truncate(offset) }
+func (p *Partition) truncateTo(offset int64) error {
+	if err := p.log.Truncate(offset); err != nil {
+		return err
+	}
+	p.truncated(offset)
+	return nil
+}
 
 // truncateFullyAndStartAt empties the log and restarts it at offset, for a
 // follower whose log ends before the leader's starts.
 func (p *Partition) truncateFullyAndStartAt(offset int64) error {
-	return p.log.TruncateFullyAndStartAt(offset)
+	if err := p.log.TruncateFullyAndStartAt(offset); err != nil {
+		return err
+	}
+	p.truncated(offset)
+	return nil
+}
+
+// truncated tells a copy of this replica to another log dir that the log
+// was cut at offset: what it copied from there on may be gone.
+func (p *Partition) truncated(offset int64) {
+	if p.onTruncate != nil {
+		p.onTruncate(offset)
+	}
 }

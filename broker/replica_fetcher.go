@@ -423,7 +423,7 @@ func (f *replicaFetcher) appendFetched(st *fetchState, rp kmsg.FetchResponseTopi
 // goes back to OffsetForLeaderEpoch round trips, as Kafka 2.8 does.
 func (f *replicaFetcher) truncateOnFetchResponse(tp kafka.TopicPartition, st *fetchState, diverging kmsg.FetchResponseTopicPartitionDivergingEpoch) error {
 	leo := st.p.log.LogEndOffset()
-	target, done := truncationTarget(st.p, diverging.Epoch, diverging.EndOffset)
+	target, done := truncationTarget(st.p.log, st.p.HighWatermark(), diverging.Epoch, diverging.EndOffset)
 	// Even at the log end: that drops an epoch this replica started there
 	// as a leader and never wrote in, which the leader does not have.
 	if err := st.p.truncateTo(target); err != nil {
@@ -438,18 +438,18 @@ func (f *replicaFetcher) truncateOnFetchResponse(tp kafka.TopicPartition, st *fe
 	return nil
 }
 
-// truncationTarget is where a follower truncates given the leader's answer
-// for its latest epoch, the leader's epoch and that epoch's end offset
-// (Kafka's getOffsetTruncationState); not done means the leader's epoch is
+// truncationTarget is where a follower log l truncates given the leader's
+// answer for its latest epoch, the leader's epoch and that epoch's end
+// offset (Kafka's getOffsetTruncationState); hw is where it truncates when
+// the leader cannot place the epoch. Not done means the leader's epoch is
 // one this replica lacks, so it cuts to its own end of the epochs below it
-// and asks again.
-func truncationTarget(p *Partition, leaderEpoch int32, leaderEnd int64) (target int64, done bool) {
-	l := p.log
+// and asks again. A future log truncates by its current log's answers.
+func truncationTarget(l PartitionLog, hw int64, leaderEpoch int32, leaderEnd int64) (target int64, done bool) {
 	leo := l.LogEndOffset()
 	switch {
 	case leaderEnd == storage.UndefinedEpochOffset:
 		// The leader cannot place the epoch: fall back to the high watermark.
-		return p.HighWatermark(), true
+		return hw, true
 	case leaderEpoch == storage.UndefinedEpoch:
 		return min(leaderEnd, leo), true
 	}
@@ -535,7 +535,7 @@ func (f *replicaFetcher) truncateByEpoch(tp kafka.TopicPartition, snap fetchStat
 			if err != nil {
 				return err
 			}
-			target, done = truncationTarget(snap.p, leaderEpoch, leaderEnd)
+			target, done = truncationTarget(l, snap.p.HighWatermark(), leaderEpoch, leaderEnd)
 		}
 		if applied, err := f.truncateTo(tp, snap, target, done); err != nil || !applied || done {
 			return err

@@ -63,8 +63,11 @@ type ReplicaManager struct {
 	cfg      replicationConfig
 	// followerQuota is the follower replication throttle its fetchers obey.
 	followerQuota *quota.Replication
-	logs          *storage.Manager
-	zk            *zkclient.Client
+	// alterLogDirsQuota throttles the copies between log dirs
+	// (replica.alter.log.dirs.io.max.bytes.per.second).
+	alterLogDirsQuota *quota.Replication
+	logs              *storage.Manager
+	zk                *zkclient.Client
 	// stateWriter writes the ISR changes this broker makes as leader: to
 	// ZooKeeper (with a notification), or through the controller's AlterIsr.
 	stateWriter partitionStateWriter
@@ -76,7 +79,13 @@ type ReplicaManager struct {
 	logConfig func(topic string) (storage.LogConfig, error)
 	log       *zap.Logger
 	fetchers  *fetcherManager
-	isrChange *isrChangePropagator
+	// alterLogDirs copies replicas being moved between log dirs.
+	alterLogDirs *alterLogDirsManager
+	isrChange    *isrChangePropagator
+
+	// stateChangeMu serializes LeaderAndIsr, StopReplica and
+	// AlterReplicaLogDirs (Kafka's replicaStateChangeLock).
+	stateChangeMu sync.Mutex
 
 	mu              sync.RWMutex
 	controllerEpoch int32
@@ -97,6 +106,7 @@ func newReplicaManager(cfg replicationConfig, brokerID int32, logs *storage.Mana
 		partitions: map[kafka.TopicPartition]*Partition{}, liveLeaders: map[int32]string{},
 	}
 	rm.fetchers = newFetcherManager(rm)
+	rm.alterLogDirs = newAlterLogDirsManager(rm, len(logs.Dirs()))
 	rm.isrChange = newIsrChangePropagator(zk, log.Named("isr-change"))
 	rm.stateWriter = zkPartitionStateWriter{zk: zk, isrChange: rm.isrChange, now: now}
 	return rm
@@ -112,10 +122,14 @@ func (rm *ReplicaManager) run(ctx context.Context) {
 	defer checkpoint.Stop()
 	propagate := time.NewTicker(isrChangeCheckInterval)
 	defer propagate.Stop()
+	idleAlterLogDirs := time.NewTicker(shutdownIdleAlterLogDirsInterval)
+	defer idleAlterLogDirs.Stop()
 	for {
 		select {
 		case <-ctx.Done():
 			return
+		case <-idleAlterLogDirs.C:
+			rm.alterLogDirs.shutdownIdle()
 		case now := <-expire.C:
 			rm.maybeShrinkIsr(now)
 		case now := <-propagate.C:
@@ -128,8 +142,15 @@ func (rm *ReplicaManager) run(ctx context.Context) {
 	}
 }
 
+// shutdownIdleAlterLogDirsInterval is how often the copies between log
+// dirs that have nothing left to copy stop (Kafka's fixed 10 s).
+const shutdownIdleAlterLogDirsInterval = 10 * time.Second
+
 // shutdown stops every fetcher; run has returned.
-func (rm *ReplicaManager) shutdown() { rm.fetchers.shutdown() }
+func (rm *ReplicaManager) shutdown() {
+	rm.fetchers.shutdown()
+	rm.alterLogDirs.shutdown()
+}
 
 // Partition returns the local replica of a partition, if this broker has one.
 func (rm *ReplicaManager) Partition(topic string, partition int32) (*Partition, bool) {
@@ -242,6 +263,8 @@ func leaderAndIsrPartitions(req *kmsg.LeaderAndISRRequest) []lisPartition {
 // already checked) and returns each partition's error code. A partition state
 // is taken only when its leader epoch is newer than the local one.
 func (rm *ReplicaManager) becomeLeaderOrFollower(req *kmsg.LeaderAndISRRequest) map[kafka.TopicPartition]int16 {
+	rm.stateChangeMu.Lock()
+	defer rm.stateChangeMu.Unlock()
 	rm.mu.Lock()
 	for _, l := range req.LiveLeaders {
 		rm.liveLeaders[l.BrokerID] = net.JoinHostPort(l.Host, strconv.Itoa(int(l.Port)))
@@ -251,9 +274,26 @@ func (rm *ReplicaManager) becomeLeaderOrFollower(req *kmsg.LeaderAndISRRequest) 
 	for _, lp := range leaderAndIsrPartitions(req) {
 		tp := kafka.TopicPartition{Topic: lp.topic, Partition: lp.state.Partition}
 		codes[tp] = rm.applyPartitionState(tp, lp.state, req.ControllerID)
+		if codes[tp] == 0 {
+			rm.maybeAddLogDirFetcher(tp)
+		}
 	}
 	rm.fetchers.shutdownIdle()
+	rm.alterLogDirs.shutdownIdle()
 	return codes
+}
+
+// maybeAddLogDirFetcher resumes the move of a replica whose future log was
+// found at startup, once the replica exists (Kafka's
+// maybeAddLogDirFetchers); the copy first truncates the future log by
+// leader epoch, falling back to the current log's high watermark.
+func (rm *ReplicaManager) maybeAddLogDirFetcher(tp kafka.TopicPartition) {
+	future, ok := rm.logs.Future(tp.Topic, tp.Partition)
+	p, hosted := rm.Partition(tp.Topic, tp.Partition)
+	if !ok || !hosted || rm.alterLogDirs.moving(tp) {
+		return
+	}
+	rm.alterLogDirs.addPartition(tp, p, future, p.HighWatermark())
 }
 
 func (rm *ReplicaManager) applyPartitionState(tp kafka.TopicPartition, s kmsg.LeaderAndISRRequestTopicPartition, controllerID int32) int16 {
@@ -370,6 +410,7 @@ func (rm *ReplicaManager) getOrCreatePartition(tp kafka.TopicPartition) (*Partit
 	}
 	p := newPartition(tp.Topic, tp.Partition, rm.brokerID, l, rm.cfg.lagTimeMax)
 	p.now = rm.now
+	p.onTruncate = func(offset int64) { rm.alterLogDirs.markForTruncation(tp, offset) }
 	rm.partitions[tp] = p
 	return p, nil
 }

@@ -46,10 +46,13 @@ func stopReplicaPartitions(req *kmsg.StopReplicaRequest) []stopReplicaPartition 
 
 // stopReplicas applies a StopReplica request (the controller epoch already checked) and returns
 // each partition's error code. A partition is stopped when the request's leader epoch is -1, -2
-// or newer than the local one, else it gets FENCED_LEADER_EPOCH. Stopping removes its fetcher;
-// with delete the partition leaves the replica manager and its log is closed and deleted — also
-// when this broker does not host the partition, so a leftover log goes too.
+// or newer than the local one, else it gets FENCED_LEADER_EPOCH. Stopping removes its fetcher
+// and its copy to another log dir; with delete the partition leaves the replica manager and its
+// log (and future log) is closed and deleted — also when this broker does not host the
+// partition, so a leftover log goes too.
 func (rm *ReplicaManager) stopReplicas(req *kmsg.StopReplicaRequest) map[kafka.TopicPartition]int16 {
+	rm.stateChangeMu.Lock()
+	defer rm.stateChangeMu.Unlock()
 	codes := map[kafka.TopicPartition]int16{}
 	for _, sp := range stopReplicaPartitions(req) {
 		log := rm.log.With(zap.Stringer("partition", sp.tp), zap.Int32("controller-id", req.ControllerID),
@@ -63,6 +66,7 @@ func (rm *ReplicaManager) stopReplicas(req *kmsg.StopReplicaRequest) map[kafka.T
 			}
 		}
 		rm.fetchers.removePartition(sp.tp)
+		rm.alterLogDirs.removePartition(sp.tp)
 		codes[sp.tp] = 0
 		if !sp.delete {
 			log.Info("Stopped replica")
@@ -87,5 +91,6 @@ func (rm *ReplicaManager) stopReplicas(req *kmsg.StopReplicaRequest) map[kafka.T
 		log.Info("Stopped and deleted replica")
 	}
 	rm.fetchers.shutdownIdle()
+	rm.alterLogDirs.shutdownIdle()
 	return codes
 }

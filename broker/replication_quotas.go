@@ -31,19 +31,31 @@ import (
 
 type replicationQuotas struct {
 	leader, follower *quota.Replication
+	// alterLogDirs throttles every copy between this broker's log dirs
+	// (Kafka's ReplicationQuotaManager of type AlterLogDirs): no partition
+	// list, every move counts.
+	alterLogDirs *quota.Replication
 }
 
+// replicaAlterLogDirsIoMaxBytesPerSecond is the per-broker dynamic rate of
+// the copies between log dirs (Kafka 2.8's DynamicConfig.Broker).
+const replicaAlterLogDirsIoMaxBytesPerSecond = "replica.alter.log.dirs.io.max.bytes.per.second"
+
+// newReplicationQuotas measures every throttle over replication.quota.window.num
+// × .size.seconds; Kafka's alter.log.dirs.replication.quota.window.* for the
+// log-dir copies, which zkafka does not define, have the same defaults.
 func newReplicationQuotas(cfg *brokerconfig.Config) replicationQuotas {
 	qc := quota.Config{Samples: int(cfg.ReplicationQuotaWindowNum), Window: cfg.ReplicationQuotaWindowSize}
-	return replicationQuotas{leader: quota.NewReplication(qc), follower: quota.NewReplication(qc)}
+	return replicationQuotas{leader: quota.NewReplication(qc), follower: quota.NewReplication(qc), alterLogDirs: quota.NewReplication(qc)}
 }
 
-// applyReplicationThrottleRates sets both rates from this broker's
+// applyReplicationThrottleRates sets the three rates from this broker's
 // dynamic config (/config/brokers/<id>); a rate not set there is unbounded.
 func (m *configManager) applyReplicationThrottleRates(layer map[string]string) {
 	for key, q := range map[string]*quota.Replication{
 		quota.LeaderReplicationThrottledRate:   m.s.replicationQuotas.leader,
 		quota.FollowerReplicationThrottledRate: m.s.replicationQuotas.follower,
+		replicaAlterLogDirsIoMaxBytesPerSecond: m.s.replicationQuotas.alterLogDirs,
 	} {
 		rate := int64(quota.Unbounded)
 		if v, ok := layer[key]; ok {

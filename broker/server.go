@@ -158,6 +158,7 @@ func (s *Server) Start(ctx context.Context) (err error) {
 		s.replicas.stateWriter = alterIsrWriter{s}
 	}
 	s.replicas.followerQuota = s.replicationQuotas.follower
+	s.replicas.alterLogDirsQuota = s.replicationQuotas.alterLogDirs
 	s.wg.Add(1)
 	go func() {
 		defer s.wg.Done()

@@ -399,11 +399,17 @@ func (m *Manager) checkpoint(current, future map[kafka.TopicPartition]*Log) erro
 	}
 	byDir := make(map[string]offsets, len(m.dirs))
 	for _, dir := range m.dirs {
-		byDir[dir] = offsets{map[kafka.TopicPartition]int64{}, map[kafka.TopicPartition]int64{}, map[kafka.TopicPartition]int64{}, map[kafka.TopicPartition]int64{}}
+		// Only the live dirs are written, as Kafka's liveLogDirs.
+		if !m.Offline(dir) {
+			byDir[dir] = offsets{map[kafka.TopicPartition]int64{}, map[kafka.TopicPartition]int64{}, map[kafka.TopicPartition]int64{}, map[kafka.TopicPartition]int64{}}
+		}
 	}
 	for _, logs := range []map[kafka.TopicPartition]*Log{current, future} {
 		for tp, l := range logs {
-			o := byDir[filepath.Dir(l.Dir())]
+			o, live := byDir[filepath.Dir(l.Dir())]
+			if !live {
+				continue
+			}
 			o.recovery[tp] = l.RecoveryPoint()
 			o.start[tp] = l.LogStartOffset()
 			o.hw[tp] = l.HighWatermark()
@@ -452,7 +458,8 @@ func (m *Manager) dirFailed(dir string, err error) {
 }
 
 // Close flushes and closes every log, writes the checkpoints and, when all of that succeeded, the clean
-// shutdown marker of each directory; then it releases the directory locks. Stop Run first.
+// shutdown marker of each directory; then it releases the directory locks. A directory taken offline
+// gets none of that: its logs are closed as they are. Stop Run first.
 func (m *Manager) Close() error {
 	m.mu.Lock()
 	if m.closed {
@@ -466,6 +473,11 @@ func (m *Manager) Close() error {
 	var err error
 	for _, logs := range []map[kafka.TopicPartition]*Log{logs, future} {
 		for tp, l := range logs {
+			if m.Offline(filepath.Dir(l.Dir())) {
+				// Nothing more reaches a failed dir; its logs recover at the next start.
+				l.Close()
+				continue
+			}
 			if ferr := l.Flush(); ferr != nil {
 				err = errors.Join(err, fmt.Errorf("flush %s: %w", tp, ferr))
 			}
@@ -477,6 +489,9 @@ func (m *Manager) Close() error {
 	err = errors.Join(err, m.checkpoint(logs, future))
 	if err == nil {
 		for _, dir := range m.dirs {
+			if m.Offline(dir) {
+				continue
+			}
 			if werr := writeFileAtomic(filepath.Join(dir, CleanShutdownFile), nil); werr != nil {
 				err = errors.Join(err, werr)
 			}
