@@ -43,7 +43,7 @@ var produceAPI = api{
 	handle: func(ctx context.Context, s *Server, r *request) kmsg.Response {
 		resp := s.handleProduce(ctx, r.body.(*kmsg.ProduceRequest))
 		// producer_byte_rate counts whole requests, once they are handled.
-		if d := s.clientQuotas.Record(quota.Produce, quota.Anonymous, r.clientID(), float64(r.size)); d > 0 {
+		if d := s.clientQuotas.Record(quota.Produce, r.principal().Name, r.clientID(), float64(r.size)); d > 0 {
 			r.throttle(d)
 			resp.ThrottleMillis = throttleMillis(d)
 		}

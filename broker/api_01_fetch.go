@@ -56,7 +56,7 @@ var fetchAPI = api{
 			s.replicationQuotas.leader.Record(throttledBytes(resp, s.replicationQuotas.leader))
 			return resp
 		}
-		q, limited := s.clientQuotas.Lookup(quota.Fetch, quota.Anonymous, r.clientID())
+		q, limited := s.clientQuotas.Lookup(quota.Fetch, r.principal().Name, r.clientID())
 		if limited {
 			limit := float64(req.MaxBytes)
 			if req.MaxBytes <= 0 {

@@ -5,8 +5,8 @@ package broker
 // /config/clients, loaded at startup and on each change notification into
 // the quota package's manager. A produce's request bytes and a consumer
 // fetch's record bytes are recorded against the quota that applies to the
-// client (every client is user ANONYMOUS: there is no authentication); a
-// rate above it sets the response's throttle_time_ms, and the listener
+// client (its user is the connection's principal: ANONYMOUS on a listener
+// without authentication); a rate above it sets the response's throttle_time_ms, and the listener
 // mutes the connection for that long (Kafka's channel throttling): after
 // sending the response to a client that throttles itself (KIP-219), before
 // it to an older one. A throttled fetch gets an empty response, its bytes
@@ -121,7 +121,7 @@ func throttleMillis(d time.Duration) int32 {
 // mutationQuota is the request's controller mutation quota (KIP-599),
 // strict from version strictSince of its API, nil when none applies.
 func (s *Server) mutationQuota(r *request, strictSince int16) *quota.Mutation {
-	return s.clientQuotas.Mutation(quota.Anonymous, r.clientID(), r.hdr.APIVersion >= strictSince)
+	return s.clientQuotas.Mutation(r.principal().Name, r.clientID(), r.hdr.APIVersion >= strictSince)
 }
 
 // mutationThrottle asks the listener to mute the connection for what is

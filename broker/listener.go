@@ -17,6 +17,7 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/zkafka/zkafka/internal/reqclock"
+	"github.com/zkafka/zkafka/kafka"
 	"github.com/zkafka/zkafka/wire"
 )
 
@@ -43,6 +44,9 @@ type connState struct {
 	lastActive atomic.Int64 // unix nanoseconds
 	done       chan struct{}
 	closeOnce  sync.Once
+	// principal is who the connection authenticated as; only the
+	// connection's goroutine, which runs its handlers, reads or sets it.
+	principal kafka.Principal
 }
 
 func newListener(s *Server, name string, ln net.Listener) *listener {
@@ -77,7 +81,7 @@ func (l *listener) serve() {
 			}
 			continue
 		}
-		st := &connState{done: make(chan struct{})}
+		st := &connState{done: make(chan struct{}), principal: kafka.Anonymous}
 		st.lastActive.Store(time.Now().UnixNano())
 		l.mu.Lock()
 		if l.closed {
@@ -198,7 +202,12 @@ type request struct {
 	// records it once (requestTimeRecorded).
 	clock               *reqclock.Clock
 	requestTimeRecorded bool
+	conn                *connState // the connection it came on
 }
+
+// principal is who the request's connection authenticated as; the user
+// of its client quotas.
+func (r *request) principal() kafka.Principal { return r.conn.principal }
 
 func (l *listener) serveConn(c net.Conn, st *connState) {
 	log := l.log.With(zap.Stringer("remote", c.RemoteAddr()))
@@ -246,7 +255,7 @@ func (l *listener) serveConn(c net.Conn, st *connState) {
 			log.Info("Closing connection after a malformed request", zap.Int16("api-key", hdr.APIKey), zap.Int16("api-version", hdr.APIVersion), zap.Error(err))
 			return
 		default:
-			r := &request{hdr: hdr, body: body, listener: l.name, remote: c.RemoteAddr().String(), size: len(frame)}
+			r := &request{hdr: hdr, body: body, listener: l.name, remote: c.RemoteAddr().String(), size: len(frame), conn: st}
 			var panicked bool
 			if resp, panicked = l.handleRecovering(log, r); panicked {
 				if resp != nil {

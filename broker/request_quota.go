@@ -42,7 +42,7 @@ func (s *Server) recordRequestTime(r *request) time.Duration {
 		return 0
 	}
 	r.requestTimeRecorded = true
-	q, ok := s.clientQuotas.Lookup(quota.Request, quota.Anonymous, r.clientID())
+	q, ok := s.clientQuotas.Lookup(quota.Request, r.principal().Name, r.clientID())
 	if !ok {
 		return 0
 	}

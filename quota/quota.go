@@ -53,10 +53,6 @@ func IsQuotaKey(key string) (known, whole bool) {
 	return false, false
 }
 
-// Anonymous is the user of every client of a listener without
-// authentication (Kafka's KafkaPrincipal.ANONYMOUS), whose user quotas apply.
-const Anonymous = "ANONYMOUS"
-
 // Default is the name of a default entity in ZooKeeper.
 const Default = "<default>"
 

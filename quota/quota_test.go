@@ -5,6 +5,9 @@ import (
 	"time"
 )
 
+// Anonymous is the user of a client that did not authenticate.
+const Anonymous = "ANONYMOUS"
+
 type clock struct{ t time.Time }
 
 func (c *clock) now() time.Time           { return c.t }
