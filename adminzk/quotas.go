@@ -14,6 +14,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
+	"github.com/zkafka/zkafka/kafka"
 	"github.com/zkafka/zkafka/quota"
 	"github.com/zkafka/zkafka/zkpaths"
 )
@@ -134,7 +135,7 @@ func (c *Client) AlterClientQuotas(e QuotaEntity, ops []QuotaOp, validateOnly bo
 		case !known:
 			return adminErr(ErrInvalidQuota, kerr.InvalidRequest, "Invalid configuration key %s", op.Key)
 		case !whole:
-			props[op.Key] = JavaDouble(op.Value)
+			props[op.Key] = kafka.JavaDouble(op.Value)
 			continue
 		}
 		const epsilon = 1e-6
@@ -168,24 +169,6 @@ func validIPEntity(name string) bool {
 	}
 	addrs, err := net.LookupHost(name)
 	return err == nil && len(addrs) > 0
-}
-
-// JavaDouble formats v as Java's Double.toString, which Kafka uses to store
-// and print quota doubles: 1024.0, 0.5, 1.0E7.
-func JavaDouble(v float64) string {
-	if a := math.Abs(v); a != 0 && (a < 1e-3 || a >= 1e7) {
-		mant, exp, _ := strings.Cut(strconv.FormatFloat(v, 'E', -1, 64), "E")
-		if !strings.Contains(mant, ".") {
-			mant += ".0"
-		}
-		e, _ := strconv.Atoi(exp)
-		return mant + "E" + strconv.Itoa(e)
-	}
-	s := strconv.FormatFloat(v, 'f', -1, 64)
-	if !strings.Contains(s, ".") {
-		s += ".0"
-	}
-	return s
 }
 
 // QuotaMatch is one component of a DescribeClientQuotas filter: any entity

@@ -2,13 +2,14 @@ package brokerconfig
 
 import (
 	"fmt"
-	"math"
 	"regexp"
 	"slices"
 	"strconv"
 	"strings"
 
 	"github.com/twmb/franz-go/pkg/kerr"
+
+	"github.com/zkafka/zkafka/kafka"
 )
 
 // Type is the type of a Kafka config (ConfigDef.Type), numbered as
@@ -93,7 +94,7 @@ func ParseValue(name string, t Type, value string) (string, error) {
 		if err != nil {
 			return "", invalidValue(name, value, "Not a number of type DOUBLE")
 		}
-		return javaDouble(f), nil
+		return kafka.JavaDouble(f), nil
 	case TypeList:
 		if v == "" {
 			return "", nil
@@ -101,25 +102,6 @@ func ParseValue(name string, t Type, value string) (string, error) {
 		return strings.Join(listSeparator.Split(v, -1), ","), nil
 	}
 	return v, nil
-}
-
-// javaDouble prints a double as Java's Double.toString does: always with a
-// fraction, and in scientific notation below 10^-3 and from 10^7 up
-// (1.7976931348623157E308).
-func javaDouble(f float64) string {
-	if a := math.Abs(f); a != 0 && (a < 1e-3 || a >= 1e7) && !math.IsInf(f, 0) {
-		mant, exp, _ := strings.Cut(strconv.FormatFloat(f, 'E', -1, 64), "E")
-		if !strings.Contains(mant, ".") {
-			mant += ".0"
-		}
-		n, _ := strconv.Atoi(exp)
-		return mant + "E" + strconv.Itoa(n)
-	}
-	s := strconv.FormatFloat(f, 'f', -1, 64)
-	if !strings.ContainsAny(s, ".IN") {
-		s += ".0"
-	}
-	return s
 }
 
 // SplitListValue splits a normalized list value; the empty string is the

@@ -22,6 +22,7 @@ import (
 
 	"github.com/zkafka/zkafka/adminzk"
 	"github.com/zkafka/zkafka/internal/zkclient"
+	"github.com/zkafka/zkafka/kafka"
 )
 
 // quotaTarget is one entity type of the command and the entities of it
@@ -124,7 +125,7 @@ func (c *configCommand) runQuotasAdmin(ctx context.Context, cl *kgo.Client, out 
 		}
 		values := make([]string, len(e.Values))
 		for i, v := range e.Values {
-			values[i] = v.Key + "=" + adminzk.JavaDouble(v.Value)
+			values[i] = v.Key + "=" + kafka.JavaDouble(v.Value)
 		}
 		fmt.Fprintf(out, "Quota configs for %s are %s\n", quotaEntityLabel(qe), strings.Join(values, ", "))
 	}
@@ -237,7 +238,7 @@ func (c *configCommand) runQuotasZooKeeper(zkc *zkclient.Client, out io.Writer) 
 	for _, d := range described {
 		pairs := make([]string, 0, len(d.Values))
 		for _, k := range slices.Sorted(maps.Keys(d.Values)) {
-			pairs = append(pairs, k+"="+adminzk.JavaDouble(d.Values[k]))
+			pairs = append(pairs, k+"="+kafka.JavaDouble(d.Values[k]))
 		}
 		fmt.Fprintf(out, "Configs for %s are %s\n", quotaEntityLabel(d.Entity), strings.Join(pairs, ","))
 	}
