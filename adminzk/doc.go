@@ -22,6 +22,7 @@
 //	WriteReassignment    → /admin/reassign_partitions
 //	WritePreferredReplicaElection → /admin/preferred_replica_election
 //	DeleteConsumerGroup  → /consumers/<g> removed
+//	ACLStore (acl.Store) → /kafka-acl[-extended/prefixed]/<Type>/<name> (at the version read), /kafka-acl[-extended]-changes/acl_changes_N
 //
 // Read-modify-write is conditional: an entity config or an assignment is
 // written back only at the zkVersion it was read at; when another writer got

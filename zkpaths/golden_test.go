@@ -201,6 +201,26 @@ var goldenCases = []struct {
 		want:  `{"version":2,"entity_path":"clients/app"}`,
 	},
 
+	// ACLs (2.8's AclEntry JSON and change notifications)
+	{
+		name:  "ACLs of a resource",
+		codec: decoderOf(DecodeACLData),
+		in:    `{"version":1,"acls":[{"principal":"User:alice","permissionType":"Allow","operation":"Read","host":"*"},{"host":"10.0.0.1","permissionType":"Deny","operation":"ClusterAction","principal":"User:*"}]}`,
+		want:  `{"version":1,"acls":[{"principal":"User:alice","permissionType":"Allow","operation":"Read","host":"*"},{"principal":"User:*","permissionType":"Deny","operation":"ClusterAction","host":"10.0.0.1"}]}`,
+	},
+	{
+		name:  "literal ACL change",
+		codec: decoderOf(DecodeLiteralACLChange),
+		in:    `TOPIC:orders:v2`,
+		want:  `TOPIC:orders:v2`,
+	},
+	{
+		name:  "extended ACL change",
+		codec: decoderOf(DecodeExtendedACLChange),
+		in:    `{"version":1,"resourceType":"GROUP","name":"app-","patternType":"PREFIXED"}`,
+		want:  `{"version":1,"resourceType":"GROUP","name":"app-","patternType":"PREFIXED"}`,
+	},
+
 	// /admin and notifications
 	{
 		name:  "reassign partitions (ZNODES.md)",
