@@ -8,6 +8,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kgo"
@@ -147,11 +148,15 @@ func (r *adminReassigner) execute(targets []reassignTarget, opts toolOptions) er
 	if err != nil {
 		return err
 	}
-	// --timeout bounds the wait for log-dir moves to start; there are none
-	// (readExecuteArgs refuses them), so it is only checked.
-	if _, err := longOption(opts, "timeout"); err != nil {
+	// --timeout bounds the wait for the log-dir moves to start (10 s by default).
+	timeout, err := longOption(opts, "timeout")
+	if err != nil {
 		return err
 	}
+	if timeout < 0 {
+		timeout = 10000
+	}
+	moves := replicaMoves(targets)
 	ongoing, err := r.listReassignments(nil)
 	if err != nil {
 		return err
@@ -186,7 +191,9 @@ func (r *adminReassigner) execute(targets []reassignTarget, opts toolOptions) er
 		fmt.Fprintf(r.out, "The inter-broker throttle limit was set to %d B/s\n", throttle)
 	}
 	if logDirThrottle >= 0 {
-		// Kafka sets it on the brokers with log-dir moves: none here.
+		if err := r.alterConfigs(nil, logDirThrottleOps(moves, logDirThrottle)); err != nil {
+			return err
+		}
 		fmt.Fprintf(r.out, "The replica-alter-dir throttle limit was set to %d B/s\n", logDirThrottle)
 	}
 	req := kmsg.NewPtrAlterPartitionAssignmentsRequest()
@@ -202,6 +209,9 @@ func (r *adminReassigner) execute(targets []reassignTarget, opts toolOptions) er
 		return &terseError{"Error reassigning partition(s):\n" + strings.Join(failed, "\n")}
 	}
 	r.printStarted(targets)
+	if len(moves) > 0 {
+		return r.executeMoves(moves, time.Duration(timeout)*time.Millisecond)
+	}
 	return nil
 }
 
@@ -270,9 +280,8 @@ func (r *adminReassigner) verify(targets []reassignTarget, preserveThrottles boo
 		states[t.tp] = reassignmentState{current: current[t.tp], target: t.replicas, done: true}
 	}
 	r.printStates(states)
-	// Kafka prints the (here always empty) replica log-dir move states next.
-	fmt.Fprintln(r.out)
-	if len(ongoing) == 0 && !preserveThrottles {
+	movesOngoing := r.verifyMoves(replicaMoves(targets))
+	if len(ongoing) == 0 && !movesOngoing && !preserveThrottles {
 		return r.adminClearThrottles(targets)
 	}
 	return nil

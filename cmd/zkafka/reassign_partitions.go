@@ -357,9 +357,7 @@ func readReassignmentFile(path string) ([]reassignTarget, error) {
 	return targets, nil
 }
 
-// readExecuteArgs is readReassignmentFile plus --execute's checks. Moving a
-// replica to a given log directory (log_dirs other than "any") needs
-// AlterReplicaLogDirs, which these brokers do not serve.
+// readExecuteArgs is readReassignmentFile plus --execute's checks.
 func readExecuteArgs(path string) ([]reassignTarget, error) {
 	targets, err := readReassignmentFile(path)
 	if err != nil {
@@ -380,12 +378,6 @@ func readExecuteArgs(path string) ([]reassignTarget, error) {
 		seen = append(seen, t.tp)
 		if d := duplicates(t.replicas); len(d) > 0 {
 			dupReplicas = append(dupReplicas, fmt.Sprintf("%s contains multiple entries for %s", t.tp.String(), joinInt32s(d)))
-		}
-		for _, dir := range t.logDirs {
-			if dir != "any" {
-				return nil, fmt.Errorf("log_dirs %q for partition %s: moving replicas between log directories (AlterReplicaLogDirs) is not supported; use \"any\"",
-					dir, t.tp.String())
-			}
 		}
 	}
 	if len(dupParts) > 0 {

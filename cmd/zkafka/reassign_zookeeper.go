@@ -73,6 +73,9 @@ func (r *zkReassigner) currentAssignment(topics []string) (assignment, error) {
 }
 
 func (r *zkReassigner) execute(targets []reassignTarget, opts toolOptions) error {
+	if len(replicaMoves(targets)) > 0 {
+		return errNeedsBootstrapServer
+	}
 	throttle, err := longOption(opts, "throttle")
 	if err != nil {
 		return err
@@ -151,6 +154,9 @@ func (r *zkReassigner) execute(targets []reassignTarget, opts toolOptions) error
 }
 
 func (r *zkReassigner) verify(targets []reassignTarget, preserveThrottles bool) error {
+	if len(replicaMoves(targets)) > 0 {
+		return errNeedsBootstrapServer
+	}
 	pending := map[kafka.TopicPartition]bool{}
 	d, _, err := r.admin.PendingReassignment()
 	if err != nil {
