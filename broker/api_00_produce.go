@@ -41,7 +41,7 @@ import (
 var produceAPI = api{
 	key: 0, min: 0, max: maxVersion(0),
 	handle: func(ctx context.Context, s *Server, r *request) kmsg.Response {
-		resp := s.handleProduce(ctx, r.body.(*kmsg.ProduceRequest))
+		resp := s.produceAuthorized(ctx, r, r.body.(*kmsg.ProduceRequest))
 		// producer_byte_rate counts whole requests, once they are handled.
 		if d := s.clientQuotas.Record(quota.Produce, r.principal().Name, r.clientID(), float64(r.size)); d > 0 {
 			r.throttle(d)

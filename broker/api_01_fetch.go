@@ -52,7 +52,7 @@ var fetchAPI = api{
 		req := r.body.(*kmsg.FetchRequest)
 		if req.ReplicaID >= 0 {
 			// Followers answer to replication throttles, not client quotas.
-			resp := s.handleFetch(ctx, req)
+			resp := s.fetchAuthorized(ctx, r, req)
 			s.replicationQuotas.leader.Record(throttledBytes(resp, s.replicationQuotas.leader))
 			return resp
 		}
@@ -64,7 +64,7 @@ var fetchAPI = api{
 			}
 			req.MaxBytes = int32(max(min(limit, q.MaxValueInWindow()), 1))
 		}
-		resp := s.handleFetch(ctx, req)
+		resp := s.fetchAuthorized(ctx, r, req)
 		// consumer_byte_rate counts the records sent, request_percentage the
 		// handler's time; a fetch that takes either above its quota is
 		// answered empty and its bytes taken back.

@@ -36,7 +36,7 @@ var metadataAPI = api{
 		// Auto-created topics count against a permissive controller
 		// mutation quota, whose throttle the Metadata response does not
 		// carry (Kafka 2.8's AutoTopicCreationManager).
-		return s.handleMetadata(r.body.(*kmsg.MetadataRequest), r.listener, s.mutationQuota(r, math.MaxInt16))
+		return s.metadataAuthorized(r, r.body.(*kmsg.MetadataRequest), s.mutationQuota(r, math.MaxInt16))
 	},
 	errorResponse: func(req kmsg.Request, code int16) kmsg.Response {
 		mr := req.(*kmsg.MetadataRequest)

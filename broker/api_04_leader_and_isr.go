@@ -22,12 +22,16 @@ import (
 	"github.com/twmb/franz-go/pkg/kmsg"
 	"go.uber.org/zap"
 
+	"github.com/zkafka/zkafka/acl"
 	"github.com/zkafka/zkafka/kafka"
 )
 
 var leaderAndIsrAPI = api{
 	key: 4, min: 0, max: maxVersion(4),
 	handle: func(_ context.Context, s *Server, r *request) kmsg.Response {
+		if resp := s.clusterDenied(r, acl.OpClusterAction); resp != nil {
+			return resp
+		}
 		return s.handleLeaderAndIsr(r.body.(*kmsg.LeaderAndISRRequest), r.remote)
 	},
 	errorResponse: func(req kmsg.Request, code int16) kmsg.Response {

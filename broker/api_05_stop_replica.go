@@ -15,11 +15,16 @@ import (
 	"sort"
 
 	"github.com/twmb/franz-go/pkg/kmsg"
+
+	"github.com/zkafka/zkafka/acl"
 )
 
 var stopReplicaAPI = api{
 	key: 5, min: 0, max: maxVersion(5),
 	handle: func(_ context.Context, s *Server, r *request) kmsg.Response {
+		if resp := s.clusterDenied(r, acl.OpClusterAction); resp != nil {
+			return resp
+		}
 		return s.handleStopReplica(r.body.(*kmsg.StopReplicaRequest), r.remote)
 	},
 	errorResponse: func(req kmsg.Request, code int16) kmsg.Response {

@@ -17,12 +17,17 @@ import (
 	"context"
 
 	"github.com/twmb/franz-go/pkg/kmsg"
+
+	"github.com/zkafka/zkafka/acl"
 	"go.uber.org/zap"
 )
 
 var updateMetadataAPI = api{
 	key: 6, min: 0, max: maxVersion(6),
 	handle: func(_ context.Context, s *Server, r *request) kmsg.Response {
+		if resp := s.clusterDenied(r, acl.OpClusterAction); resp != nil {
+			return resp
+		}
 		return s.handleUpdateMetadata(r.body.(*kmsg.UpdateMetadataRequest), r.remote)
 	},
 	errorResponse: func(req kmsg.Request, code int16) kmsg.Response {

@@ -17,12 +17,17 @@ import (
 
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
+
+	"github.com/zkafka/zkafka/acl"
 	"go.uber.org/zap"
 )
 
 var controlledShutdownAPI = api{
 	key: 7, min: 0, max: maxVersion(7),
 	handle: func(ctx context.Context, s *Server, r *request) kmsg.Response {
+		if resp := s.clusterDenied(r, acl.OpClusterAction); resp != nil {
+			return resp
+		}
 		return s.handleControlledShutdown(ctx, r.body.(*kmsg.ControlledShutdownRequest))
 	},
 	errorResponse: func(req kmsg.Request, code int16) kmsg.Response {

@@ -26,6 +26,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
+	"github.com/zkafka/zkafka/acl"
 	"github.com/zkafka/zkafka/brokerconfig"
 	"github.com/zkafka/zkafka/kafka"
 	"github.com/zkafka/zkafka/zkpaths"
@@ -34,6 +35,9 @@ import (
 var offsetCommitAPI = api{
 	key: 8, min: 0, max: maxVersion(8),
 	handle: func(ctx context.Context, s *Server, r *request) kmsg.Response {
+		if resp := s.deniedOn(r, acl.OpRead, acl.ResourceGroup, r.body.(*kmsg.OffsetCommitRequest).Group, kerr.GroupAuthorizationFailed.Code); resp != nil {
+			return resp
+		}
 		return s.handleOffsetCommit(ctx, r.body.(*kmsg.OffsetCommitRequest))
 	},
 	errorResponse: func(req kmsg.Request, code int16) kmsg.Response {

@@ -34,6 +34,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
+	"github.com/zkafka/zkafka/acl"
 	"github.com/zkafka/zkafka/zkpaths"
 )
 
@@ -43,6 +44,11 @@ const multiGroupOffsetFetchVersion = 8
 var offsetFetchAPI = api{
 	key: 9, min: 0, max: multiGroupOffsetFetchVersion,
 	handle: func(_ context.Context, s *Server, r *request) kmsg.Response {
+		if req := r.body.(*kmsg.OffsetFetchRequest); req.Version < 8 {
+			if resp := s.deniedOn(r, acl.OpDescribe, acl.ResourceGroup, req.Group, kerr.GroupAuthorizationFailed.Code); resp != nil {
+				return resp
+			}
+		}
 		req := r.body.(*kmsg.OffsetFetchRequest)
 		switch {
 		case req.Version == 0:

@@ -36,6 +36,9 @@ const batchedFindCoordinatorVersion = 4
 var findCoordinatorAPI = api{
 	key: 10, min: 0, max: batchedFindCoordinatorVersion,
 	handle: func(_ context.Context, s *Server, r *request) kmsg.Response {
+		if resp := s.findCoordinatorDenied(r, r.body.(*kmsg.FindCoordinatorRequest)); resp != nil {
+			return resp
+		}
 		return s.handleFindCoordinator(r.body.(*kmsg.FindCoordinatorRequest), r.listener)
 	},
 	errorResponse: func(req kmsg.Request, code int16) kmsg.Response {

@@ -15,12 +15,18 @@ package broker
 import (
 	"context"
 
+	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
+
+	"github.com/zkafka/zkafka/acl"
 )
 
 var joinGroupAPI = api{
 	key: 11, min: 0, max: maxVersion(11),
 	handle: func(ctx context.Context, s *Server, r *request) kmsg.Response {
+		if resp := s.deniedOn(r, acl.OpRead, acl.ResourceGroup, r.body.(*kmsg.JoinGroupRequest).Group, kerr.GroupAuthorizationFailed.Code); resp != nil {
+			return resp
+		}
 		resp := s.groupCoordinator.JoinGroup(ctx, r.body.(*kmsg.JoinGroupRequest), derefString(r.hdr.ClientID), r.clientHost())
 		if resp == nil {
 			return nil

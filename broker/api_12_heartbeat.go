@@ -12,12 +12,18 @@ package broker
 import (
 	"context"
 
+	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
+
+	"github.com/zkafka/zkafka/acl"
 )
 
 var heartbeatAPI = api{
 	key: 12, min: 0, max: maxVersion(12),
 	handle: func(_ context.Context, s *Server, r *request) kmsg.Response {
+		if resp := s.deniedOn(r, acl.OpRead, acl.ResourceGroup, r.body.(*kmsg.HeartbeatRequest).Group, kerr.GroupAuthorizationFailed.Code); resp != nil {
+			return resp
+		}
 		return s.groupCoordinator.Heartbeat(r.body.(*kmsg.HeartbeatRequest))
 	},
 	errorResponse: func(req kmsg.Request, code int16) kmsg.Response {

@@ -14,12 +14,18 @@ package broker
 import (
 	"context"
 
+	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
+
+	"github.com/zkafka/zkafka/acl"
 )
 
 var syncGroupAPI = api{
 	key: 14, min: 0, max: maxVersion(14),
 	handle: func(ctx context.Context, s *Server, r *request) kmsg.Response {
+		if resp := s.deniedOn(r, acl.OpRead, acl.ResourceGroup, r.body.(*kmsg.SyncGroupRequest).Group, kerr.GroupAuthorizationFailed.Code); resp != nil {
+			return resp
+		}
 		resp := s.groupCoordinator.SyncGroup(ctx, r.body.(*kmsg.SyncGroupRequest))
 		if resp == nil {
 			return nil

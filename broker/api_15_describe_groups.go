@@ -14,7 +14,10 @@ package broker
 import (
 	"context"
 
+	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
+
+	"github.com/zkafka/zkafka/acl"
 )
 
 var describeGroupsAPI = api{
@@ -23,9 +26,15 @@ var describeGroupsAPI = api{
 		req := r.body.(*kmsg.DescribeGroupsRequest)
 		resp := req.ResponseKind().(*kmsg.DescribeGroupsResponse)
 		for _, g := range req.Groups {
+			if !s.authorize(r, acl.OpDescribe, acl.ResourceGroup, g) {
+				d := kmsg.NewDescribeGroupsResponseGroup()
+				d.Group, d.ErrorCode = g, kerr.GroupAuthorizationFailed.Code
+				resp.Groups = append(resp.Groups, d)
+				continue
+			}
 			d := s.groupCoordinator.DescribeGroup(g)
 			if req.IncludeAuthorizedOperations && req.Version >= 3 {
-				d.AuthorizedOperations = groupAuthorizedOperations
+				d.AuthorizedOperations = s.authorizedOperations(r, acl.ResourceGroup, g)
 			}
 			resp.Groups = append(resp.Groups, d)
 		}

@@ -43,6 +43,9 @@ const (
 var initProducerIDAPI = api{
 	key: 22, min: 0, max: maxVersion(22),
 	handle: func(ctx context.Context, s *Server, r *request) kmsg.Response {
+		if resp := s.initProducerIDDenied(r, r.body.(*kmsg.InitProducerIDRequest)); resp != nil {
+			return resp
+		}
 		return s.handleInitProducerID(ctx, r.body.(*kmsg.InitProducerIDRequest))
 	},
 	errorResponse: func(req kmsg.Request, code int16) kmsg.Response {

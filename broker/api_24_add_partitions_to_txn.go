@@ -23,12 +23,16 @@ import (
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
+	"github.com/zkafka/zkafka/acl"
 	"github.com/zkafka/zkafka/kafka"
 )
 
 var addPartitionsToTxnAPI = api{
 	key: 24, min: 0, max: maxVersion(24),
 	handle: func(ctx context.Context, s *Server, r *request) kmsg.Response {
+		if resp := s.deniedOn(r, acl.OpWrite, acl.ResourceTransactionalID, r.body.(*kmsg.AddPartitionsToTxnRequest).TransactionalID, kerr.TransactionalIDAuthorizationFailed.Code); resp != nil {
+			return resp
+		}
 		return s.handleAddPartitionsToTxn(ctx, r.body.(*kmsg.AddPartitionsToTxnRequest))
 	},
 	errorResponse: func(req kmsg.Request, code int16) kmsg.Response {

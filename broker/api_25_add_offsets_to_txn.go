@@ -15,14 +15,22 @@ package broker
 import (
 	"context"
 
+	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
+	"github.com/zkafka/zkafka/acl"
 	"github.com/zkafka/zkafka/kafka"
 )
 
 var addOffsetsToTxnAPI = api{
 	key: 25, min: 0, max: maxVersion(25),
 	handle: func(ctx context.Context, s *Server, r *request) kmsg.Response {
+		if resp := s.deniedOn(r, acl.OpWrite, acl.ResourceTransactionalID, r.body.(*kmsg.AddOffsetsToTxnRequest).TransactionalID, kerr.TransactionalIDAuthorizationFailed.Code); resp != nil {
+			return resp
+		}
+		if resp := s.deniedOn(r, acl.OpRead, acl.ResourceGroup, r.body.(*kmsg.AddOffsetsToTxnRequest).Group, kerr.GroupAuthorizationFailed.Code); resp != nil {
+			return resp
+		}
 		req := r.body.(*kmsg.AddOffsetsToTxnRequest)
 		resp := req.ResponseKind().(*kmsg.AddOffsetsToTxnResponse)
 		tp := kafka.TopicPartition{Topic: offsetsTopic, Partition: s.groupCoordinator.PartitionFor(req.Group)}

@@ -19,12 +19,18 @@ package broker
 import (
 	"context"
 
+	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
+
+	"github.com/zkafka/zkafka/acl"
 )
 
 var endTxnAPI = api{
 	key: 26, min: 0, max: maxVersion(26),
 	handle: func(ctx context.Context, s *Server, r *request) kmsg.Response {
+		if resp := s.deniedOn(r, acl.OpWrite, acl.ResourceTransactionalID, r.body.(*kmsg.EndTxnRequest).TransactionalID, kerr.TransactionalIDAuthorizationFailed.Code); resp != nil {
+			return resp
+		}
 		req := r.body.(*kmsg.EndTxnRequest)
 		resp := req.ResponseKind().(*kmsg.EndTxnResponse)
 		err := s.txnCoordinator.EndTxn(ctx, req.TransactionalID, req.ProducerID, req.ProducerEpoch, req.Commit)

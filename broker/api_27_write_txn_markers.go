@@ -24,6 +24,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kmsg"
 	"go.uber.org/zap"
 
+	"github.com/zkafka/zkafka/acl"
 	"github.com/zkafka/zkafka/storage"
 	"github.com/zkafka/zkafka/wire"
 )
@@ -31,6 +32,9 @@ import (
 var writeTxnMarkersAPI = api{
 	key: 27, min: 0, max: maxVersion(27),
 	handle: func(ctx context.Context, s *Server, r *request) kmsg.Response {
+		if resp := s.clusterDenied(r, acl.OpClusterAction); resp != nil {
+			return resp
+		}
 		return s.handleWriteTxnMarkers(ctx, r.body.(*kmsg.WriteTxnMarkersRequest))
 	},
 	errorResponse: func(req kmsg.Request, code int16) kmsg.Response {

@@ -25,12 +25,19 @@ import (
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
+	"github.com/zkafka/zkafka/acl"
 	"github.com/zkafka/zkafka/kafka"
 )
 
 var txnOffsetCommitAPI = api{
 	key: 28, min: 0, max: maxVersion(28),
 	handle: func(ctx context.Context, s *Server, r *request) kmsg.Response {
+		if resp := s.deniedOn(r, acl.OpWrite, acl.ResourceTransactionalID, r.body.(*kmsg.TxnOffsetCommitRequest).TransactionalID, kerr.TransactionalIDAuthorizationFailed.Code); resp != nil {
+			return resp
+		}
+		if resp := s.deniedOn(r, acl.OpRead, acl.ResourceGroup, r.body.(*kmsg.TxnOffsetCommitRequest).Group, kerr.GroupAuthorizationFailed.Code); resp != nil {
+			return resp
+		}
 		return s.handleTxnOffsetCommit(ctx, r.body.(*kmsg.TxnOffsetCommitRequest))
 	},
 	errorResponse: func(req kmsg.Request, code int16) kmsg.Response {

@@ -28,6 +28,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kmsg"
 	"go.uber.org/zap"
 
+	"github.com/zkafka/zkafka/acl"
 	"github.com/zkafka/zkafka/kafka"
 	"github.com/zkafka/zkafka/storage"
 )
@@ -35,6 +36,9 @@ import (
 var alterReplicaLogDirsAPI = api{
 	key: 34, min: 0, max: maxVersion(34),
 	handle: func(_ context.Context, s *Server, r *request) kmsg.Response {
+		if resp := s.clusterDenied(r, acl.OpAlter); resp != nil {
+			return resp
+		}
 		req := r.body.(*kmsg.AlterReplicaLogDirsRequest)
 		return alterReplicaLogDirsResponse(req, s.replicas.alterReplicaLogDirs(alterReplicaLogDirsTargets(req)))
 	},

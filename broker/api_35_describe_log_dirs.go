@@ -22,6 +22,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
+	"github.com/zkafka/zkafka/acl"
 	"github.com/zkafka/zkafka/kafka"
 	"github.com/zkafka/zkafka/storage"
 )
@@ -29,6 +30,9 @@ import (
 var describeLogDirsAPI = api{
 	key: 35, min: 0, max: maxVersion(35),
 	handle: func(_ context.Context, s *Server, r *request) kmsg.Response {
+		if resp := s.clusterDenied(r, acl.OpDescribe); resp != nil {
+			return resp
+		}
 		return s.handleDescribeLogDirs(r.body.(*kmsg.DescribeLogDirsRequest))
 	},
 }

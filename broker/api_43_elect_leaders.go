@@ -21,6 +21,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
+	"github.com/zkafka/zkafka/acl"
 	"github.com/zkafka/zkafka/controller"
 	"github.com/zkafka/zkafka/kafka"
 )
@@ -28,6 +29,9 @@ import (
 var electLeadersAPI = api{
 	key: 43, min: 0, max: maxVersion(43),
 	handle: func(ctx context.Context, s *Server, r *request) kmsg.Response {
+		if resp := s.clusterDenied(r, acl.OpAlter); resp != nil {
+			return resp
+		}
 		return s.handleElectLeaders(ctx, r.body.(*kmsg.ElectLeadersRequest))
 	},
 	errorResponse: func(req kmsg.Request, code int16) kmsg.Response {

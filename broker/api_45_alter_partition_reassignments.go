@@ -13,12 +13,16 @@ import (
 
 	"github.com/twmb/franz-go/pkg/kmsg"
 
+	"github.com/zkafka/zkafka/acl"
 	"github.com/zkafka/zkafka/kafka"
 )
 
 var alterPartitionReassignmentsAPI = api{
 	key: 45, min: 0, max: maxVersion(45),
 	handle: func(ctx context.Context, s *Server, r *request) kmsg.Response {
+		if resp := s.clusterDenied(r, acl.OpAlter); resp != nil {
+			return resp
+		}
 		return s.handleAlterPartitionReassignments(ctx, r.body.(*kmsg.AlterPartitionAssignmentsRequest))
 	},
 	errorResponse: func(req kmsg.Request, code int16) kmsg.Response {

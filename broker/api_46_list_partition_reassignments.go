@@ -14,12 +14,16 @@ import (
 
 	"github.com/twmb/franz-go/pkg/kmsg"
 
+	"github.com/zkafka/zkafka/acl"
 	"github.com/zkafka/zkafka/kafka"
 )
 
 var listPartitionReassignmentsAPI = api{
 	key: 46, min: 0, max: maxVersion(46),
 	handle: func(ctx context.Context, s *Server, r *request) kmsg.Response {
+		if resp := s.clusterDenied(r, acl.OpDescribe); resp != nil {
+			return resp
+		}
 		return s.handleListPartitionReassignments(ctx, r.body.(*kmsg.ListPartitionReassignmentsRequest))
 	},
 	errorResponse: func(req kmsg.Request, code int16) kmsg.Response {

@@ -8,12 +8,18 @@ package broker
 import (
 	"context"
 
+	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
+
+	"github.com/zkafka/zkafka/acl"
 )
 
 var offsetDeleteAPI = api{
 	key: 47, min: 0, max: maxVersion(47),
 	handle: func(_ context.Context, s *Server, r *request) kmsg.Response {
+		if resp := s.deniedOn(r, acl.OpDelete, acl.ResourceGroup, r.body.(*kmsg.OffsetDeleteRequest).Group, kerr.GroupAuthorizationFailed.Code); resp != nil {
+			return resp
+		}
 		return s.groupCoordinator.OffsetDelete(r.body.(*kmsg.OffsetDeleteRequest))
 	},
 	errorResponse: func(req kmsg.Request, code int16) kmsg.Response {

@@ -13,12 +13,16 @@ import (
 
 	"github.com/twmb/franz-go/pkg/kmsg"
 
+	"github.com/zkafka/zkafka/acl"
 	"github.com/zkafka/zkafka/adminzk"
 )
 
 var describeClientQuotasAPI = api{
 	key: 48, min: 0, max: maxVersion(48),
 	handle: func(_ context.Context, s *Server, r *request) kmsg.Response {
+		if resp := s.clusterDenied(r, acl.OpDescribeConfigs); resp != nil {
+			return resp
+		}
 		return s.handleDescribeClientQuotas(r.body.(*kmsg.DescribeClientQuotasRequest))
 	},
 	errorResponse: func(req kmsg.Request, code int16) kmsg.Response {

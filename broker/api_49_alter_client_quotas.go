@@ -13,12 +13,16 @@ import (
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
+	"github.com/zkafka/zkafka/acl"
 	"github.com/zkafka/zkafka/adminzk"
 )
 
 var alterClientQuotasAPI = api{
 	key: 49, min: 0, max: maxVersion(49),
 	handle: func(_ context.Context, s *Server, r *request) kmsg.Response {
+		if resp := s.clusterDenied(r, acl.OpAlterConfigs); resp != nil {
+			return resp
+		}
 		return s.handleAlterClientQuotas(r.body.(*kmsg.AlterClientQuotasRequest))
 	},
 	errorResponse: func(req kmsg.Request, code int16) kmsg.Response {

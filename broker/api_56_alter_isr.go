@@ -19,6 +19,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kmsg"
 	"go.uber.org/zap"
 
+	"github.com/zkafka/zkafka/acl"
 	"github.com/zkafka/zkafka/controller"
 	"github.com/zkafka/zkafka/kafka"
 	"github.com/zkafka/zkafka/zkpaths"
@@ -27,6 +28,9 @@ import (
 var alterIsrAPI = api{
 	key: 56, min: 0, max: maxVersion(56),
 	handle: func(ctx context.Context, s *Server, r *request) kmsg.Response {
+		if resp := s.clusterDenied(r, acl.OpClusterAction); resp != nil {
+			return resp
+		}
 		return s.handleAlterIsr(ctx, r.body.(*kmsg.AlterPartitionRequest))
 	},
 	errorResponse: func(req kmsg.Request, code int16) kmsg.Response {

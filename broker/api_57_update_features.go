@@ -14,12 +14,16 @@ import (
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
+	"github.com/zkafka/zkafka/acl"
 	"github.com/zkafka/zkafka/controller"
 )
 
 var updateFeaturesAPI = api{
 	key: 57, min: 0, max: maxVersion(57),
 	handle: func(ctx context.Context, s *Server, r *request) kmsg.Response {
+		if resp := s.clusterDenied(r, acl.OpAlter); resp != nil {
+			return resp
+		}
 		return s.handleUpdateFeatures(ctx, r.body.(*kmsg.UpdateFeaturesRequest))
 	},
 	errorResponse: func(req kmsg.Request, code int16) kmsg.Response {

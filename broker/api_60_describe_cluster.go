@@ -8,12 +8,24 @@ import (
 	"context"
 
 	"github.com/twmb/franz-go/pkg/kmsg"
+
+	"github.com/zkafka/zkafka/acl"
 )
 
 var describeClusterAPI = api{
 	key: 60, min: 0, max: maxVersion(60),
 	handle: func(_ context.Context, s *Server, r *request) kmsg.Response {
-		return s.handleDescribeCluster(r.body.(*kmsg.DescribeClusterRequest), r.listener)
+		req := r.body.(*kmsg.DescribeClusterRequest)
+		resp := s.handleDescribeCluster(req, r.listener)
+		if req.IncludeClusterAuthorizedOperations && s.authorizer != nil {
+			// Only a principal that may describe the cluster learns what
+			// else it may do there (2.8's handleDescribeCluster).
+			resp.ClusterAuthorizedOperations = kmsg.NewDescribeClusterResponse().ClusterAuthorizedOperations
+			if s.authorizeCluster(r, acl.OpDescribe) {
+				resp.ClusterAuthorizedOperations = s.authorizedOperations(r, acl.ResourceCluster, acl.ClusterName)
+			}
+		}
+		return resp
 	},
 	errorResponse: func(req kmsg.Request, code int16) kmsg.Response {
 		resp := req.ResponseKind().(*kmsg.DescribeClusterResponse)

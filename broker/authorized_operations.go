@@ -1,9 +1,12 @@
 package broker
 
+import "github.com/zkafka/zkafka/acl"
+
 // Authorized operations (KIP-430): Metadata, DescribeGroups and DescribeCluster can answer which ACL
 // operations the client may perform on a resource, as a bit field of Kafka's AclOperation codes.
-// This broker has no authorizer, so, as Kafka 2.8 without one, every operation a resource type
-// supports is allowed. A request that does not ask gets the schema's default, math.MinInt32.
+// With an authorizer they are the supported operations it allows; without one, as Kafka 2.8
+// without one, every operation a resource type supports. A request that does not ask gets the
+// schema's default, math.MinInt32.
 
 // Kafka's AclOperation codes.
 const (
@@ -32,4 +35,19 @@ func opsField(codes ...int) int32 {
 		f |= 1 << c
 	}
 	return f
+}
+
+// authorizedOperations is the bit field of operations the request's principal may perform on the
+// resource.
+func (s *Server) authorizedOperations(r *request, typ acl.ResourceType, name string) int32 {
+	if s.authorizer == nil {
+		switch typ {
+		case acl.ResourceCluster:
+			return clusterAuthorizedOperations
+		case acl.ResourceGroup:
+			return groupAuthorizedOperations
+		}
+		return topicAuthorizedOperations
+	}
+	return s.authorizer.AuthorizedOperations(r.principal(), r.clientIP(), typ, name)
 }

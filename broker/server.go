@@ -15,6 +15,7 @@ import (
 	"github.com/go-zookeeper/zk"
 	"go.uber.org/zap"
 
+	"github.com/zkafka/zkafka/acl"
 	"github.com/zkafka/zkafka/brokerconfig"
 	"github.com/zkafka/zkafka/controller"
 	"github.com/zkafka/zkafka/coordinator"
@@ -82,6 +83,8 @@ type Server struct {
 	cancel   context.CancelFunc
 	wg       sync.WaitGroup
 	stopOnce sync.Once
+	// authorizer is authorizer.class.name's ACL authorizer; nil allows everything.
+	authorizer *acl.Authorizer
 	stopErr  error
 }
 
@@ -143,6 +146,9 @@ func (s *Server) Start(ctx context.Context) (err error) {
 	}
 	s.wg.Add(1)
 	go func() {
+	if err := s.startAuthorizer(); err != nil {
+		return err
+	}
 		defer s.wg.Done()
 		s.logs.Run(s.ctx, s.clock.Now, s.cfg.LogRetentionCheckInterval, s.cfg.LogFlushOffsetCheckpointInterval, storage.ProducerExpiration{
 			After: brokerconfig.NewReader(s.cfg.Properties).Ms("transactional.id.expiration.ms"), CheckInterval: storage.ProducerIDExpirationCheckInterval,
