@@ -33,14 +33,16 @@ ensure_packages() {
 }
 
 # ensure_test_tools installs what only the full check needs, beyond ensure_packages: shellcheck,
-# librdkafka's Python client for the transaction tests and kafka-python for the old-client tests (Debian's,
-# so /usr/bin/python3 has them), and Debian's headless Chromium for the dashboard's browser tests (package ui).
+# librdkafka's Python client for the transaction tests and kafka-python (with the lz4 and xxhash modules
+# its 0.8-style LZ4 framing needs) for the old-client tests (Debian's, so /usr/bin/python3 has them), and
+# Debian's headless Chromium for the dashboard's browser tests (package ui).
 ensure_test_tools() {
-	command -v shellcheck >/dev/null && /usr/bin/python3 -c 'import confluent_kafka, kafka' 2>/dev/null &&
+	command -v shellcheck >/dev/null && /usr/bin/python3 -c 'import confluent_kafka, kafka, lz4, xxhash' 2>/dev/null &&
 		command -v chromium >/dev/null && return 0
-	log "installing shellcheck, python3-confluent-kafka, python3-kafka and chromium with apt-get"
+	log "installing shellcheck, Python's Kafka clients and chromium with apt-get"
 	as_root apt-get update -qq
-	as_root env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq shellcheck python3-confluent-kafka python3-kafka chromium >/dev/null
+	as_root env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq shellcheck python3-confluent-kafka python3-kafka \
+		python3-lz4 python3-xxhash chromium >/dev/null
 }
 
 # ensure_docker starts the Docker engine when its client is installed but no engine answers (a CI run

@@ -122,6 +122,9 @@ func (s *MessageSet) read(data []byte, inner bool) error {
 			return formatErrorf(ErrCorruptRecords, "message set mixes codecs %s and %s", s.Codec, codec)
 		}
 		s.Codec = codec
+		if magic == MagicV0 && codec == CodecLZ4 {
+			value = fixLZ4V0HeaderChecksum(value)
+		}
 		plain, err := codec.decompress(value)
 		if err != nil {
 			return err
@@ -230,8 +233,12 @@ func DownConvert(data []byte, magic int8, fetchOffset int64) ([]byte, error) {
 			}
 			inner = appendLegacyMessage(inner, magic, 0, false, m)
 		}
+		value := codec.compress(inner)
+		if magic == MagicV0 && codec == CodecLZ4 {
+			value = breakLZ4V0HeaderChecksum(value)
+		}
 		out = appendLegacyMessage(out, magic, codec, logAppendTime, LegacyMessage{
-			Offset: last, Timestamp: b.MaxTimestamp, Value: codec.compress(inner),
+			Offset: last, Timestamp: b.MaxTimestamp, Value: value,
 		})
 	}
 	return out, nil

@@ -230,3 +230,26 @@ func FuzzReadMessageSet(f *testing.F) {
 		}
 	})
 }
+
+// TestLegacyLZ4Framing: magic 0 LZ4 wrappers carry the 0.8 clients' header
+// checksum both ways, as Kafka reads and writes them; magic 1 wrappers the
+// LZ4 format's.
+func TestLegacyLZ4Framing(t *testing.T) {
+	log := AppendBatch(nil, BatchHeader{LastOffsetDelta: 1, FirstTimestamp: 700, MaxTimestamp: 701, Attributes: Attributes(CodecLZ4), ProducerID: -1, BaseSequence: -1},
+		[]Record{{Value: []byte("l0")}, {OffsetDelta: 1, TimestampDelta: 1, Value: []byte("l1")}})
+	for _, magic := range []int8{MagicV0, MagicV1} {
+		out, err := DownConvert(log, magic, 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		wrapper := kmsgMessages(t, magic, out)[0].Value
+		_, strictErr := lz4Decompress(wrapper)
+		if broken := strictErr != nil; broken != (magic == MagicV0) {
+			t.Errorf("magic %d wrapper read by the LZ4 frame format: %v; want a broken header checksum only for magic 0", magic, strictErr)
+		}
+		set, err := ReadMessageSet(out)
+		if err != nil || len(set.Messages) != 2 || string(set.Messages[1].Value) != "l1" {
+			t.Errorf("magic %d: read back %+v, %v", magic, set, err)
+		}
+	}
+}
