@@ -441,4 +441,3 @@ func TestMinAssignmentBytes(t *testing.T) {
 		t.Errorf("2^31-1 partitions: bound %d fits", b)
 	}
 }
-

@@ -135,9 +135,13 @@ func TestRetentionByTime(t *testing.T) {
 func TestRetentionSkippedForCompactedTopics(t *testing.T) {
 	cfg := retentionConfig()
 	cfg.RetentionBytes = 0
-	cfg.CleanupPolicy = "compact"
 	l := openTestLog(t, t.TempDir(), cfg)
+	// Filled while the policy is delete: a compacted log takes keyed records only.
 	fillSegments(t, l, 12, func(int) int64 { return 1 })
+	cfg.CleanupPolicy = "compact"
+	if err := l.SetConfig(cfg); err != nil {
+		t.Fatal(err)
+	}
 	if n, _ := l.DeleteOldSegments(time.Now().UnixMilli()); n != 0 {
 		t.Fatalf("compacted log lost %d segments to retention", n)
 	}
