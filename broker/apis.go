@@ -39,6 +39,8 @@ func apiTable() map[int16]api {
 		controlledShutdownAPI,
 		alterIsrAPI,
 		apiVersionsAPI,
+		saslHandshakeAPI,
+		saslAuthenticateAPI,
 		createTopicsAPI,
 		describeConfigsAPI,
 		alterConfigsAPI,

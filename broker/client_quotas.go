@@ -60,7 +60,11 @@ func (m *configManager) reloadQuotaConfig(entityPath string) error {
 		return err
 	}
 	m.s.clientQuotas.Set(entityPath, cfg)
-	m.log.Info("Loaded client quota config", zap.String("entity-path", entityPath), zap.String("config", adminzk.FormatConfig(cfg)))
+	if entityType == zkpaths.EntityUsers {
+		// The same znode holds the user's SCRAM credentials.
+		m.s.scram.update(name, cfg, m.log)
+	}
+	m.log.Info("Loaded client quota config", zap.String("entity-path", entityPath), zap.String("config", adminzk.FormatConfig(loggableConfig(cfg))))
 	return nil
 }
 

@@ -83,7 +83,7 @@ func (s *Server) dialController(ctx context.Context) (*wire.Client, string, erro
 	if err != nil {
 		return nil, "", err
 	}
-	cl, err := wire.Dial(ctx, addr, strconv.Itoa(int(s.brokerID)))
+	cl, err := wire.DialSecure(ctx, addr, strconv.Itoa(int(s.brokerID)), s.interBroker)
 	if err != nil {
 		return nil, addr, fmt.Errorf("connect to the controller at %s: %w", addr, err)
 	}

@@ -3,6 +3,7 @@ package broker
 import (
 	"bufio"
 	"context"
+	"crypto/tls"
 	"errors"
 	"fmt"
 	"io"
@@ -28,6 +29,7 @@ type listener struct {
 	s    *Server
 	name string
 	ln   net.Listener
+	sec  *listenerSecurity // its security protocol's TLS and SASL
 	log  *zap.Logger
 	done chan struct{} // closed by close
 
@@ -47,10 +49,14 @@ type connState struct {
 	// principal is who the connection authenticated as; only the
 	// connection's goroutine, which runs its handlers, reads or sets it.
 	principal kafka.Principal
+	// sasl is the authentication of a SASL listener's connection (nil on
+	// others), owned by the connection's goroutine too.
+	sasl   *saslConn
+	remote string // the client's address, for logs
 }
 
-func newListener(s *Server, name string, ln net.Listener) *listener {
-	return &listener{s: s, name: name, ln: ln, conns: map[net.Conn]*connState{}, done: make(chan struct{}),
+func newListener(s *Server, name string, ln net.Listener, sec *listenerSecurity) *listener {
+	return &listener{s: s, name: name, ln: ln, sec: sec, conns: map[net.Conn]*connState{}, done: make(chan struct{}),
 		log: s.log.Named("network").With(zap.String("listener", name))}
 }
 
@@ -81,7 +87,10 @@ func (l *listener) serve() {
 			}
 			continue
 		}
-		st := &connState{done: make(chan struct{}), principal: kafka.Anonymous}
+		st := &connState{done: make(chan struct{}), principal: kafka.Anonymous, remote: c.RemoteAddr().String()}
+		if l.sec.sasl {
+			st.sasl = &saslConn{sec: l.sec}
+		}
 		st.lastActive.Store(time.Now().UnixNano())
 		l.mu.Lock()
 		if l.closed {
@@ -211,6 +220,13 @@ func (r *request) principal() kafka.Principal { return r.conn.principal }
 
 func (l *listener) serveConn(c net.Conn, st *connState) {
 	log := l.log.With(zap.Stringer("remote", c.RemoteAddr()))
+	if l.sec.tls != nil {
+		tc := tls.Server(c, l.sec.tls)
+		if !l.tlsHandshake(log, tc, st) {
+			return
+		}
+		c = tc
+	}
 	r := bufio.NewReader(c)
 	var out []byte
 	// held is the request memory taken from queued.max.request.bytes for the
@@ -222,7 +238,7 @@ func (l *listener) serveConn(c net.Conn, st *connState) {
 		if err := c.SetReadDeadline(time.Now().Add(l.s.cfg.ConnectionsMaxIdle)); err != nil {
 			return
 		}
-		size, err := wire.ReadFrameSize(r, l.s.cfg.SocketRequestMaxBytes)
+		size, err := wire.ReadFrameSize(r, st.sasl.maxFrame(l.s.cfg.SocketRequestMaxBytes))
 		if err != nil {
 			logReadFailure(log, err)
 			return
@@ -243,6 +259,21 @@ func (l *listener) serveConn(c net.Conn, st *connState) {
 			return
 		}
 		st.lastActive.Store(time.Now().UnixNano())
+		if st.sasl != nil {
+			if resp, served, keep := l.authenticate(log, st, frame); served {
+				l.s.memoryPool.release(held)
+				held = 0
+				if len(resp) > 0 {
+					if _, err := c.Write(resp); err != nil {
+						return
+					}
+				}
+				if !keep {
+					return
+				}
+				continue
+			}
+		}
 		hdr, body, err := wire.ParseRequest(frame)
 		var resp kmsg.Response
 		handled := false

@@ -43,7 +43,7 @@ func servePanicking(t *testing.T) (string, *observer.ObservedLogs) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	l := newListener(s, "PLAINTEXT", ln)
+	l := newListener(s, "PLAINTEXT", ln, &listenerSecurity{protocol: "PLAINTEXT"})
 	done := make(chan struct{})
 	go func() {
 		defer close(done)

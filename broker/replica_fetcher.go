@@ -290,7 +290,7 @@ func (f *replicaFetcher) connect() error {
 	}
 	ctx, cancel := context.WithTimeout(f.ctx, 10*time.Second)
 	defer cancel()
-	c, err := wire.Dial(ctx, addr, "replica-fetcher")
+	c, err := wire.DialSecure(ctx, addr, "replica-fetcher", f.rm.interBroker)
 	if err != nil {
 		return err
 	}

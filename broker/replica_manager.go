@@ -19,6 +19,7 @@ import (
 	"github.com/zkafka/zkafka/kafka"
 	"github.com/zkafka/zkafka/quota"
 	"github.com/zkafka/zkafka/storage"
+	"github.com/zkafka/zkafka/wire"
 	"github.com/zkafka/zkafka/zkpaths"
 )
 
@@ -63,6 +64,9 @@ type ReplicaManager struct {
 	cfg      replicationConfig
 	// followerQuota is the follower replication throttle its fetchers obey.
 	followerQuota *quota.Replication
+	// interBroker is how its fetchers meet the leaders' inter-broker
+	// listener security (TLS, SASL).
+	interBroker wire.Security
 	// alterLogDirsQuota throttles the copies between log dirs
 	// (replica.alter.log.dirs.io.max.bytes.per.second).
 	alterLogDirsQuota *quota.Replication

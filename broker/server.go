@@ -25,6 +25,7 @@ import (
 	"github.com/zkafka/zkafka/quota"
 	"github.com/zkafka/zkafka/storage"
 	"github.com/zkafka/zkafka/transaction"
+	"github.com/zkafka/zkafka/wire"
 	"github.com/zkafka/zkafka/zkpaths"
 )
 
@@ -67,6 +68,11 @@ type Server struct {
 	markerSender   *markerSender
 
 	listeners []*listener
+	// interBroker is how this broker meets the inter-broker listener's
+	// security protocol when it connects to other brokers (security.go).
+	interBroker wire.Security
+	// scram are the SCRAM credentials of /config/users.
+	scram scramCredentials
 	quotas    *connectionQuotas // max.connections and max.connections.per.ip over all listeners
 	// clientQuotas are the produce, fetch and request quotas of users and
 	// client ids (client_quotas.go).
@@ -164,6 +170,7 @@ func (s *Server) Start(ctx context.Context) (err error) {
 		s.replicas.stateWriter = alterIsrWriter{s}
 	}
 	s.replicas.followerQuota = s.replicationQuotas.follower
+	s.replicas.interBroker = s.interBroker
 	s.replicas.alterLogDirsQuota = s.replicationQuotas.alterLogDirs
 	s.wg.Add(1)
 	go func() {
@@ -200,6 +207,7 @@ func (s *Server) Start(ctx context.Context) (err error) {
 		LeaderImbalanceCheckInterval:       s.cfg.LeaderImbalanceCheckInterval,
 		FeatureVersioning:                  s.cfg.FeatureVersioning,
 		AlterIsr:                           s.cfg.AlterIsr,
+		Security:                           s.interBroker,
 		Logger:                             controllerLog,
 	}, s.zk)
 	s.controller.Start(s.ctx)
@@ -377,15 +385,22 @@ func (s *Server) bindListeners() error {
 		return err
 	}
 	s.quotas, s.memoryPool = quotas, newMemoryPool(s.cfg.QueuedMaxRequestBytes)
+	if s.interBroker, err = interBrokerSecurity(s.cfg); err != nil {
+		return err
+	}
 	bound := map[string]int32{}
 	for _, cfgL := range s.cfg.Listeners {
+		sec, err := newListenerSecurity(s.cfg, cfgL)
+		if err != nil {
+			return err
+		}
 		ln, err := net.Listen("tcp", net.JoinHostPort(cfgL.Host, strconv.Itoa(int(cfgL.Port))))
 		if err != nil {
 			return fmt.Errorf("listener %s: %w", cfgL, err)
 		}
 		port := int32(ln.Addr().(*net.TCPAddr).Port)
 		bound[cfgL.Name] = port
-		s.listeners = append(s.listeners, newListener(s, cfgL.Name, ln))
+		s.listeners = append(s.listeners, newListener(s, cfgL.Name, ln, sec))
 	}
 	for _, a := range s.cfg.AdvertisedListeners {
 		if a.Port == 0 {

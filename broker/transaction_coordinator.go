@@ -144,7 +144,7 @@ func (m *markerSender) client(ctx context.Context, broker int32) (*wire.Client, 
 	if !ok {
 		return nil, fmt.Errorf("no address for broker %d", broker)
 	}
-	cl, err := wire.Dial(ctx, addr, "broker-"+strconv.Itoa(int(m.s.brokerID))+"-txn-marker-sender")
+	cl, err := wire.DialSecure(ctx, addr, "broker-"+strconv.Itoa(int(m.s.brokerID))+"-txn-marker-sender", m.s.interBroker)
 	if err != nil {
 		return nil, err
 	}

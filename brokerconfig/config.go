@@ -10,6 +10,7 @@ import (
 	"net"
 	"os"
 	"regexp"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -25,7 +26,8 @@ type Config struct {
 	Rack                             string        // broker.rack
 	Listeners                        []Listener    // listeners
 	AdvertisedListeners              []Listener    // advertised.listeners (defaults to listeners)
-	InterBrokerListenerName          string        // inter.broker.listener.name
+	InterBrokerListenerName          string        // inter.broker.listener.name, else the listener named security.inter.broker.protocol
+	SaslMechanismInterBrokerProtocol string        // sasl.mechanism.inter.broker.protocol
 	LogDirs                          []string      // log.dirs, falling back to log.dir
 	ZooKeeperConnect                 string        // zookeeper.connect, with an optional chroot
 	ZooKeeperSessionTimeout          time.Duration // zookeeper.session.timeout.ms
@@ -270,6 +272,7 @@ func New(props map[string]string) (*Config, error) {
 		MaxConnections:                   p.Int32("max.connections"),
 		MaxConnectionsPerIP:              p.Int32("max.connections.per.ip"),
 		QueuedMaxRequestBytes:            p.Int64("queued.max.request.bytes"),
+		SaslMechanismInterBrokerProtocol: p.str("sasl.mechanism.inter.broker.protocol"),
 	}
 	c.Properties = maps.Clone(props)
 	c.ZooKeeperConnectionTimeout = c.ZooKeeperSessionTimeout
@@ -313,6 +316,9 @@ func New(props map[string]string) (*Config, error) {
 		}
 	}
 	c.InterBrokerListenerName = p.str("inter.broker.listener.name")
+	if c.InterBrokerListenerName != "" && p.has("security.inter.broker.protocol") {
+		return nil, fmt.Errorf("Only one of inter.broker.listener.name and security.inter.broker.protocol should be set.: %w", ErrConfig)
+	}
 	if c.InterBrokerListenerName == "" {
 		c.InterBrokerListenerName = p.str("security.inter.broker.protocol")
 	}
@@ -339,7 +345,7 @@ func New(props map[string]string) (*Config, error) {
 		return nil, err
 	}
 	for k := range props {
-		if _, ok := brokerConfigDefs[k]; !ok && !isListenerMaxConnectionsKey(k) {
+		if _, ok := brokerConfigDefs[k]; !ok && !isListenerMaxConnectionsKey(k) && !isListenerOverride(k) {
 			c.Unknown = append(c.Unknown, k)
 		}
 	}
@@ -405,11 +411,35 @@ func (c *Config) validate() error {
 		return fmt.Errorf("inter.broker.listener.name %s is not among advertised.listeners: %w", c.InterBrokerListenerName, ErrConfig)
 	}
 	for _, l := range c.Listeners {
-		if l.SecurityProtocol != "PLAINTEXT" {
-			return fmt.Errorf("listener %s: security protocol %s is not supported, only PLAINTEXT: %w", l.Name, l.SecurityProtocol, ErrConfig)
+		switch l.SecurityProtocol {
+		case "PLAINTEXT", "SSL", "SASL_PLAINTEXT", "SASL_SSL":
+		default:
+			return fmt.Errorf("listener %s: No enum constant org.apache.kafka.common.security.auth.SecurityProtocol.%s: %w", l.Name, l.SecurityProtocol, ErrConfig)
 		}
 	}
 	return nil
+}
+
+// ListenerConfig is a security config of a listener as Kafka's
+// ListenerName.configPrefix finds it: listener.name.<listener>.<key>
+// (the listener name lower-cased), else key itself, else its default.
+func (c *Config) ListenerConfig(listener, key string) string {
+	if v, ok := c.Properties["listener.name."+strings.ToLower(listener)+"."+key]; ok {
+		return v
+	}
+	return NewReader(c.Properties).str(key)
+}
+
+// ListenerMechanismConfig is a SASL config a broker gives per listener and
+// mechanism: listener.name.<listener>.<mechanism>.<key>, both lower-cased;
+// Kafka reads sasl.jaas.config for a broker only in this form.
+func (c *Config) ListenerMechanismConfig(listener, mechanism, key string) string {
+	return c.Properties[ListenerMechanismKey(listener, mechanism, key)]
+}
+
+// ListenerMechanismKey is listener.name.<listener>.<mechanism>.<key>.
+func ListenerMechanismKey(listener, mechanism, key string) string {
+	return "listener.name." + strings.ToLower(listener) + "." + strings.ToLower(mechanism) + "." + key
 }
 
 // AdvertisedListener returns the advertised listener with the given name.
@@ -481,6 +511,25 @@ func isListenerMaxConnectionsKey(k string) bool {
 	}
 	name, ok = strings.CutSuffix(name, ".max.connections")
 	return ok && name != "" && !strings.Contains(name, ".")
+}
+
+// isListenerOverride reports whether k is listener.name.<listener>.<config>
+// or listener.name.<listener>.<mechanism>.<config> of a config the broker
+// knows.
+func isListenerOverride(k string) bool {
+	rest, ok := strings.CutPrefix(k, "listener.name.")
+	if !ok {
+		return false
+	}
+	_, base, ok := strings.Cut(rest, ".")
+	if !ok {
+		return false
+	}
+	if _, known := brokerConfigDefs[base]; known {
+		return true
+	}
+	_, base, ok = strings.Cut(base, ".")
+	return ok && slices.Contains(listenerMechanismConfigs, base)
 }
 
 // parseConnectionOverrides reads max.connections.per.ip.overrides,

@@ -29,8 +29,12 @@ type Config struct {
 	InterBrokerListener string
 	// Logger is the parent of the "controller" and "state-change" loggers. Nil means no logs.
 	Logger *zap.Logger
-	// Dial connects to a broker's address (host:port). Nil means wire.Dial.
+	// Dial connects to a broker's address (host:port). Nil means
+	// wire.DialSecure with Security.
 	Dial func(ctx context.Context, addr string) (BrokerClient, error)
+	// Security is how the default Dial meets the inter-broker listener's
+	// security protocol (TLS, SASL).
+	Security wire.Security
 	// UncleanLeaderElection is the broker's unclean.leader.election.enable; a topic overrides it
 	// in /config/topics/<t>.
 	UncleanLeaderElection bool
@@ -112,7 +116,7 @@ func New(cfg Config, zk *zkclient.Client) *Controller {
 	if cfg.Dial == nil {
 		clientID := strconv.Itoa(int(cfg.BrokerID))
 		cfg.Dial = func(ctx context.Context, addr string) (BrokerClient, error) {
-			c, err := wire.Dial(ctx, addr, clientID)
+			c, err := wire.DialSecure(ctx, addr, clientID, cfg.Security)
 			if err != nil {
 				return nil, err
 			}

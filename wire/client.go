@@ -3,6 +3,7 @@ package wire
 import (
 	"bufio"
 	"context"
+	"crypto/tls"
 	"encoding/binary"
 	"errors"
 	"fmt"
@@ -13,6 +14,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
 	"github.com/twmb/franz-go/pkg/kversion"
+	"github.com/twmb/franz-go/pkg/sasl"
 )
 
 // maxResponseSize bounds what a Client reads for one response.
@@ -38,17 +40,95 @@ var ErrUnsupportedByBroker = errors.New("request not supported by the broker")
 // Dial connects to addr and negotiates versions with ApiVersions (v3, falling
 // back to v0 when the broker answers UNSUPPORTED_VERSION, per KIP-511).
 func Dial(ctx context.Context, addr, clientID string) (*Client, error) {
+	return DialSecure(ctx, addr, clientID, Security{})
+}
+
+// Security is how a Client meets a listener's security protocol: TLS when
+// TLS is set (SSL, SASL_SSL), then SASL with SASL's mechanism when set
+// (SASL_PLAINTEXT, SASL_SSL).
+type Security struct {
+	TLS  *tls.Config
+	SASL sasl.Mechanism
+}
+
+// DialSecure is Dial through a TLS handshake (its ServerName the address's
+// host unless set) and a SASL exchange after ApiVersions, as Kafka's
+// clients authenticate: SaslHandshake v1, then SaslAuthenticate until the
+// mechanism is done.
+func DialSecure(ctx context.Context, addr, clientID string, sec Security) (*Client, error) {
 	var d net.Dialer
 	conn, err := d.DialContext(ctx, "tcp", addr)
 	if err != nil {
 		return nil, fmt.Errorf("dial %s: %w", addr, err)
+	}
+	if sec.TLS != nil {
+		cfg := sec.TLS
+		if cfg.ServerName == "" {
+			cfg = cfg.Clone()
+			cfg.ServerName, _, _ = net.SplitHostPort(addr)
+		}
+		tc := tls.Client(conn, cfg)
+		if err := tc.HandshakeContext(ctx); err != nil {
+			conn.Close()
+			return nil, fmt.Errorf("TLS handshake with %s: %w", addr, err)
+		}
+		conn = tc
 	}
 	c := &Client{conn: conn, r: bufio.NewReader(conn), clientID: clientID}
 	if err := c.negotiate(ctx); err != nil {
 		conn.Close()
 		return nil, fmt.Errorf("api versions with %s: %w", addr, err)
 	}
+	if sec.SASL != nil {
+		if err := c.authenticate(ctx, addr, sec.SASL); err != nil {
+			conn.Close()
+			return nil, fmt.Errorf("SASL authentication with %s: %w", addr, err)
+		}
+	}
 	return c, nil
+}
+
+// authenticate runs a SASL exchange with SaslHandshake v1 and
+// SaslAuthenticate.
+func (c *Client) authenticate(ctx context.Context, addr string, m sasl.Mechanism) error {
+	hs := kmsg.NewPtrSASLHandshakeRequest()
+	hs.Mechanism = m.Name()
+	resp, err := c.RequestVersion(ctx, hs, 1)
+	if err != nil {
+		return err
+	}
+	if err := kerr.ErrorForCode(resp.(*kmsg.SASLHandshakeResponse).ErrorCode); err != nil {
+		return fmt.Errorf("%s: %w", m.Name(), err)
+	}
+	host, _, _ := net.SplitHostPort(addr)
+	session, token, err := m.Authenticate(ctx, host)
+	if err != nil {
+		return err
+	}
+	v, ok := c.MaxVersion(kmsg.SASLAuthenticate.Int16())
+	if !ok {
+		return fmt.Errorf("SaslAuthenticate: %w", ErrUnsupportedByBroker)
+	}
+	for {
+		req := kmsg.NewPtrSASLAuthenticateRequest()
+		req.SASLAuthBytes = token
+		resp, err := c.RequestVersion(ctx, req, min(v, req.MaxVersion()))
+		if err != nil {
+			return err
+		}
+		ar := resp.(*kmsg.SASLAuthenticateResponse)
+		if err := kerr.ErrorForCode(ar.ErrorCode); err != nil {
+			if ar.ErrorMessage != nil {
+				return fmt.Errorf("%w: %s", err, *ar.ErrorMessage)
+			}
+			return err
+		}
+		done, next, err := session.Challenge(ar.SASLAuthBytes)
+		if err != nil || done {
+			return err
+		}
+		token = next
+	}
 }
 
 func (c *Client) negotiate(ctx context.Context) error {

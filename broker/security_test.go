@@ -1,0 +1,273 @@
+package broker_test
+
+import (
+	"context"
+	"crypto/ecdsa"
+	"crypto/elliptic"
+	"crypto/rand"
+	"crypto/tls"
+	"crypto/x509"
+	"crypto/x509/pkix"
+	"encoding/pem"
+	"math/big"
+	"net"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/IBM/sarama"
+	"github.com/twmb/franz-go/pkg/kgo"
+	"github.com/twmb/franz-go/pkg/kmsg"
+	"github.com/twmb/franz-go/pkg/sasl"
+	"github.com/twmb/franz-go/pkg/sasl/plain"
+	"github.com/twmb/franz-go/pkg/sasl/scram"
+	"go.uber.org/zap"
+
+	"github.com/zkafka/zkafka/adminzk"
+	"github.com/zkafka/zkafka/internal/testcluster"
+	"github.com/zkafka/zkafka/internal/zkclient"
+	"github.com/zkafka/zkafka/security"
+	"github.com/zkafka/zkafka/wire"
+	"github.com/zkafka/zkafka/zkpaths"
+)
+
+// testPKI is a CA with a broker certificate (for 127.0.0.1 and localhost)
+// and a client certificate, in PEM.
+type testPKI struct {
+	caPEM, serverCert, serverKey, clientCert, clientKey string
+	pool                                                *x509.CertPool
+	client                                              tls.Certificate
+}
+
+func newTestPKI(t *testing.T) *testPKI {
+	t.Helper()
+	caKey, _ := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	ca := &x509.Certificate{SerialNumber: big.NewInt(1), Subject: pkix.Name{CommonName: "zkafka-test-ca"},
+		NotBefore: time.Now().Add(-time.Hour), NotAfter: time.Now().Add(24 * time.Hour),
+		IsCA: true, BasicConstraintsValid: true, KeyUsage: x509.KeyUsageCertSign}
+	caDER, err := x509.CreateCertificate(rand.Reader, ca, ca, &caKey.PublicKey, caKey)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ca, _ = x509.ParseCertificate(caDER)
+	issue := func(serial int64, subject pkix.Name, usage x509.ExtKeyUsage) (string, string) {
+		key, _ := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+		tmpl := &x509.Certificate{SerialNumber: big.NewInt(serial), Subject: subject,
+			NotBefore: time.Now().Add(-time.Hour), NotAfter: time.Now().Add(24 * time.Hour),
+			ExtKeyUsage: []x509.ExtKeyUsage{usage}, KeyUsage: x509.KeyUsageDigitalSignature,
+			IPAddresses: []net.IP{net.IPv4(127, 0, 0, 1)}, DNSNames: []string{"localhost"}}
+		der, err := x509.CreateCertificate(rand.Reader, tmpl, ca, &key.PublicKey, caKey)
+		if err != nil {
+			t.Fatal(err)
+		}
+		kder, _ := x509.MarshalPKCS8PrivateKey(key)
+		return string(pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: der})),
+			string(pem.EncodeToMemory(&pem.Block{Type: "PRIVATE KEY", Bytes: kder}))
+	}
+	p := &testPKI{caPEM: string(pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: caDER})), pool: x509.NewCertPool()}
+	p.pool.AddCert(ca)
+	p.serverCert, p.serverKey = issue(2, pkix.Name{CommonName: "broker"}, x509.ExtKeyUsageServerAuth)
+	p.clientCert, p.clientKey = issue(3, pkix.Name{CommonName: "client", Organization: []string{"zkafka"}}, x509.ExtKeyUsageClientAuth)
+	p.client, err = tls.X509KeyPair([]byte(p.clientCert), []byte(p.clientKey))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
+// files writes the CA and the client's key and certificate for kcat.
+func (p *testPKI) files(t *testing.T) (ca, cert, key string) {
+	dir := t.TempDir()
+	for name, s := range map[string]string{"ca.pem": p.caPEM, "client.pem": p.clientCert, "client.key": p.clientKey} {
+		if err := os.WriteFile(filepath.Join(dir, name), []byte(s), 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return filepath.Join(dir, "ca.pem"), filepath.Join(dir, "client.pem"), filepath.Join(dir, "client.key")
+}
+
+const adminJaas = `org.apache.kafka.common.security.plain.PlainLoginModule required username="admin" password="admin-secret" user_admin="admin-secret" user_alice="alice-secret";`
+
+// secureProperties are a broker's listeners (PLAINTEXT for the harness,
+// SASL_PLAINTEXT, SASL_SSL and SSL with required client certificates) with
+// PLAIN and both SCRAMs enabled and PEM stores given inline.
+func secureProperties(p *testPKI) map[string]string {
+	props := map[string]string{
+		"listeners":                         "PLAINTEXT://127.0.0.1:0,SASL_PLAINTEXT://127.0.0.1:0,SASL_SSL://127.0.0.1:0,SSL://127.0.0.1:0",
+		"sasl.enabled.mechanisms":           "PLAIN,SCRAM-SHA-256,SCRAM-SHA-512",
+		"ssl.keystore.type":                 "PEM",
+		"ssl.keystore.key":                  p.serverKey,
+		"ssl.keystore.certificate.chain":    p.serverCert,
+		"ssl.truststore.type":               "PEM",
+		"ssl.truststore.certificates":       p.caPEM,
+		"listener.name.ssl.ssl.client.auth": "required",
+	}
+	for _, l := range []string{"sasl_plaintext", "sasl_ssl"} {
+		props["listener.name."+l+".plain.sasl.jaas.config"] = adminJaas
+	}
+	return props
+}
+
+// addScramUser stores a user's SCRAM credentials in /config/users as
+// kafka-configs does, with a change notification.
+func addScramUser(t *testing.T, zkc *zkclient.Client, user, password string) {
+	t.Helper()
+	err := adminzk.New(zkc, zap.NewNop()).ChangeEntityConfig(zkpaths.EntityUsers, user, func(cfg map[string]string) (bool, error) {
+		for _, m := range security.ScramMechanisms {
+			cfg[m.Name] = m.NewCredential(password, 8192).String()
+		}
+		return true, nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+}
+
+func mechanism(name, user, pass string) sasl.Mechanism {
+	switch name {
+	case "PLAIN":
+		return plain.Auth{User: user, Pass: pass}.AsMechanism()
+	case "SCRAM-SHA-256":
+		return scram.Auth{User: user, Pass: pass}.AsSha256Mechanism()
+	}
+	return scram.Auth{User: user, Pass: pass}.AsSha512Mechanism()
+}
+
+// TestSASLClients authenticates franz-go, sarama and kcat (librdkafka) with
+// PLAIN, SCRAM-SHA-256 and SCRAM-SHA-512 over SASL_PLAINTEXT and SASL_SSL,
+// and with a client certificate over SSL; each produces a record and reads
+// it back.
+func TestSASLClients(t *testing.T) {
+	p := newTestPKI(t)
+	c := testcluster.Start(t, testcluster.Options{Properties: secureProperties(p)})
+	addScramUser(t, c.ZooKeeper(), "alice", "alice-secret")
+	b := c.Broker(1)
+	addr := func(l string) string { a, _ := b.ListenerAddr(l); return a }
+	tlsCfg := &tls.Config{RootCAs: p.pool}
+	caFile, certFile, keyFile := p.files(t)
+
+	// The credentials reach the broker through the config notification.
+	c.WaitFor("alice's SCRAM credentials", func() bool {
+		cl, err := wire.DialSecure(context.Background(), addr("SASL_PLAINTEXT"), "t", wire.Security{SASL: mechanism("SCRAM-SHA-512", "alice", "alice-secret")})
+		if err == nil {
+			cl.Close()
+		}
+		return err == nil
+	})
+
+	for _, listener := range []string{"SASL_PLAINTEXT", "SASL_SSL"} {
+		for _, mech := range []string{"PLAIN", "SCRAM-SHA-256", "SCRAM-SHA-512"} {
+			t.Run(listener+"/"+mech, func(t *testing.T) {
+				topic := strings.ToLower(listener + "-" + mech)
+				opts := []kgo.Opt{kgo.SeedBrokers(addr(listener)), kgo.SASL(mechanism(mech, "alice", "alice-secret")),
+					kgo.DefaultProduceTopic(topic), kgo.AllowAutoTopicCreation()}
+				if listener == "SASL_SSL" {
+					opts = append(opts, kgo.DialTLSConfig(tlsCfg))
+				}
+				produceAndConsume(t, opts, topic, "franz-go")
+
+				sc := sarama.NewConfig()
+				sc.Version = sarama.V2_8_0_0
+				sc.Producer.Return.Successes = true
+				sc.Net.SASL.Enable, sc.Net.SASL.Mechanism = true, sarama.SASLMechanism(mech)
+				sc.Net.SASL.User, sc.Net.SASL.Password = "alice", "alice-secret"
+				sc.Net.SASL.Handshake = true
+				if mech != "PLAIN" {
+					sm := mechanism(mech, "alice", "alice-secret")
+					sc.Net.SASL.SCRAMClientGeneratorFunc = func() sarama.SCRAMClient { return &saramaSCRAM{m: sm} }
+				}
+				if listener == "SASL_SSL" {
+					sc.Net.TLS.Enable, sc.Net.TLS.Config = true, tlsCfg
+				}
+				prod, err := sarama.NewSyncProducer([]string{addr(listener)}, sc)
+				if err != nil {
+					t.Fatalf("sarama: %v", err)
+				}
+				if _, _, err := prod.SendMessage(&sarama.ProducerMessage{Topic: topic, Value: sarama.StringEncoder("sarama")}); err != nil {
+					t.Fatalf("sarama produce: %v", err)
+				}
+				prod.Close()
+
+				args := []string{"-b", addr(listener), "-X", "security.protocol=" + strings.ToLower(listener), "-X", "sasl.mechanisms=" + mech,
+					"-X", "sasl.username=alice", "-X", "sasl.password=alice-secret"}
+				if listener == "SASL_SSL" {
+					args = append(args, "-X", "ssl.ca.location="+caFile)
+				}
+				kcat(t, "kcat\n", append(args, "-t", topic, "-P")...)
+				got := kcat(t, "", append(args, "-t", topic, "-C", "-q", "-o", "beginning", "-e", "-f", "%s\n")...)
+				if got != "franz-go\nsarama\nkcat\n" {
+					t.Fatalf("kcat read %q", got)
+				}
+			})
+		}
+	}
+	t.Run("SSL", func(t *testing.T) {
+		produceAndConsume(t, []kgo.Opt{kgo.SeedBrokers(addr("SSL")), kgo.DialTLSConfig(&tls.Config{RootCAs: p.pool, Certificates: []tls.Certificate{p.client}}),
+			kgo.DefaultProduceTopic("ssl"), kgo.AllowAutoTopicCreation()}, "ssl", "franz-go")
+		args := []string{"-b", addr("SSL"), "-X", "security.protocol=ssl", "-X", "ssl.ca.location=" + caFile,
+			"-X", "ssl.certificate.location=" + certFile, "-X", "ssl.key.location=" + keyFile}
+		if out := kcat(t, "", append(args, "-t", "ssl", "-C", "-q", "-o", "beginning", "-e", "-f", "%s\n")...); out != "franz-go\n" {
+			t.Fatalf("kcat read %q", out)
+		}
+		// Without a certificate the handshake fails: ssl.client.auth=required.
+		cl, err := wire.DialSecure(context.Background(), addr("SSL"), "t", wire.Security{TLS: tlsCfg})
+		if err == nil {
+			_, err = cl.Request(context.Background(), kmsg.NewPtrMetadataRequest())
+			cl.Close()
+		}
+		if err == nil {
+			t.Fatal("an SSL client without a certificate was served")
+		}
+	})
+}
+
+func produceAndConsume(t *testing.T, opts []kgo.Opt, topic, value string) {
+	t.Helper()
+	cl, err := kgo.NewClient(append(opts, kgo.ConsumeTopics(topic), kgo.ConsumeResetOffset(kgo.NewOffset().AtStart()))...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cl.Close()
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	if err := cl.ProduceSync(ctx, &kgo.Record{Value: []byte(value)}).FirstErr(); err != nil {
+		t.Fatalf("produce: %v", err)
+	}
+	fs := cl.PollRecords(ctx, 1)
+	if err := fs.Err0(); err != nil {
+		t.Fatalf("consume: %v", err)
+	}
+	if recs := fs.Records(); len(recs) != 1 || string(recs[0].Value) != value {
+		t.Fatalf("consumed %v", recs)
+	}
+}
+
+// saramaSCRAM is sarama's SCRAMClient over franz-go's SCRAM client, as
+// sarama leaves the SCRAM implementation to the application.
+type saramaSCRAM struct {
+	m       sasl.Mechanism
+	session sasl.Session
+	first   []byte // the client-first message, sent at the first Step
+	done    bool
+}
+
+func (s *saramaSCRAM) Begin(_, _, _ string) error {
+	var err error
+	s.session, s.first, err = s.m.Authenticate(context.Background(), "")
+	return err
+}
+
+func (s *saramaSCRAM) Step(challenge string) (string, error) {
+	if s.first != nil {
+		msg := s.first
+		s.first = nil
+		return string(msg), nil
+	}
+	done, next, err := s.session.Challenge([]byte(challenge))
+	s.done = done
+	return string(next), err
+}
+
+func (s *saramaSCRAM) Done() bool { return s.done }
