@@ -83,14 +83,14 @@ type Server struct {
 	// (replication_quotas.go).
 	replicationQuotas replicationQuotas
 	memoryPool        *memoryPool // queued.max.request.bytes; nil when unbounded
+	// authorizer is authorizer.class.name's ACL authorizer; nil allows everything.
+	authorizer *acl.Authorizer
 	// fatal receives what must stop the broker at once, without a controlled shutdown (Fatal).
 	fatal    chan error
 	ctx      context.Context // cancelled at shutdown; parent of every request
 	cancel   context.CancelFunc
 	wg       sync.WaitGroup
 	stopOnce sync.Once
-	// authorizer is authorizer.class.name's ACL authorizer; nil allows everything.
-	authorizer *acl.Authorizer
 	stopErr  error
 }
 
@@ -146,15 +146,15 @@ func (s *Server) Start(ctx context.Context) (err error) {
 	if err := s.configs.loadQuotaConfigs(); err != nil {
 		return err
 	}
+	if err := s.startAuthorizer(); err != nil {
+		return err
+	}
 
 	if s.logs, err = storage.NewManager(s.cfg.LogDirs, s.defaultLogConfig(), s.log); err != nil {
 		return fmt.Errorf("load logs: %w", err)
 	}
 	s.wg.Add(1)
 	go func() {
-	if err := s.startAuthorizer(); err != nil {
-		return err
-	}
 		defer s.wg.Done()
 		s.logs.Run(s.ctx, s.clock.Now, s.cfg.LogRetentionCheckInterval, s.cfg.LogFlushOffsetCheckpointInterval, storage.ProducerExpiration{
 			After: brokerconfig.NewReader(s.cfg.Properties).Ms("transactional.id.expiration.ms"), CheckInterval: storage.ProducerIDExpirationCheckInterval,
