@@ -72,8 +72,8 @@ type Server struct {
 	// security protocol when it connects to other brokers (security.go).
 	interBroker wire.Security
 	// scram are the SCRAM credentials of /config/users.
-	scram scramCredentials
-	quotas    *connectionQuotas // max.connections and max.connections.per.ip over all listeners
+	scram  scramCredentials
+	quotas *connectionQuotas // max.connections and max.connections.per.ip over all listeners
 	// clientQuotas are the produce, fetch and request quotas of users and
 	// client ids (client_quotas.go).
 	clientQuotas *quota.Manager
