@@ -1,6 +1,7 @@
 package broker_test
 
 import (
+	"bufio"
 	"context"
 	"crypto/ecdsa"
 	"crypto/elliptic"
@@ -9,6 +10,9 @@ import (
 	"crypto/x509"
 	"crypto/x509/pkix"
 	"encoding/pem"
+	"errors"
+	"github.com/twmb/franz-go/pkg/kerr"
+	"github.com/zkafka/zkafka/internal/zktest"
 	"math/big"
 	"net"
 	"os"
@@ -271,3 +275,190 @@ func (s *saramaSCRAM) Step(challenge string) (string, error) {
 }
 
 func (s *saramaSCRAM) Done() bool { return s.done }
+
+// rawConn sends request frames and reads response frames on a plain
+// connection, to see exactly what a SASL listener serves.
+type rawConn struct {
+	t    *testing.T
+	c    net.Conn
+	corr int32
+}
+
+func (r *rawConn) send(req kmsg.Request, v int16) {
+	req.SetVersion(v)
+	r.corr++
+	if _, err := r.c.Write(wire.AppendRequest(nil, r.corr, "raw", req)); err != nil {
+		r.t.Fatal(err)
+	}
+}
+
+// read returns the next response's body, or an error once the broker
+// closed the connection.
+func (r *rawConn) read(resp kmsg.Response) error {
+	r.c.SetReadDeadline(time.Now().Add(10 * time.Second))
+	frame, err := wire.ReadFrame(bufio.NewReader(r.c), 1<<20)
+	if err != nil {
+		return err
+	}
+	body := frame[4:]
+	if resp.IsFlexible() && resp.Key() != 18 {
+		body = body[1:] // an empty tag buffer in the header (ApiVersions' stays v0)
+	}
+	return resp.ReadFrom(body)
+}
+
+// TestSASLRefusals: before authentication only ApiVersions and
+// SaslHandshake are served; an unknown mechanism, a wrong password or a
+// malformed token gets Kafka's error and a closed connection; a TLS
+// handshake on a plaintext listener (and plaintext on a TLS one) is
+// closed; the broker serves on.
+func TestSASLRefusals(t *testing.T) {
+	p := newTestPKI(t)
+	c := testcluster.Start(t, testcluster.Options{Properties: secureProperties(p)})
+	b := c.Broker(1)
+	saslAddr, _ := b.ListenerAddr("SASL_PLAINTEXT")
+	dial := func() *rawConn {
+		conn, err := net.Dial("tcp", saslAddr)
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { conn.Close() })
+		return &rawConn{t: t, c: conn}
+	}
+	closed := func(r *rawConn, what string) {
+		t.Helper()
+		if err := r.read(kmsg.NewPtrMetadataResponse()); err == nil {
+			t.Fatalf("%s: the connection was not closed", what)
+		}
+	}
+
+	r := dial()
+	r.send(kmsg.NewPtrMetadataRequest(), 9)
+	closed(r, "Metadata before authentication")
+
+	r = dial()
+	r.send(kmsg.NewPtrApiVersionsRequest(), 3)
+	avResp := kmsg.NewPtrApiVersionsResponse()
+	avResp.SetVersion(3)
+	if err := r.read(avResp); err != nil {
+		t.Fatalf("ApiVersions before authentication: %v", err)
+	}
+	hs := kmsg.NewPtrSASLHandshakeRequest()
+	hs.Mechanism = "GSSAPI"
+	r.send(hs, 1)
+	hsResp := kmsg.NewPtrSASLHandshakeResponse()
+	hsResp.SetVersion(1)
+	if err := r.read(hsResp); err != nil || hsResp.ErrorCode != kerr.UnsupportedSaslMechanism.Code ||
+		strings.Join(hsResp.SupportedMechanisms, ",") != "PLAIN,SCRAM-SHA-256,SCRAM-SHA-512" {
+		t.Fatalf("GSSAPI handshake: %v %+v", err, hsResp)
+	}
+	closed(r, "an unknown mechanism")
+
+	for token, msg := range map[string]string{
+		"\x00alice\x00wrong": "Authentication failed: Invalid username or password",
+		"\xff\xfe":           "Invalid SASL/PLAIN response: expected 3 tokens, got 1",
+	} {
+		r = dial()
+		hs.Mechanism = "PLAIN"
+		r.send(hs, 1)
+		if err := r.read(hsResp); err != nil || hsResp.ErrorCode != 0 {
+			t.Fatalf("PLAIN handshake: %v %+v", err, hsResp)
+		}
+		auth := kmsg.NewPtrSASLAuthenticateRequest()
+		auth.SASLAuthBytes = []byte(token)
+		r.send(auth, 2)
+		authResp := kmsg.NewPtrSASLAuthenticateResponse()
+		authResp.SetVersion(2)
+		if err := r.read(authResp); err != nil || authResp.ErrorCode != kerr.SaslAuthenticationFailed.Code || authResp.ErrorMessage == nil || *authResp.ErrorMessage != msg {
+			t.Fatalf("token %q: %v %+v", token, err, authResp)
+		}
+		r.send(kmsg.NewPtrMetadataRequest(), 9)
+		closed(r, "after a failed authentication")
+	}
+
+	// franz-go sees SASL_AUTHENTICATION_FAILED for a wrong SCRAM password.
+	addScramUser(t, c.ZooKeeper(), "alice", "alice-secret")
+	cl, err := kgo.NewClient(kgo.SeedBrokers(saslAddr), kgo.SASL(mechanism("SCRAM-SHA-256", "alice", "wrong")))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cl.Close()
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	if err := cl.Ping(ctx); !errors.Is(err, kerr.SaslAuthenticationFailed) {
+		t.Fatalf("wrong SCRAM password: %v", err)
+	}
+
+	// TLS on the plaintext listener, plaintext on the TLS one.
+	tc, err := tls.Dial("tcp", saslAddr, &tls.Config{RootCAs: p.pool})
+	if err == nil {
+		tc.Close()
+		t.Fatal("a TLS handshake on SASL_PLAINTEXT succeeded")
+	}
+	sslAddr, _ := b.ListenerAddr("SASL_SSL")
+	conn, err := net.Dial("tcp", sslAddr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	r = &rawConn{t: t, c: conn}
+	r.send(kmsg.NewPtrApiVersionsRequest(), 3)
+	closed(r, "plaintext on SASL_SSL")
+	conn.Close()
+
+	produceAndConsume(t, []kgo.Opt{kgo.SeedBrokers(saslAddr), kgo.SASL(mechanism("PLAIN", "alice", "alice-secret")),
+		kgo.DefaultProduceTopic("after"), kgo.AllowAutoTopicCreation()}, "after", "still serving")
+}
+
+// TestInterBrokerSASLSSL: three brokers whose inter-broker listener is
+// SASL_SSL with SCRAM-SHA-512 replicate, and the controller reaches them.
+func TestInterBrokerSASLSSL(t *testing.T) {
+	p := newTestPKI(t)
+	chroot := zktest.NewChroot(t)
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	zkc, err := zkclient.Connect(ctx, zkclient.Config{Connect: chroot})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer zkc.Close()
+	for _, path := range zkpaths.PersistentPaths {
+		if err := zkc.CreateIfMissing(path, nil); err != nil {
+			t.Fatal(err)
+		}
+	}
+	// The brokers' own user must exist before they fetch from each other.
+	addScramUser(t, zkc, "broker", "broker-secret")
+	props := secureProperties(p)
+	props["inter.broker.listener.name"] = "SASL_SSL"
+	props["sasl.mechanism.inter.broker.protocol"] = "SCRAM-SHA-512"
+	props["listener.name.sasl_ssl.scram-sha-512.sasl.jaas.config"] = `org.apache.kafka.common.security.scram.ScramLoginModule required username="broker" password="broker-secret";`
+	props["ssl.endpoint.identification.algorithm"] = "https"
+	props["offsets.topic.replication.factor"] = "3"
+	c := testcluster.Start(t, testcluster.Options{Brokers: 3, ZooKeeper: chroot, Properties: props})
+	cl := c.Client()
+	adm := kmsg.NewPtrCreateTopicsRequest()
+	topic := kmsg.NewCreateTopicsRequestTopic()
+	topic.Topic, topic.NumPartitions, topic.ReplicationFactor = "replicated", 3, 3
+	adm.Topics = append(adm.Topics, topic)
+	if _, err := adm.RequestWith(ctx, cl); err != nil {
+		t.Fatal(err)
+	}
+	for part := range int32(3) {
+		c.WaitForLeader("replicated", part)
+	}
+	pcl := c.Client(kgo.DefaultProduceTopic("replicated"), kgo.RequiredAcks(kgo.AllISRAcks()))
+	for i := range 30 {
+		if err := pcl.ProduceSync(ctx, &kgo.Record{Value: []byte{byte(i)}}).FirstErr(); err != nil {
+			t.Fatalf("produce: %v", err)
+		}
+	}
+	c.WaitFor("every replica in sync", func() bool {
+		for part := range int32(3) {
+			st, ok := c.PartitionState("replicated", part)
+			if !ok || len(st.ISR) != 3 {
+				return false
+			}
+		}
+		return true
+	})
+}

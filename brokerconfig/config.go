@@ -317,7 +317,7 @@ func New(props map[string]string) (*Config, error) {
 	}
 	c.InterBrokerListenerName = p.str("inter.broker.listener.name")
 	if c.InterBrokerListenerName != "" && p.has("security.inter.broker.protocol") {
-		return nil, fmt.Errorf("Only one of inter.broker.listener.name and security.inter.broker.protocol should be set.: %w", ErrConfig)
+		return nil, fmt.Errorf("only one of inter.broker.listener.name and security.inter.broker.protocol should be set: %w", ErrConfig)
 	}
 	if c.InterBrokerListenerName == "" {
 		c.InterBrokerListenerName = p.str("security.inter.broker.protocol")
