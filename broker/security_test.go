@@ -462,3 +462,27 @@ func TestInterBrokerSASLSSL(t *testing.T) {
 		return true
 	})
 }
+
+// TestSASLReauthentication: with connections.max.reauth.ms the broker tells
+// the client its session lifetime, and franz-go re-authenticates on the same
+// connections (KIP-368) and keeps producing past several lifetimes.
+func TestSASLReauthentication(t *testing.T) {
+	props := secureProperties(newTestPKI(t))
+	props["listener.name.sasl_plaintext.connections.max.reauth.ms"] = "1000"
+	c := testcluster.Start(t, testcluster.Options{Properties: props})
+	addr, _ := c.Broker(1).ListenerAddr("SASL_PLAINTEXT")
+	cl, err := kgo.NewClient(kgo.SeedBrokers(addr), kgo.SASL(mechanism("PLAIN", "alice", "alice-secret")),
+		kgo.DefaultProduceTopic("reauth"), kgo.AllowAutoTopicCreation())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cl.Close()
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	for i := range 8 {
+		if err := cl.ProduceSync(ctx, &kgo.Record{Value: []byte{byte(i)}}).FirstErr(); err != nil {
+			t.Fatalf("produce %d: %v", i, err)
+		}
+		time.Sleep(400 * time.Millisecond)
+	}
+}
