@@ -462,7 +462,15 @@ func TestRequestInFlightWhenTheConnectionDropsIsRetried(t *testing.T) {
 // during a ZooKeeper leader election.
 func TestRequestWhileZooKeeperIsDownWaitsForTheSession(t *testing.T) {
 	server := zktest.Start(t, zktest.Options{})
-	c := connect(t, server.Connect+"/down")
+	// A session timeout that outlasts the outage, the server's restart on a
+	// loaded machine included: the retry waits at most that long.
+	ctx, cancel := context.WithTimeout(t.Context(), waitTimeout)
+	defer cancel()
+	c, err := zkclient.Connect(ctx, zkclient.Config{Connect: server.Connect + "/down", SessionTimeout: 20 * time.Second, Logger: zaptest.NewLogger(t)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { c.Close() })
 	if _, err := c.Create("/there", []byte("y"), 0, nil); err != nil {
 		t.Fatal(err)
 	}
