@@ -20,7 +20,6 @@ package broker
 // above it (replicationQuotas.alterLogDirs).
 
 import (
-	"context"
 	"errors"
 	"math"
 	"sync"
@@ -144,11 +143,7 @@ type alterLogDirsState struct {
 type alterLogDirsFetcher struct {
 	rm  *ReplicaManager
 	log *zap.Logger
-
-	ctx    context.Context
-	cancel context.CancelFunc
-	done   chan struct{}
-	wake   chan struct{}
+	fetcherThread
 
 	// mu guards partitions and is held for a whole round of copying, so a
 	// removal or a truncation mark waits for the round.
@@ -159,14 +154,13 @@ type alterLogDirsFetcher struct {
 }
 
 func newAlterLogDirsFetcher(rm *ReplicaManager, id int) *alterLogDirsFetcher {
-	ctx, cancel := context.WithCancel(context.Background())
 	f := &alterLogDirsFetcher{
-		rm:  rm,
-		log: rm.log.Named("replica-alter-log-dirs").With(zap.Int("fetcher-id", id)),
-		ctx: ctx, cancel: cancel, done: make(chan struct{}), wake: make(chan struct{}, 1),
-		partitions: map[kafka.TopicPartition]*alterLogDirsState{},
+		rm:            rm,
+		log:           rm.log.Named("replica-alter-log-dirs").With(zap.Int("fetcher-id", id)),
+		fetcherThread: newFetcherThread(),
+		partitions:    map[kafka.TopicPartition]*alterLogDirsState{},
 	}
-	go f.loop()
+	f.start(f.doWork, rm.cfg.fetchBackoff, func() {})
 	return f
 }
 
@@ -180,14 +174,7 @@ func (f *alterLogDirsFetcher) add(tp kafka.TopicPartition, st *alterLogDirsState
 	f.mu.Unlock()
 	f.log.Info("Added log dir fetcher for partition", zap.Stringer("partition", tp), zap.Int64("initial-offset", st.fetchOffset),
 		zap.String("future-dir", st.future.Dir()))
-	f.poke()
-}
-
-func (f *alterLogDirsFetcher) poke() {
-	select {
-	case f.wake <- struct{}{}:
-	default:
-	}
+	f.wakeUp()
 }
 
 func (f *alterLogDirsFetcher) remove(tp kafka.TopicPartition) {
@@ -210,31 +197,6 @@ func (f *alterLogDirsFetcher) empty() bool {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	return len(f.partitions) == 0
-}
-
-func (f *alterLogDirsFetcher) stop() {
-	f.cancel()
-	<-f.done
-}
-
-func (f *alterLogDirsFetcher) loop() {
-	defer close(f.done)
-	for f.ctx.Err() == nil {
-		if !f.doWork() {
-			f.pause()
-		}
-	}
-}
-
-// pause waits for replica.fetch.backoff.ms, a new partition, or the stop.
-func (f *alterLogDirsFetcher) pause() {
-	t := time.NewTimer(f.rm.cfg.fetchBackoff)
-	defer t.Stop()
-	select {
-	case <-f.ctx.Done():
-	case <-f.wake:
-	case <-t.C:
-	}
 }
 
 // doWork copies one batch of the partition in progress; false means back

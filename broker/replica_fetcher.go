@@ -165,11 +165,7 @@ type replicaFetcher struct {
 	leader int32
 	id     int
 	log    *zap.Logger
-
-	ctx    context.Context
-	cancel context.CancelFunc
-	done   chan struct{}
-	wake   chan struct{}
+	fetcherThread
 
 	mu         sync.Mutex
 	partitions map[kafka.TopicPartition]*fetchState
@@ -178,14 +174,13 @@ type replicaFetcher struct {
 }
 
 func newReplicaFetcher(rm *ReplicaManager, leader int32, id int) *replicaFetcher {
-	ctx, cancel := context.WithCancel(context.Background())
 	f := &replicaFetcher{
 		rm: rm, leader: leader, id: id,
-		log: rm.log.Named("replica-fetcher").With(zap.Int32("leader", leader), zap.Int("fetcher-id", id)),
-		ctx: ctx, cancel: cancel, done: make(chan struct{}), wake: make(chan struct{}, 1),
-		partitions: map[kafka.TopicPartition]*fetchState{},
+		log:           rm.log.Named("replica-fetcher").With(zap.Int32("leader", leader), zap.Int("fetcher-id", id)),
+		fetcherThread: newFetcherThread(),
+		partitions:    map[kafka.TopicPartition]*fetchState{},
 	}
-	go f.loop()
+	f.start(f.doWork, rm.cfg.fetchBackoff, f.disconnect)
 	return f
 }
 
@@ -196,10 +191,7 @@ func (f *replicaFetcher) add(tp kafka.TopicPartition, st *fetchState) {
 	fetchOffset, truncating := st.fetchOffset, st.truncating
 	f.mu.Unlock()
 	f.log.Info("Added partition", zap.Stringer("partition", tp), zap.Int64("fetch-offset", fetchOffset), zap.Bool("truncating", truncating))
-	select {
-	case f.wake <- struct{}{}:
-	default:
-	}
+	f.wakeUp()
 }
 
 func (f *replicaFetcher) remove(tp kafka.TopicPartition) {
@@ -212,36 +204,6 @@ func (f *replicaFetcher) empty() bool {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	return len(f.partitions) == 0
-}
-
-func (f *replicaFetcher) stop() {
-	f.cancel()
-	<-f.done
-}
-
-func (f *replicaFetcher) loop() {
-	defer close(f.done)
-	defer func() {
-		if f.client != nil {
-			f.client.Close()
-		}
-	}()
-	for f.ctx.Err() == nil {
-		if !f.doWork() {
-			f.pause()
-		}
-	}
-}
-
-// pause waits for replica.fetch.backoff.ms, a new partition, or the stop.
-func (f *replicaFetcher) pause() {
-	t := time.NewTimer(f.rm.cfg.fetchBackoff)
-	defer t.Stop()
-	select {
-	case <-f.ctx.Done():
-	case <-f.wake:
-	case <-t.C:
-	}
 }
 
 // doWork runs one round; false means back off before the next.

@@ -23,7 +23,7 @@ func TestFetcherAddRacesTruncation(t *testing.T) {
 	t.Cleanup(func() { l.Close() })
 	tp := kafka.TopicPartition{Topic: "t", Partition: 0}
 	p := newPartition(tp.Topic, tp.Partition, 1, l, time.Second)
-	f := &replicaFetcher{log: zap.NewNop(), wake: make(chan struct{}, 1), partitions: map[kafka.TopicPartition]*fetchState{}}
+	f := &replicaFetcher{log: zap.NewNop(), fetcherThread: fetcherThread{wake: make(chan struct{}, 1)}, partitions: map[kafka.TopicPartition]*fetchState{}}
 
 	truncated := make(chan error)
 	go func() {
