@@ -80,7 +80,7 @@ func (c *Client) ChangeEntityConfig(entityType, entityName string, update func(c
 	if _, err := c.create(zkpaths.ConfigChangePrefix, n.Encode(), zk.FlagSequence); err != nil {
 		return fmt.Errorf("create a config change notification for %s: %w", n.EntityPath, err)
 	}
-	c.log.Info("Changed entity config", zap.String("entity-path", n.EntityPath), zap.String("config", FormatConfig(written)))
+	c.log.Info("Changed entity config", zap.String("entity-path", n.EntityPath), zap.String("config", FormatConfig(LoggableConfig(written))))
 	return nil
 }
 

@@ -92,8 +92,9 @@ func sanitizedName(name *string) string {
 	return quota.Sanitize(*name)
 }
 
-// configPath is the entity's config type and name below it.
-func (e QuotaEntity) configPath() (entityType, name string) {
+// ConfigPath is the entity's config type and its sanitized name below it
+// (/config/<entityType>/<name>).
+func (e QuotaEntity) ConfigPath() (entityType, name string) {
 	switch {
 	case e.HasIP:
 		return zkpaths.EntityIPs, sanitizedName(e.IP)
@@ -121,6 +122,29 @@ func (c *Client) AlterClientQuotas(e QuotaEntity, ops []QuotaOp, validateOnly bo
 			return adminErr(ErrInvalidQuota, kerr.InvalidRequest, "%s is not a valid IP or resolvable host.", *e.IP)
 		}
 	}
+	props, err := quotaProps(e, ops)
+	if err != nil {
+		return err
+	}
+	if validateOnly {
+		return nil
+	}
+	entityType, name := e.ConfigPath()
+	return c.ChangeEntityConfig(entityType, name, func(cfg map[string]string) (bool, error) {
+		for _, op := range ops {
+			if op.Remove {
+				delete(cfg, op.Key)
+			} else {
+				cfg[op.Key] = props[op.Key]
+			}
+		}
+		return true, nil
+	})
+}
+
+// quotaProps checks the values of ops for an entity's kind and writes
+// them as the znode stores them, by key.
+func quotaProps(e QuotaEntity, ops []QuotaOp) (map[string]string, error) {
 	props := map[string]string{}
 	for _, op := range ops {
 		if op.Remove {
@@ -133,7 +157,7 @@ func (c *Client) AlterClientQuotas(e QuotaEntity, ops []QuotaOp, validateOnly bo
 		}
 		switch {
 		case !known:
-			return adminErr(ErrInvalidQuota, kerr.InvalidRequest, "Invalid configuration key %s", op.Key)
+			return nil, adminErr(ErrInvalidQuota, kerr.InvalidRequest, "Invalid configuration key %s", op.Key)
 		case !whole:
 			props[op.Key] = kafka.JavaDouble(op.Value)
 			continue
@@ -141,24 +165,11 @@ func (c *Client) AlterClientQuotas(e QuotaEntity, ops []QuotaOp, validateOnly bo
 		const epsilon = 1e-6
 		n := math.Floor(op.Value + epsilon)
 		if math.Abs(n-op.Value) > epsilon || n > limit || n < -limit-1 {
-			return adminErr(ErrInvalidQuota, kerr.InvalidRequest, "Configuration %s must be a %s value", op.Key, typ)
+			return nil, adminErr(ErrInvalidQuota, kerr.InvalidRequest, "Configuration %s must be a %s value", op.Key, typ)
 		}
 		props[op.Key] = strconv.FormatInt(int64(n), 10)
 	}
-	if validateOnly {
-		return nil
-	}
-	entityType, name := e.configPath()
-	return c.ChangeEntityConfig(entityType, name, func(cfg map[string]string) (bool, error) {
-		for _, op := range ops {
-			if op.Remove {
-				delete(cfg, op.Key)
-			} else {
-				cfg[op.Key] = props[op.Key]
-			}
-		}
-		return true, nil
-	})
+	return props, nil
 }
 
 // validIPEntity reports whether name is an IP address or a host name that

@@ -51,6 +51,8 @@ func apiTable() map[int16]api {
 		describeLogDirsAPI,
 		describeClientQuotasAPI,
 		alterClientQuotasAPI,
+		describeUserScramCredentialsAPI,
+		alterUserScramCredentialsAPI,
 		createPartitionsAPI,
 		electLeadersAPI,
 		alterPartitionReassignmentsAPI,

@@ -64,7 +64,7 @@ func (m *configManager) reloadQuotaConfig(entityPath string) error {
 		// The same znode holds the user's SCRAM credentials.
 		m.s.scram.update(name, cfg, m.log)
 	}
-	m.log.Info("Loaded client quota config", zap.String("entity-path", entityPath), zap.String("config", adminzk.FormatConfig(loggableConfig(cfg))))
+	m.log.Info("Loaded client quota config", zap.String("entity-path", entityPath), zap.String("config", adminzk.FormatConfig(adminzk.LoggableConfig(cfg))))
 	return nil
 }
 

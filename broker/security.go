@@ -3,7 +3,6 @@ package broker
 import (
 	"crypto/tls"
 	"fmt"
-	"maps"
 	"slices"
 	"strings"
 	"sync"
@@ -176,18 +175,6 @@ func (c *scramCredentials) update(entityName string, cfg map[string]string, log 
 		}
 		c.m[m.Name][user] = cred
 	}
-}
-
-// loggableConfig hides a users entity's SCRAM credentials, as Kafka logs
-// sensitive configs as [hidden].
-func loggableConfig(cfg map[string]string) map[string]string {
-	out := maps.Clone(cfg)
-	for k := range out {
-		if _, ok := security.ScramMechanismNamed(k); ok {
-			out[k] = "[hidden]"
-		}
-	}
-	return out
 }
 
 // saslServer starts the exchange of a mechanism the listener enables.

@@ -32,6 +32,7 @@ var configsOptions = []optionSpec{
 	argOpt("add-config", "", "Key Value pairs of configs to add. Square brackets can be used to group values which contain commas: 'k1=v1,k2=[v1,v2,v2],k3=v3'. "+
 		"Valid configurations are the topic configs (see kafka-topics --config) for entity-type 'topics', the dynamic broker configs for 'brokers', "+
 		"producer_byte_rate, consumer_byte_rate, request_percentage and controller_mutation_rate for 'users' and 'clients', "+
+		"SCRAM-SHA-256 and SCRAM-SHA-512 ('[iterations=8192,password=secret]') for 'users', "+
 		"and connection_creation_rate for 'ips'. "+
 		"Entity types 'users' and 'clients' may be specified together to update config for clients of a specific user."),
 	argOpt("add-config-file", "", "Path to a properties file with configs to add. See add-config for a list of valid configurations."),

@@ -12,7 +12,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"maps"
 	"slices"
 	"strconv"
 	"strings"
@@ -23,6 +22,8 @@ import (
 	"github.com/zkafka/zkafka/adminzk"
 	"github.com/zkafka/zkafka/internal/zkclient"
 	"github.com/zkafka/zkafka/kafka"
+	"github.com/zkafka/zkafka/quota"
+	"github.com/zkafka/zkafka/zkpaths"
 )
 
 // quotaTarget is one entity type of the command and the entities of it
@@ -94,6 +95,9 @@ func quotaEntityLabel(e adminzk.QuotaEntity) string {
 func (c *configCommand) quotaOps() ([]adminzk.QuotaOp, error) {
 	var ops []adminzk.QuotaOp
 	for _, k := range c.addOrder {
+		if isScramKey(k) {
+			continue // SCRAM credentials, not quotas
+		}
 		v, err := strconv.ParseFloat(c.add[k], 64)
 		if err != nil {
 			return nil, fmt.Errorf("Cannot parse quota configuration value for %s: %s", k, c.add[k])
@@ -101,13 +105,23 @@ func (c *configCommand) quotaOps() ([]adminzk.QuotaOp, error) {
 		ops = append(ops, adminzk.QuotaOp{Key: k, Value: v})
 	}
 	for _, k := range c.del {
-		ops = append(ops, adminzk.QuotaOp{Key: k, Remove: true})
+		if !isScramKey(k) {
+			ops = append(ops, adminzk.QuotaOp{Key: k, Remove: true})
+		}
 	}
 	return ops, nil
 }
 
 func (c *configCommand) runQuotasAdmin(ctx context.Context, cl *kgo.Client, out io.Writer) error {
 	if c.opts.has("alter") {
+		if c.entityType != "ips" {
+			if scram, err := c.checkAdminUserKeys(); err != nil || scram {
+				if err != nil {
+					return err
+				}
+				return c.alterScramAdmin(ctx, cl, out)
+			}
+		}
 		return c.alterQuotasAdmin(ctx, cl, out)
 	}
 	resp, err := c.describeQuotas(ctx, cl)
@@ -129,7 +143,7 @@ func (c *configCommand) runQuotasAdmin(ctx context.Context, cl *kgo.Client, out 
 		}
 		fmt.Fprintf(out, "Quota configs for %s are %s\n", quotaEntityLabel(qe), strings.Join(values, ", "))
 	}
-	return nil
+	return c.describeScramAdmin(ctx, cl, out)
 }
 
 // describeComponents is the DescribeClientQuotas filter of the targets.
@@ -210,37 +224,160 @@ func (c *configCommand) alterQuotasAdmin(ctx context.Context, cl *kgo.Client, ou
 	return nil
 }
 
+// runQuotasZooKeeper is 2.8's --zookeeper path for users, clients and ips:
+// --alter checks that the keys to delete are set, then writes through
+// adminzk; --describe prints the stored configs as they are.
 func (c *configCommand) runQuotasZooKeeper(zkc *zkclient.Client, out io.Writer) error {
+	if !c.opts.has("alter") {
+		return c.describeQuotasZooKeeper(zkc, out)
+	}
 	admin := newAdminZk(zkc)
-	if c.opts.has("alter") {
-		ops, err := c.quotaOps()
-		if err != nil {
-			return err
-		}
-		e, err := adminzk.ParseQuotaEntity(quotaComponents(c.quotaTargets))
-		if err != nil {
-			return err
-		}
-		if err := admin.AlterClientQuotas(e, ops, false); err != nil {
-			return err
-		}
-		fmt.Fprintf(out, "Completed updating config for entity: %s.\n", quotaEntityLabel(e))
-		return nil
-	}
-	filter, err := adminzk.QuotaFilterOf(describeComponents(c.quotaTargets), true)
+	e, err := adminzk.ParseQuotaEntity(quotaComponents(c.quotaTargets))
 	if err != nil {
 		return err
 	}
-	described, err := admin.DescribeClientQuotas(filter)
+	entityType, name := e.ConfigPath()
+	cfg, err := admin.FetchEntityConfig(entityType, name)
 	if err != nil {
 		return err
 	}
-	for _, d := range described {
-		pairs := make([]string, 0, len(d.Values))
-		for _, k := range slices.Sorted(maps.Keys(d.Values)) {
-			pairs = append(pairs, k+"="+kafka.JavaDouble(d.Values[k]))
+	if invalid := slices.DeleteFunc(slices.Clone(c.del), func(k string) bool { _, ok := cfg[k]; return ok }); len(invalid) > 0 {
+		return &usageError{"Invalid config(s): " + strings.Join(invalid, ",")}
+	}
+	if _, scramAdd, _, _, scramDel, _ := c.splitKeys(); len(scramAdd)+len(scramDel) > 0 {
+		if e.HasUser && !e.HasClientID {
+			return c.alterUserZooKeeper(zkc, out)
 		}
-		fmt.Fprintf(out, "Configs for %s are %s\n", quotaEntityLabel(d.Entity), strings.Join(pairs, ","))
+		return &usageError{"requirement failed: Unknown Dynamic Configuration: " + scalaSet(append(scramAdd, scramDel...)) + "."}
+	}
+	ops, err := c.quotaOps()
+	if err != nil {
+		return err
+	}
+	if err := admin.AlterClientQuotas(e, ops, false); err != nil {
+		return err
+	}
+	fmt.Fprintf(out, "Completed updating config for entity: %s.\n", zkQuotaEntityLabel(c.quotaTargets))
+	return nil
+}
+
+// zkEntity is one level of 2.8's ConfigCommand.ConfigEntity: an entity type
+// and its sanitized name, "" for every entity of the type.
+type zkEntity struct{ entityType, name string }
+
+func (e zkEntity) path() string { return e.entityType + "/" + e.name }
+
+// String is 2.8's Entity.toString: "user-principal 'alice'", "default
+// client-id", "ips '10.1.2.3'".
+func (e zkEntity) String() string {
+	typeName := map[string]string{"users": "user-principal", "clients": "client-id"}[e.entityType]
+	if typeName == "" {
+		typeName = e.entityType
+	}
+	switch {
+	case e.name == quota.Default:
+		return "default " + typeName
+	case typeName == e.entityType:
+		return fmt.Sprintf("%s '%s'", typeName, e.name)
+	}
+	name, err := quota.Desanitize(e.name)
+	if err != nil {
+		name = e.name
+	}
+	return fmt.Sprintf("%s '%s'", typeName, name)
+}
+
+// zkEntities are the targets as 2.8's parseEntity orders them: a user
+// before its clients.
+func zkEntities(targets []quotaTarget) []zkEntity {
+	var out []zkEntity
+	for _, t := range targets {
+		e := zkEntity{entityType: t.entityType}
+		switch {
+		case t.match.Any:
+		case t.match.Name == nil:
+			e.name = quota.Default
+		case t.entityType == "ips":
+			e.name = *t.match.Name
+		default:
+			e.name = quota.Sanitize(*t.match.Name)
+		}
+		out = append(out, e)
+	}
+	if len(out) == 2 && out[0].entityType == "clients" {
+		out[0], out[1] = out[1], out[0]
+	}
+	return out
+}
+
+// zkQuotaEntityLabel is 2.8's ConfigEntity.toString of named targets.
+func zkQuotaEntityLabel(targets []quotaTarget) string {
+	var parts []string
+	for _, e := range zkEntities(targets) {
+		parts = append(parts, e.String())
+	}
+	return strings.Join(parts, ", ")
+}
+
+// describeQuotasZooKeeper is 2.8's describeConfigWithZk for users, clients
+// and ips: the entities of ConfigEntity.getAllEntities, each with its
+// stored config as it is (SCRAM credentials included); describing every
+// user leaves out users whose znode only holds their clients.
+func (c *configCommand) describeQuotasZooKeeper(zkc *zkclient.Client, out io.Writer) error {
+	entities := zkEntities(c.quotaTargets)
+	root := entities[0]
+	var all [][]zkEntity
+	if root.name != "" {
+		all = [][]zkEntity{{root}}
+	} else {
+		names, err := childrenOrNone(zkc, zkpaths.Config+"/"+root.entityType)
+		if err != nil {
+			return err
+		}
+		slices.Sort(names)
+		for _, n := range names {
+			all = append(all, []zkEntity{{root.entityType, n}})
+		}
+	}
+	if len(entities) == 2 {
+		child := entities[1]
+		var withChild [][]zkEntity
+		for _, r := range all {
+			if child.name != "" {
+				withChild = append(withChild, []zkEntity{r[0], child})
+				continue
+			}
+			names, err := childrenOrNone(zkc, zkpaths.Config+"/"+r[0].path()+"/"+child.entityType)
+			if err != nil {
+				return err
+			}
+			slices.Sort(names)
+			for _, n := range names {
+				withChild = append(withChild, []zkEntity{r[0], {child.entityType, n}})
+			}
+		}
+		all = withChild
+	}
+	describeAllUsers := root.entityType == "users" && root.name == "" && len(entities) == 1
+	admin := newAdminZk(zkc)
+	for _, levels := range all {
+		name, labels := levels[0].name, []string{levels[0].String()}
+		if len(levels) == 2 {
+			name += "/" + levels[1].path()
+			labels = append(labels, levels[1].String())
+		}
+		cfg, err := admin.FetchEntityConfig(root.entityType, name)
+		if err != nil {
+			return err
+		}
+		if len(cfg) == 0 && describeAllUsers {
+			continue
+		}
+		pairs := make([]string, 0, len(cfg))
+		for _, k := range sortedKeys(cfg) {
+			pairs = append(pairs, k+"="+cfg[k])
+		}
+		fmt.Fprintf(out, "Configs for %s are %s\n", strings.Join(labels, ", "), strings.Join(pairs, ","))
 	}
 	return nil
 }

@@ -93,7 +93,7 @@ func TestAdminToolsAgainstCluster(t *testing.T) {
 		block := r.stdout[strings.Index(r.stdout, "(\n") : strings.Index(r.stdout, "\n)\n")+3]
 		want := []string{
 			"(\n\tProduce(0): 0 to 9 [usable: 9],\n\tFetch(1): 0 to 12 [usable: 12],\n",
-			"\tDescribeClientQuotas(48): 0 to 1 [usable: 1],\n\tAlterClientQuotas(49): 0 to 1 [usable: 1],\n",
+			"\tDescribeClientQuotas(48): 0 to 1 [usable: 1],\n\tAlterClientQuotas(49): 0 to 1 [usable: 1],\n\tDescribeUserScramCredentials(50): 0 [usable: 0],\n\tAlterUserScramCredentials(51): 0 [usable: 0],\n",
 			"\tLeaderAndIsr(4): 0 to 5 [usable: 5],\n",
 			"\tSaslHandshake(17): 0 to 1 [usable: 1],\n",
 			"\tCreateDelegationToken(38): UNSUPPORTED,\n",
