@@ -148,13 +148,9 @@ func (r *adminReassigner) execute(targets []reassignTarget, opts toolOptions) er
 	if err != nil {
 		return err
 	}
-	// --timeout bounds the wait for the log-dir moves to start (10 s by default).
-	timeout, err := longOption(opts, "timeout")
+	timeout, err := movesTimeout(opts)
 	if err != nil {
 		return err
-	}
-	if timeout < 0 {
-		timeout = 10000
 	}
 	moves := replicaMoves(targets)
 	ongoing, err := r.listReassignments(nil)
@@ -210,7 +206,7 @@ func (r *adminReassigner) execute(targets []reassignTarget, opts toolOptions) er
 	}
 	r.printStarted(targets)
 	if len(moves) > 0 {
-		return r.executeMoves(moves, time.Duration(timeout)*time.Millisecond)
+		return r.executeMoves(moves, timeout)
 	}
 	return nil
 }
@@ -287,7 +283,27 @@ func (r *adminReassigner) verify(targets []reassignTarget, preserveThrottles boo
 	return nil
 }
 
-func (r *adminReassigner) cancel(targets []reassignTarget, preserveThrottles bool) error {
+// movesTimeout is --timeout, the wait for log-dir moves to start (10 s by
+// default).
+func movesTimeout(opts toolOptions) (time.Duration, error) {
+	timeout, err := longOption(opts, "timeout")
+	if err != nil {
+		return 0, err
+	}
+	if timeout < 0 {
+		timeout = 10000
+	}
+	return time.Duration(timeout) * time.Millisecond, nil
+}
+
+// cancel stops the targets' partition reassignments and their log-dir moves
+// under way, each replica asked back to its current log dir (Kafka's
+// cancelAssignment), then clears the throttles unless told to keep them.
+func (r *adminReassigner) cancel(targets []reassignTarget, opts toolOptions) error {
+	timeout, err := movesTimeout(opts)
+	if err != nil {
+		return err
+	}
 	ongoing, err := r.listReassignments(targets)
 	if err != nil {
 		return err
@@ -316,8 +332,20 @@ func (r *adminReassigner) cancel(targets []reassignTarget, preserveThrottles boo
 	} else {
 		fmt.Fprintln(r.out, "None of the specified partition reassignments are active.")
 	}
-	fmt.Fprintln(r.out, "None of the specified partition moves are active.")
-	if !preserveThrottles {
+	moves := replicaMoves(targets)
+	dirs := r.describeReplicaLogDirs(moves)
+	var back []replicaMove
+	for _, m := range moves {
+		if d := dirs[m]; d.current != "" && d.future != "" {
+			back = append(back, replicaMove{m.tp, m.broker, d.current})
+		}
+	}
+	if len(back) == 0 {
+		fmt.Fprintln(r.out, "None of the specified partition moves are active.")
+	} else if err := r.executeMoves(back, timeout); err != nil {
+		return err
+	}
+	if !opts.has("preserve-throttles") {
 		return r.adminClearThrottles(targets)
 	}
 	return nil

@@ -24,31 +24,8 @@ import (
 // throttle is lifted --verify reports it completed and clears the
 // throttles. --zookeeper refuses log_dirs, as 2.8 does.
 func TestReassignLogDirs(t *testing.T) {
-	root := t.TempDir()
-	a, b := filepath.Join(root, "a"), filepath.Join(root, "b")
-	c := testcluster.Start(t, testcluster.Options{Brokers: 1, Properties: map[string]string{
-		"log.dirs": a + "," + b, "replica.fetch.max.bytes": "16384", "replica.fetch.backoff.ms": "100",
-	}})
+	c, plan, _, to := startLogDirMove(t)
 	bs := c.Addr(1)
-	expectTool(t, "Created topic jbod.\n", "topics", "--bootstrap-server", bs, "--create", "--topic", "jbod", "--replica-assignment", "1")
-	c.WaitForLeader("jbod", 0)
-	// Uncompressed 4 KiB batches, 128 KiB: many reads of 16 KiB, throttled
-	// after the first.
-	cl := c.Client(kgo.DefaultProduceTopic("jbod"), kgo.ProducerBatchCompression(kgo.NoCompression()), kgo.ProducerBatchMaxBytes(4096))
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-	defer cancel()
-	var records []*kgo.Record
-	for i := range 128 {
-		records = append(records, kgo.StringRecord(fmt.Sprintf("%04d-%s", i, strings.Repeat("x", 1000))))
-	}
-	if err := cl.ProduceSync(ctx, records...).FirstErr(); err != nil {
-		t.Fatal(err)
-	}
-	to := b
-	if _, err := os.Stat(filepath.Join(b, "jbod-0")); err == nil {
-		to = a
-	}
-	plan := writeTempFile(t, "plan.json", fmt.Sprintf(`{"version":1,"partitions":[{"topic":"jbod","partition":0,"replicas":[1],"log_dirs":[%q]}]}`, to))
 
 	expectToolError(t, "Error: bootstrap-server needs to be provided when replica reassignments are present.\n",
 		"reassign-partitions", "--zookeeper", c.ZK, "--execute", "--reassignment-json-file", plan)
@@ -103,5 +80,70 @@ func TestReassignLogDirs(t *testing.T) {
 	}
 	if _, err := os.Stat(filepath.Join(to, "jbod-0")); err != nil {
 		t.Errorf("jbod-0 is not in %s: %v", to, err)
+	}
+}
+
+// startLogDirMove starts a one-broker cluster with two log dirs and a
+// 128 KiB partition jbod-0, and returns it with a reassignment plan moving
+// the replica to the other dir, the dir it is in and the other one.
+func startLogDirMove(t *testing.T) (c *testcluster.Cluster, plan, from, to string) {
+	t.Helper()
+	root := t.TempDir()
+	a, b := filepath.Join(root, "a"), filepath.Join(root, "b")
+	c = testcluster.Start(t, testcluster.Options{Brokers: 1, Properties: map[string]string{
+		"log.dirs": a + "," + b, "replica.fetch.max.bytes": "16384", "replica.fetch.backoff.ms": "100",
+	}})
+	bs := c.Addr(1)
+	expectTool(t, "Created topic jbod.\n", "topics", "--bootstrap-server", bs, "--create", "--topic", "jbod", "--replica-assignment", "1")
+	c.WaitForLeader("jbod", 0)
+	// Uncompressed 4 KiB batches, 128 KiB: many reads of 16 KiB, throttled
+	// after the first.
+	cl := c.Client(kgo.DefaultProduceTopic("jbod"), kgo.ProducerBatchCompression(kgo.NoCompression()), kgo.ProducerBatchMaxBytes(4096))
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	var records []*kgo.Record
+	for i := range 128 {
+		records = append(records, kgo.StringRecord(fmt.Sprintf("%04d-%s", i, strings.Repeat("x", 1000))))
+	}
+	if err := cl.ProduceSync(ctx, records...).FirstErr(); err != nil {
+		t.Fatal(err)
+	}
+	from, to = a, b
+	if _, err := os.Stat(filepath.Join(b, "jbod-0")); err == nil {
+		from, to = b, a
+	}
+	plan = writeTempFile(t, "plan.json", fmt.Sprintf(`{"version":1,"partitions":[{"topic":"jbod","partition":0,"replicas":[1],"log_dirs":[%q]}]}`, to))
+	return c, plan, from, to
+}
+
+// TestReassignCancelsLogDirMove: --cancel asks a replica being moved back
+// to its current log dir, which drops the future log (Kafka's
+// cancelAssignment), and clears the throttles.
+func TestReassignCancelsLogDirMove(t *testing.T) {
+	c, plan, from, to := startLogDirMove(t)
+	bs := c.Addr(1)
+	if code, out, errOut := runTool("reassign-partitions", "--bootstrap-server", bs, "--execute", "--reassignment-json-file", plan,
+		"--replica-alter-log-dirs-throttle", "1"); code != 0 || !strings.Contains(out, "Successfully started log directory move for: jbod-0-1\n") {
+		t.Fatalf("--execute: exit %d\n%s%s", code, out, errOut)
+	}
+	code, out, errOut := runTool("reassign-partitions", "--bootstrap-server", bs, "--cancel", "--reassignment-json-file", plan)
+	if want := "None of the specified partition reassignments are active.\nSuccessfully started log directory move for: jbod-0-1\n"; code != 0 || !strings.HasPrefix(out, want) {
+		t.Fatalf("--cancel: exit %d\n%s%s\nwant it to begin with\n%s", code, out, errOut, want)
+	}
+	wait.For(t, 30*time.Second, "the future log to go", func() bool {
+		entries, _ := os.ReadDir(to)
+		for _, e := range entries {
+			if strings.HasPrefix(e.Name(), "jbod-0") {
+				return false
+			}
+		}
+		return true
+	})
+	if _, err := os.Stat(filepath.Join(from, "jbod-0")); err != nil {
+		t.Errorf("jbod-0 left %s: %v", from, err)
+	}
+	if code, out, _ := runTool("reassign-partitions", "--bootstrap-server", bs, "--cancel", "--reassignment-json-file", plan); code != 0 ||
+		!strings.Contains(out, "None of the specified partition moves are active.\n") {
+		t.Errorf("--cancel with nothing moving: exit %d\n%s", code, out)
 	}
 }

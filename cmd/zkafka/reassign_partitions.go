@@ -240,7 +240,7 @@ func (r *reassigner) run(b reassignBackend, opts toolOptions, action string) err
 		if err != nil {
 			return err
 		}
-		return admin.cancel(targets, opts.has("preserve-throttles"))
+		return admin.cancel(targets, opts)
 	}
 	ongoing, err := admin.listReassignments(nil)
 	if err != nil {
