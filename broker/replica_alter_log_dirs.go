@@ -34,7 +34,7 @@ import (
 
 type alterLogDirsManager struct {
 	rm *ReplicaManager
-	n  int // goroutines: Kafka's default num.replica.alter.log.dirs.threads, the number of log dirs
+	n  int // goroutines: num.replica.alter.log.dirs.threads, by default the number of log dirs
 
 	mu       sync.Mutex
 	fetchers map[int]*alterLogDirsFetcher

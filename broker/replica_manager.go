@@ -26,6 +26,7 @@ import (
 // replicationConfig is the part of the broker configuration replication uses.
 type replicationConfig struct {
 	numFetchers             int
+	alterLogDirsThreads     int // num.replica.alter.log.dirs.threads; 0: one per log dir
 	fetchMaxBytes           int32
 	fetchMinBytes           int32
 	fetchWaitMax            time.Duration
@@ -41,6 +42,7 @@ type replicationConfig struct {
 func replicationConfigOf(c *brokerconfig.Config) replicationConfig {
 	return replicationConfig{
 		numFetchers:             int(max(c.NumReplicaFetchers, 1)),
+		alterLogDirsThreads:     int(c.NumReplicaAlterLogDirsThreads),
 		fetchMaxBytes:           c.ReplicaFetchMaxBytes,
 		fetchMinBytes:           c.ReplicaFetchMinBytes,
 		fetchWaitMax:            c.ReplicaFetchWaitMax,
@@ -110,7 +112,11 @@ func newReplicaManager(cfg replicationConfig, brokerID int32, logs *storage.Mana
 		partitions: map[kafka.TopicPartition]*Partition{}, liveLeaders: map[int32]string{},
 	}
 	rm.fetchers = newFetcherManager(rm)
-	rm.alterLogDirs = newAlterLogDirsManager(rm, len(logs.Dirs()))
+	threads := len(logs.Dirs()) // Kafka's default: one per log dir
+	if cfg.alterLogDirsThreads > 0 {
+		threads = cfg.alterLogDirsThreads
+	}
+	rm.alterLogDirs = newAlterLogDirsManager(rm, threads)
 	rm.isrChange = newIsrChangePropagator(zk, log.Named("isr-change"))
 	rm.stateWriter = zkPartitionStateWriter{zk: zk, isrChange: rm.isrChange, now: now}
 	return rm

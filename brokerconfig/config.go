@@ -37,6 +37,7 @@ type Config struct {
 	MinInsyncReplicas                int32         // min.insync.replicas
 	ReplicaLagTimeMax                time.Duration // replica.lag.time.max.ms
 	NumReplicaFetchers               int32         // num.replica.fetchers
+	NumReplicaAlterLogDirsThreads    int32         // num.replica.alter.log.dirs.threads; 0 when unset (one per log dir)
 	ReplicaFetchMaxBytes             int32         // replica.fetch.max.bytes
 	ReplicaFetchMinBytes             int32         // replica.fetch.min.bytes
 	ReplicaFetchWaitMax              time.Duration // replica.fetch.wait.max.ms
@@ -276,6 +277,12 @@ func New(props map[string]string) (*Config, error) {
 	}
 	c.Properties = maps.Clone(props)
 	c.ZooKeeperConnectionTimeout = c.ZooKeeperSessionTimeout
+	if p.has("num.replica.alter.log.dirs.threads") {
+		c.NumReplicaAlterLogDirsThreads = p.Int32("num.replica.alter.log.dirs.threads")
+		if c.NumReplicaAlterLogDirsThreads <= 0 {
+			return nil, fmt.Errorf("num.replica.alter.log.dirs.threads must be positive: %w", ErrConfig)
+		}
+	}
 	if p.has("zookeeper.connection.timeout.ms") {
 		c.ZooKeeperConnectionTimeout = p.Ms("zookeeper.connection.timeout.ms")
 	}

@@ -31,6 +31,7 @@ func TestConfigDefaults(t *testing.T) {
 		{"auto.create.topics.enable", c.AutoCreateTopicsEnable, true},
 		{"listeners", c.Listeners[0].String(), "PLAINTEXT://:9092"},
 		{"inter.broker.listener.name", c.InterBrokerListenerName, "PLAINTEXT"},
+		{"num.replica.alter.log.dirs.threads", c.NumReplicaAlterLogDirsThreads, int32(0)}, // null: one per log dir
 	}
 	for _, ch := range checks {
 		if ch.got != ch.want {
@@ -95,6 +96,7 @@ func TestConfigErrors(t *testing.T) {
 		base("inter.broker.protocol.version", "3.0"),
 		base("inter.broker.protocol.version", "2.9-IV0"),
 		base("inter.broker.protocol.version", "latest"),
+		base("num.replica.alter.log.dirs.threads", "0"),
 	}
 	for _, props := range cases {
 		if _, err := New(props); !errors.Is(err, ErrConfig) {
