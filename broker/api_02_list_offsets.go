@@ -24,13 +24,15 @@ import (
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
+	"github.com/zkafka/zkafka/acl"
 	"github.com/zkafka/zkafka/storage"
 )
 
 var listOffsetsAPI = api{
 	key: 2, min: 0, max: maxVersion(2),
 	handle: func(_ context.Context, s *Server, r *request) kmsg.Response {
-		return s.handleListOffsets(r.body.(*kmsg.ListOffsetsRequest))
+		req := r.body.(*kmsg.ListOffsetsRequest)
+		return s.handleListOffsets(req, s.topicFilter(r, acl.OpDescribe, topicsOf(req.Topics, func(t kmsg.ListOffsetsRequestTopic) string { return t.Topic })))
 	},
 	errorResponse: func(req kmsg.Request, code int16) kmsg.Response {
 		return listOffsetsResponse(req.(*kmsg.ListOffsetsRequest), func(string, kmsg.ListOffsetsRequestTopicPartition) kmsg.ListOffsetsResponseTopicPartition {
@@ -55,10 +57,16 @@ func listOffsetsResponse(req *kmsg.ListOffsetsRequest, fn func(string, kmsg.List
 	return resp
 }
 
-func (s *Server) handleListOffsets(req *kmsg.ListOffsetsRequest) *kmsg.ListOffsetsResponse {
+// handleListOffsets answers TOPIC_AUTHORIZATION_FAILED for a topic not in
+// describable (nil: every topic).
+func (s *Server) handleListOffsets(req *kmsg.ListOffsetsRequest, describable topicSet) *kmsg.ListOffsetsResponse {
 	return listOffsetsResponse(req, func(topic string, lp kmsg.ListOffsetsRequestTopicPartition) kmsg.ListOffsetsResponseTopicPartition {
 		rp := kmsg.NewListOffsetsResponseTopicPartition()
 		rp.Timestamp, rp.Offset = -1, -1
+		if !describable.allows(topic) {
+			rp.ErrorCode = kerr.TopicAuthorizationFailed.Code
+			return rp
+		}
 		p, epoch, err := s.replicas.listOffsetsPartition(req.ReplicaID, topic, lp.Partition, lp.CurrentLeaderEpoch)
 		if err != nil {
 			rp.ErrorCode = errorCode(err)

@@ -38,7 +38,8 @@ var offsetCommitAPI = api{
 		if resp := s.deniedOn(r, acl.OpRead, acl.ResourceGroup, r.body.(*kmsg.OffsetCommitRequest).Group, kerr.GroupAuthorizationFailed.Code); resp != nil {
 			return resp
 		}
-		return s.handleOffsetCommit(ctx, r.body.(*kmsg.OffsetCommitRequest))
+		req := r.body.(*kmsg.OffsetCommitRequest)
+		return s.handleOffsetCommit(ctx, req, s.topicFilter(r, acl.OpRead, topicsOf(req.Topics, func(t kmsg.OffsetCommitRequestTopic) string { return t.Topic })))
 	},
 	errorResponse: func(req kmsg.Request, code int16) kmsg.Response {
 		r := req.(*kmsg.OffsetCommitRequest)
@@ -61,10 +62,12 @@ func offsetCommitResponse(req *kmsg.OffsetCommitRequest, code func(topic string,
 	return resp
 }
 
-func (s *Server) handleOffsetCommit(ctx context.Context, req *kmsg.OffsetCommitRequest) *kmsg.OffsetCommitResponse {
+// handleOffsetCommit answers TOPIC_AUTHORIZATION_FAILED for a topic not in
+// readable (nil: every topic).
+func (s *Server) handleOffsetCommit(ctx context.Context, req *kmsg.OffsetCommitRequest, readable topicSet) *kmsg.OffsetCommitResponse {
 	codes := map[kafka.TopicPartition]int16{}
 	known := *req
-	known.Topics = knownPartitions(s, req.Topics, codes,
+	known.Topics = knownPartitions(s, req.Topics, readable, codes,
 		func(t *kmsg.OffsetCommitRequestTopic) (string, *[]kmsg.OffsetCommitRequestTopicPartition) {
 			return t.Topic, &t.Partitions
 		},
@@ -87,13 +90,17 @@ func (s *Server) handleOffsetCommit(ctx context.Context, req *kmsg.OffsetCommitR
 // sets the others' codes to UNKNOWN_TOPIC_OR_PARTITION, as Kafka's commit handlers do before
 // anything reaches the coordinator. A topic left with no partition is dropped. of gives a topic's
 // name and its partitions, index a partition's number.
-func knownPartitions[T, P any](s *Server, topics []T, codes map[kafka.TopicPartition]int16,
+func knownPartitions[T, P any](s *Server, topics []T, readable topicSet, codes map[kafka.TopicPartition]int16,
 	of func(*T) (string, *[]P), index func(P) int32) []T {
 	var known []T
 	for _, t := range topics {
 		name, parts := of(&t)
 		var kept []P
 		for _, p := range *parts {
+			if !readable.allows(name) {
+				codes[kafka.TopicPartition{Topic: name, Partition: index(p)}] = kerr.TopicAuthorizationFailed.Code
+				continue
+			}
 			if !s.partitionExists(name, index(p)) {
 				codes[kafka.TopicPartition{Topic: name, Partition: index(p)}] = kerr.UnknownTopicOrPartition.Code
 				continue

@@ -28,6 +28,7 @@ package broker
 import (
 	"context"
 	"errors"
+	"slices"
 	"strconv"
 
 	"github.com/go-zookeeper/zk"
@@ -44,19 +45,11 @@ const multiGroupOffsetFetchVersion = 8
 var offsetFetchAPI = api{
 	key: 9, min: 0, max: multiGroupOffsetFetchVersion,
 	handle: func(_ context.Context, s *Server, r *request) kmsg.Response {
-		if req := r.body.(*kmsg.OffsetFetchRequest); req.Version < 8 {
-			if resp := s.deniedOn(r, acl.OpDescribe, acl.ResourceGroup, req.Group, kerr.GroupAuthorizationFailed.Code); resp != nil {
-				return resp
-			}
-		}
 		req := r.body.(*kmsg.OffsetFetchRequest)
-		switch {
-		case req.Version == 0:
-			return s.fetchOffsetsFromZooKeeper(req)
-		case req.Version >= multiGroupOffsetFetchVersion:
-			return s.fetchGroupsOffsets(req)
+		if req.Version >= multiGroupOffsetFetchVersion {
+			return s.fetchGroupsOffsets(r, req)
 		}
-		return s.groupCoordinator.OffsetFetch(req)
+		return s.fetchGroupOffsets(r, req)
 	},
 	errorResponse: func(req kmsg.Request, code int16) kmsg.Response {
 		of := req.(*kmsg.OffsetFetchRequest)
@@ -77,7 +70,7 @@ var offsetFetchAPI = api{
 // fetchGroupsOffsets answers a multi-group (v8) request: each group is asked
 // of the coordinator as a single-group v7 request, and its answer (topics and
 // the group's error) becomes that group's entry.
-func (s *Server) fetchGroupsOffsets(req *kmsg.OffsetFetchRequest) *kmsg.OffsetFetchResponse {
+func (s *Server) fetchGroupsOffsets(r *request, req *kmsg.OffsetFetchRequest) *kmsg.OffsetFetchResponse {
 	resp := req.ResponseKind().(*kmsg.OffsetFetchResponse)
 	for _, g := range req.Groups {
 		one := kmsg.NewPtrOffsetFetchRequest()
@@ -93,7 +86,7 @@ func (s *Server) fetchGroupsOffsets(req *kmsg.OffsetFetchRequest) *kmsg.OffsetFe
 			rt.Topic, rt.Partitions = t.Topic, t.Partitions
 			one.Topics = append(one.Topics, rt)
 		}
-		answer := s.groupCoordinator.OffsetFetch(one)
+		answer := s.fetchGroupOffsets(r, one)
 
 		rg := kmsg.NewOffsetFetchResponseGroup()
 		rg.Group, rg.ErrorCode = g.Group, answer.ErrorCode
@@ -109,6 +102,54 @@ func (s *Server) fetchGroupsOffsets(req *kmsg.OffsetFetchRequest) *kmsg.OffsetFe
 			rg.Topics = append(rg.Topics, rt)
 		}
 		resp.Groups = append(resp.Groups, rg)
+	}
+	return resp
+}
+
+// fetchGroupOffsets answers a request for one group (v0–7) with 2.8's
+// checks: DESCRIBE on the group, else GROUP_AUTHORIZATION_FAILED; a topic
+// asked without DESCRIBE answers TOPIC_AUTHORIZATION_FAILED on its
+// partitions, and a request for every committed partition leaves out the
+// topics the principal may not describe.
+func (s *Server) fetchGroupOffsets(r *request, req *kmsg.OffsetFetchRequest) *kmsg.OffsetFetchResponse {
+	fetch := func(req *kmsg.OffsetFetchRequest) *kmsg.OffsetFetchResponse {
+		if req.Version == 0 {
+			return s.fetchOffsetsFromZooKeeper(req)
+		}
+		return s.groupCoordinator.OffsetFetch(req)
+	}
+	if s.authorizer == nil {
+		return fetch(req)
+	}
+	if !s.authorize(r, acl.OpDescribe, acl.ResourceGroup, req.Group) {
+		return s.apis[r.hdr.APIKey].errorResponse(req, kerr.GroupAuthorizationFailed.Code).(*kmsg.OffsetFetchResponse)
+	}
+	if req.Topics == nil {
+		resp := fetch(req)
+		resp.Topics = slices.DeleteFunc(resp.Topics, func(t kmsg.OffsetFetchResponseTopic) bool {
+			return !s.authorize(r, acl.OpDescribe, acl.ResourceTopic, t.Topic)
+		})
+		return resp
+	}
+	name := func(t kmsg.OffsetFetchRequestTopic) string { return t.Topic }
+	allowed, denied := *req, *req
+	allowed.Topics, denied.Topics = splitTopics(req.Topics, s.authorizeTopics(r, acl.OpDescribe, topicsOf(req.Topics, name)), name)
+	if allowed.Topics == nil {
+		allowed.Topics = []kmsg.OffsetFetchRequestTopic{} // not "every partition"
+	}
+	resp := fetch(&allowed)
+	if resp.ErrorCode != 0 {
+		return resp
+	}
+	for _, t := range denied.Topics {
+		rt := kmsg.NewOffsetFetchResponseTopic()
+		rt.Topic = t.Topic
+		for _, p := range t.Partitions {
+			rp := kmsg.NewOffsetFetchResponseTopicPartition()
+			rp.Partition, rp.Offset, rp.Metadata, rp.ErrorCode = p, -1, kmsg.StringPtr(""), kerr.TopicAuthorizationFailed.Code
+			rt.Partitions = append(rt.Partitions, rp)
+		}
+		resp.Topics = append(resp.Topics, rt)
 	}
 	return resp
 }

@@ -39,7 +39,7 @@ var findCoordinatorAPI = api{
 		if resp := s.findCoordinatorDenied(r, r.body.(*kmsg.FindCoordinatorRequest)); resp != nil {
 			return resp
 		}
-		return s.handleFindCoordinator(r.body.(*kmsg.FindCoordinatorRequest), r.listener)
+		return s.handleFindCoordinator(r, r.body.(*kmsg.FindCoordinatorRequest))
 	},
 	errorResponse: func(req kmsg.Request, code int16) kmsg.Response {
 		fc := req.(*kmsg.FindCoordinatorRequest)
@@ -55,10 +55,19 @@ var findCoordinatorAPI = api{
 	},
 }
 
-func (s *Server) handleFindCoordinator(req *kmsg.FindCoordinatorRequest, listener string) *kmsg.FindCoordinatorResponse {
+// handleFindCoordinator answers each key of a batched (v4) request with
+// GROUP_AUTHORIZATION_FAILED or TRANSACTIONAL_ID_AUTHORIZATION_FAILED when
+// the principal may not DESCRIBE it, as Kafka 3.0; findCoordinatorDenied
+// checks the one key of older versions.
+func (s *Server) handleFindCoordinator(r *request, req *kmsg.FindCoordinatorRequest) *kmsg.FindCoordinatorResponse {
 	resp := req.ResponseKind().(*kmsg.FindCoordinatorResponse)
+	listener := r.listener
 	if req.Version >= batchedFindCoordinatorVersion {
 		for _, key := range req.CoordinatorKeys {
+			if code := s.coordinatorKeyDenied(r, req.CoordinatorType, key); code != 0 {
+				resp.Coordinators = append(resp.Coordinators, coordinatorEntry(key, -1, "", -1, code))
+				continue
+			}
 			id, host, port, err := s.findCoordinator(req.CoordinatorType, key, listener)
 			resp.Coordinators = append(resp.Coordinators, coordinatorEntry(key, id, host, port, errorCode(err)))
 		}

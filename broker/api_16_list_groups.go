@@ -12,8 +12,11 @@ package broker
 
 import (
 	"context"
+	"slices"
 
 	"github.com/twmb/franz-go/pkg/kmsg"
+
+	"github.com/zkafka/zkafka/acl"
 )
 
 var listGroupsAPI = api{
@@ -22,6 +25,13 @@ var listGroupsAPI = api{
 		req := r.body.(*kmsg.ListGroupsRequest)
 		resp := req.ResponseKind().(*kmsg.ListGroupsResponse)
 		groups, err := s.groupCoordinator.ListGroups(req.StatesFilter)
+		// A principal that may DESCRIBE the cluster sees every group, any
+		// other those it may DESCRIBE (2.8).
+		if s.authorizer != nil && !s.authorizeCluster(r, acl.OpDescribe) {
+			groups = slices.DeleteFunc(groups, func(g kmsg.ListGroupsResponseGroup) bool {
+				return !s.authorize(r, acl.OpDescribe, acl.ResourceGroup, g.Group)
+			})
+		}
 		resp.ErrorCode, resp.Groups = errorCode(err), groups
 		return resp
 	},

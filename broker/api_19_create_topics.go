@@ -36,7 +36,7 @@ var createTopicsAPI = api{
 	key: 19, min: 0, max: maxVersion(19),
 	handle: func(ctx context.Context, s *Server, r *request) kmsg.Response {
 		mutations := s.mutationQuota(r, 6)
-		resp := s.handleCreateTopics(ctx, r.body.(*kmsg.CreateTopicsRequest), mutations)
+		resp := s.createTopicsAuthorized(ctx, r, r.body.(*kmsg.CreateTopicsRequest), mutations)
 		resp.ThrottleMillis = s.mutationThrottle(r, mutations)
 		return resp
 	},

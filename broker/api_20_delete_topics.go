@@ -37,7 +37,7 @@ var deleteTopicsAPI = api{
 	key: 20, min: 0, max: 6,
 	handle: func(ctx context.Context, s *Server, r *request) kmsg.Response {
 		mutations := s.mutationQuota(r, 5)
-		resp := s.handleDeleteTopics(ctx, r.body.(*kmsg.DeleteTopicsRequest), mutations)
+		resp := s.handleDeleteTopics(ctx, r, r.body.(*kmsg.DeleteTopicsRequest), mutations)
 		resp.ThrottleMillis = s.mutationThrottle(r, mutations)
 		return resp
 	},
@@ -68,7 +68,7 @@ func deleteTopicsAsked(req *kmsg.DeleteTopicsRequest) []kmsg.DeleteTopicsRequest
 	return asked
 }
 
-func (s *Server) handleDeleteTopics(ctx context.Context, req *kmsg.DeleteTopicsRequest, mutations *quota.Mutation) *kmsg.DeleteTopicsResponse {
+func (s *Server) handleDeleteTopics(ctx context.Context, r *request, req *kmsg.DeleteTopicsRequest, mutations *quota.Mutation) *kmsg.DeleteTopicsResponse {
 	resp := req.ResponseKind().(*kmsg.DeleteTopicsResponse)
 	if !s.controller.IsActive() {
 		return deleteTopicsError(req, kerr.NotController.Code)
@@ -99,6 +99,14 @@ func (s *Server) handleDeleteTopics(ctx context.Context, req *kmsg.DeleteTopicsR
 		}
 		seen[topic] = true
 		rt.Topic = kmsg.StringPtr(topic)
+		if code, hideName := s.deleteTopicDenied(r, topic, t.TopicID != [16]byte{}); code != 0 {
+			if hideName {
+				rt.Topic = nil
+			}
+			rt.ErrorCode = code
+			resp.Topics = append(resp.Topics, rt)
+			continue
+		}
 		if err := s.markTopicForDeletion(topic, req.Version, mutations); err != nil {
 			var te *topicError
 			if errors.As(err, &te) {

@@ -19,13 +19,15 @@ import (
 	"github.com/twmb/franz-go/pkg/kmsg"
 	"go.uber.org/zap"
 
+	"github.com/zkafka/zkafka/acl"
 	"github.com/zkafka/zkafka/kafka"
 )
 
 var deleteRecordsAPI = api{
 	key: 21, min: 0, max: maxVersion(21),
 	handle: func(ctx context.Context, s *Server, r *request) kmsg.Response {
-		return s.handleDeleteRecords(ctx, r.body.(*kmsg.DeleteRecordsRequest))
+		req := r.body.(*kmsg.DeleteRecordsRequest)
+		return s.handleDeleteRecords(ctx, req, s.topicFilter(r, acl.OpDelete, topicsOf(req.Topics, func(t kmsg.DeleteRecordsRequestTopic) string { return t.Topic })))
 	},
 	errorResponse: func(req kmsg.Request, code int16) kmsg.Response {
 		results := map[kafka.TopicPartition]deleteRecordsResult{}
@@ -78,7 +80,9 @@ func deleteRecordsResponse(req *kmsg.DeleteRecordsRequest, results map[kafka.Top
 	return resp
 }
 
-func (s *Server) handleDeleteRecords(ctx context.Context, req *kmsg.DeleteRecordsRequest) *kmsg.DeleteRecordsResponse {
+// handleDeleteRecords answers TOPIC_AUTHORIZATION_FAILED for a topic not in
+// deletable (nil: every topic), before UNKNOWN_TOPIC_OR_PARTITION as 2.8.
+func (s *Server) handleDeleteRecords(ctx context.Context, req *kmsg.DeleteRecordsRequest, deletable topicSet) *kmsg.DeleteRecordsResponse {
 	results := map[kafka.TopicPartition]deleteRecordsResult{}
 	type pending struct {
 		p        *Partition
@@ -87,6 +91,10 @@ func (s *Server) handleDeleteRecords(ctx context.Context, req *kmsg.DeleteRecord
 	var waits []pending
 	var waitTPs []kafka.TopicPartition
 	for tp, offset := range deleteRecordsTargets(req) {
+		if !deletable.allows(tp.Topic) {
+			results[tp] = deleteRecordsResult{lowWatermark: -1, code: kerr.TopicAuthorizationFailed.Code}
+			continue
+		}
 		if !s.partitionExists(tp.Topic, tp.Partition) {
 			results[tp] = deleteRecordsResult{lowWatermark: -1, code: kerr.UnknownTopicOrPartition.Code}
 			continue

@@ -16,13 +16,21 @@ package broker
 import (
 	"context"
 
+	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
+
+	"github.com/zkafka/zkafka/acl"
 )
 
 var offsetForLeaderEpochAPI = api{
 	key: 23, min: 0, max: maxVersion(23),
 	handle: func(_ context.Context, s *Server, r *request) kmsg.Response {
-		return s.handleOffsetForLeaderEpoch(r.body.(*kmsg.OffsetForLeaderEpochRequest))
+		req := r.body.(*kmsg.OffsetForLeaderEpochRequest)
+		var describable topicSet
+		if s.authorizer != nil && !s.authorizeCluster(r, acl.OpClusterAction) {
+			describable = s.authorizeTopics(r, acl.OpDescribe, topicsOf(req.Topics, func(t kmsg.OffsetForLeaderEpochRequestTopic) string { return t.Topic }))
+		}
+		return s.handleOffsetForLeaderEpoch(req, describable)
 	},
 	errorResponse: func(req kmsg.Request, code int16) kmsg.Response {
 		return offsetForLeaderEpochResponse(req.(*kmsg.OffsetForLeaderEpochRequest), func(string, kmsg.OffsetForLeaderEpochRequestTopicPartition) kmsg.OffsetForLeaderEpochResponseTopicPartition {
@@ -47,10 +55,18 @@ func offsetForLeaderEpochResponse(req *kmsg.OffsetForLeaderEpochRequest, fn func
 	return resp
 }
 
-func (s *Server) handleOffsetForLeaderEpoch(req *kmsg.OffsetForLeaderEpochRequest) *kmsg.OffsetForLeaderEpochResponse {
+// handleOffsetForLeaderEpoch answers TOPIC_AUTHORIZATION_FAILED for a topic
+// not in describable (nil: every topic). As in 2.8, a principal with
+// CLUSTER_ACTION (a follower) may ask of every topic, any other needs
+// DESCRIBE on each.
+func (s *Server) handleOffsetForLeaderEpoch(req *kmsg.OffsetForLeaderEpochRequest, describable topicSet) *kmsg.OffsetForLeaderEpochResponse {
 	return offsetForLeaderEpochResponse(req, func(topic string, rp kmsg.OffsetForLeaderEpochRequestTopicPartition) kmsg.OffsetForLeaderEpochResponseTopicPartition {
 		out := kmsg.NewOffsetForLeaderEpochResponseTopicPartition()
 		out.LeaderEpoch, out.EndOffset = -1, -1
+		if !describable.allows(topic) {
+			out.ErrorCode = kerr.TopicAuthorizationFailed.Code
+			return out
+		}
 		current := rp.CurrentLeaderEpoch
 		if req.Version < 2 {
 			current = -1

@@ -33,7 +33,8 @@ var addPartitionsToTxnAPI = api{
 		if resp := s.deniedOn(r, acl.OpWrite, acl.ResourceTransactionalID, r.body.(*kmsg.AddPartitionsToTxnRequest).TransactionalID, kerr.TransactionalIDAuthorizationFailed.Code); resp != nil {
 			return resp
 		}
-		return s.handleAddPartitionsToTxn(ctx, r.body.(*kmsg.AddPartitionsToTxnRequest))
+		req := r.body.(*kmsg.AddPartitionsToTxnRequest)
+		return s.handleAddPartitionsToTxn(ctx, req, s.topicFilter(r, acl.OpWrite, topicsOf(req.Topics, func(t kmsg.AddPartitionsToTxnRequestTopic) string { return t.Topic })))
 	},
 	errorResponse: func(req kmsg.Request, code int16) kmsg.Response {
 		return addPartitionsResponse(req.(*kmsg.AddPartitionsToTxnRequest), func(kafka.TopicPartition) int16 { return code })
@@ -55,14 +56,16 @@ func addPartitionsResponse(req *kmsg.AddPartitionsToTxnRequest, code func(kafka.
 	return resp
 }
 
-func (s *Server) handleAddPartitionsToTxn(ctx context.Context, req *kmsg.AddPartitionsToTxnRequest) *kmsg.AddPartitionsToTxnResponse {
+// handleAddPartitionsToTxn refuses internal topics and those not in
+// writable (nil: every topic) with TOPIC_AUTHORIZATION_FAILED.
+func (s *Server) handleAddPartitionsToTxn(ctx context.Context, req *kmsg.AddPartitionsToTxnRequest, writable topicSet) *kmsg.AddPartitionsToTxnResponse {
 	var tps []kafka.TopicPartition
 	refused := map[kafka.TopicPartition]int16{}
 	for _, t := range req.Topics {
 		for _, p := range t.Partitions {
 			tp := kafka.TopicPartition{Topic: t.Topic, Partition: p}
 			switch {
-			case internalTopics[t.Topic]:
+			case internalTopics[t.Topic] || !writable.allows(t.Topic):
 				refused[tp] = kerr.TopicAuthorizationFailed.Code
 			case !s.partitionExists(tp.Topic, tp.Partition):
 				refused[tp] = kerr.UnknownTopicOrPartition.Code

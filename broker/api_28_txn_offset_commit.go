@@ -38,7 +38,8 @@ var txnOffsetCommitAPI = api{
 		if resp := s.deniedOn(r, acl.OpRead, acl.ResourceGroup, r.body.(*kmsg.TxnOffsetCommitRequest).Group, kerr.GroupAuthorizationFailed.Code); resp != nil {
 			return resp
 		}
-		return s.handleTxnOffsetCommit(ctx, r.body.(*kmsg.TxnOffsetCommitRequest))
+		req := r.body.(*kmsg.TxnOffsetCommitRequest)
+		return s.handleTxnOffsetCommit(ctx, req, s.topicFilter(r, acl.OpRead, topicsOf(req.Topics, func(t kmsg.TxnOffsetCommitRequestTopic) string { return t.Topic })))
 	},
 	errorResponse: func(req kmsg.Request, code int16) kmsg.Response {
 		return txnOffsetCommitResponse(req.(*kmsg.TxnOffsetCommitRequest), func(kafka.TopicPartition) int16 { return code })
@@ -60,10 +61,12 @@ func txnOffsetCommitResponse(req *kmsg.TxnOffsetCommitRequest, code func(kafka.T
 	return resp
 }
 
-func (s *Server) handleTxnOffsetCommit(ctx context.Context, req *kmsg.TxnOffsetCommitRequest) *kmsg.TxnOffsetCommitResponse {
+// handleTxnOffsetCommit answers TOPIC_AUTHORIZATION_FAILED for a topic not
+// in readable (nil: every topic).
+func (s *Server) handleTxnOffsetCommit(ctx context.Context, req *kmsg.TxnOffsetCommitRequest, readable topicSet) *kmsg.TxnOffsetCommitResponse {
 	codes := map[kafka.TopicPartition]int16{}
 	known := *req
-	known.Topics = knownPartitions(s, req.Topics, codes,
+	known.Topics = knownPartitions(s, req.Topics, readable, codes,
 		func(t *kmsg.TxnOffsetCommitRequestTopic) (string, *[]kmsg.TxnOffsetCommitRequestTopicPartition) {
 			return t.Topic, &t.Partitions
 		},

@@ -33,7 +33,7 @@ import (
 var describeConfigsAPI = api{
 	key: 32, min: 0, max: maxVersion(32),
 	handle: func(ctx context.Context, s *Server, r *request) kmsg.Response {
-		return s.handleDescribeConfigs(r.body.(*kmsg.DescribeConfigsRequest))
+		return s.describeConfigsAuthorized(r, r.body.(*kmsg.DescribeConfigsRequest))
 	},
 	errorResponse: func(req kmsg.Request, code int16) kmsg.Response {
 		dr := req.(*kmsg.DescribeConfigsRequest)

@@ -29,7 +29,7 @@ import (
 var alterConfigsAPI = api{
 	key: 33, min: 0, max: maxVersion(33),
 	handle: func(ctx context.Context, s *Server, r *request) kmsg.Response {
-		return s.handleAlterConfigs(r.body.(*kmsg.AlterConfigsRequest))
+		return s.alterConfigsAuthorized(r, r.body.(*kmsg.AlterConfigsRequest))
 	},
 	errorResponse: func(req kmsg.Request, code int16) kmsg.Response {
 		ar := req.(*kmsg.AlterConfigsRequest)

@@ -33,7 +33,7 @@ var createPartitionsAPI = api{
 	key: 37, min: 0, max: maxVersion(37),
 	handle: func(ctx context.Context, s *Server, r *request) kmsg.Response {
 		mutations := s.mutationQuota(r, 3)
-		resp := s.handleCreatePartitions(ctx, r.body.(*kmsg.CreatePartitionsRequest), mutations)
+		resp := s.createPartitionsAuthorized(ctx, r, r.body.(*kmsg.CreatePartitionsRequest), mutations)
 		resp.ThrottleMillis = s.mutationThrottle(r, mutations)
 		return resp
 	},

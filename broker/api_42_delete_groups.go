@@ -10,8 +10,12 @@ package broker
 
 import (
 	"context"
+	"slices"
 
+	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
+
+	"github.com/zkafka/zkafka/acl"
 )
 
 var deleteGroupsAPI = api{
@@ -19,10 +23,22 @@ var deleteGroupsAPI = api{
 	handle: func(_ context.Context, s *Server, r *request) kmsg.Response {
 		req := r.body.(*kmsg.DeleteGroupsRequest)
 		resp := req.ResponseKind().(*kmsg.DeleteGroupsResponse)
-		errs := s.groupCoordinator.DeleteGroups(req.Groups)
+		// Groups the principal may not DELETE are left alone and answer
+		// GROUP_AUTHORIZATION_FAILED (2.8).
+		deletable, denied := req.Groups, map[string]bool{}
+		if s.authorizer != nil {
+			deletable = slices.DeleteFunc(slices.Clone(req.Groups), func(g string) bool {
+				denied[g] = !s.authorize(r, acl.OpDelete, acl.ResourceGroup, g)
+				return denied[g]
+			})
+		}
+		errs := s.groupCoordinator.DeleteGroups(deletable)
 		for _, g := range req.Groups {
 			rg := kmsg.NewDeleteGroupsResponseGroup()
 			rg.Group, rg.ErrorCode = g, errorCode(errs[g])
+			if denied[g] {
+				rg.ErrorCode = kerr.GroupAuthorizationFailed.Code
+			}
 			resp.Groups = append(resp.Groups, rg)
 		}
 		return resp

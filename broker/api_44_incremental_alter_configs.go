@@ -26,7 +26,7 @@ import (
 var incrementalAlterConfigsAPI = api{
 	key: 44, min: 0, max: maxVersion(44),
 	handle: func(ctx context.Context, s *Server, r *request) kmsg.Response {
-		return s.handleIncrementalAlterConfigs(r.body.(*kmsg.IncrementalAlterConfigsRequest))
+		return s.incrementalAlterConfigsAuthorized(r, r.body.(*kmsg.IncrementalAlterConfigsRequest))
 	},
 	errorResponse: func(req kmsg.Request, code int16) kmsg.Response {
 		ir := req.(*kmsg.IncrementalAlterConfigsRequest)

@@ -10,13 +10,17 @@ import (
 	"maps"
 	"slices"
 
+	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
+
+	"github.com/zkafka/zkafka/acl"
 )
 
 var describeProducersAPI = api{
 	key: 61, min: 0, max: maxVersion(61),
 	handle: func(_ context.Context, s *Server, r *request) kmsg.Response {
-		return s.handleDescribeProducers(r.body.(*kmsg.DescribeProducersRequest))
+		req := r.body.(*kmsg.DescribeProducersRequest)
+		return s.handleDescribeProducers(req, s.topicFilter(r, acl.OpRead, topicsOf(req.Topics, func(t kmsg.DescribeProducersRequestTopic) string { return t.Topic })))
 	},
 	errorResponse: func(req kmsg.Request, code int16) kmsg.Response {
 		return describeProducersResponse(req.(*kmsg.DescribeProducersRequest), func(string, int32) kmsg.DescribeProducersResponseTopicPartition {
@@ -42,9 +46,15 @@ func describeProducersResponse(req *kmsg.DescribeProducersRequest, fn func(strin
 	return resp
 }
 
-func (s *Server) handleDescribeProducers(req *kmsg.DescribeProducersRequest) *kmsg.DescribeProducersResponse {
+// handleDescribeProducers answers TOPIC_AUTHORIZATION_FAILED for a topic
+// not in readable (nil: every topic).
+func (s *Server) handleDescribeProducers(req *kmsg.DescribeProducersRequest, readable topicSet) *kmsg.DescribeProducersResponse {
 	return describeProducersResponse(req, func(topic string, partition int32) kmsg.DescribeProducersResponseTopicPartition {
 		rp := kmsg.NewDescribeProducersResponseTopicPartition()
+		if !readable.allows(topic) {
+			rp.ErrorCode = kerr.TopicAuthorizationFailed.Code
+			return rp
+		}
 		p, _, err := s.replicas.leaderPartition(topic, partition, -1)
 		if err != nil {
 			rp.ErrorCode = errorCode(err)

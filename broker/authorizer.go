@@ -213,10 +213,23 @@ func (s *Server) findCoordinatorDenied(r *request, req *kmsg.FindCoordinatorRequ
 	if req.Version >= 4 {
 		return nil
 	}
-	if req.CoordinatorType == 1 {
-		return s.deniedOn(r, acl.OpDescribe, acl.ResourceTransactionalID, req.CoordinatorKey, kerr.TransactionalIDAuthorizationFailed.Code)
+	if code := s.coordinatorKeyDenied(r, req.CoordinatorType, req.CoordinatorKey); code != 0 {
+		return s.apis[r.hdr.APIKey].errorResponse(req, code)
 	}
-	return s.deniedOn(r, acl.OpDescribe, acl.ResourceGroup, req.CoordinatorKey, kerr.GroupAuthorizationFailed.Code)
+	return nil
+}
+
+// coordinatorKeyDenied is the error of a FindCoordinator key the principal
+// may not DESCRIBE (a group, or with key type 1 a transactional id), 0 if
+// it may.
+func (s *Server) coordinatorKeyDenied(r *request, keyType int8, key string) int16 {
+	switch {
+	case keyType == 0 && !s.authorize(r, acl.OpDescribe, acl.ResourceGroup, key):
+		return kerr.GroupAuthorizationFailed.Code
+	case keyType == 1 && !s.authorize(r, acl.OpDescribe, acl.ResourceTransactionalID, key):
+		return kerr.TransactionalIDAuthorizationFailed.Code
+	}
+	return 0
 }
 
 // initProducerIDDenied is InitProducerId's check: WRITE on the
@@ -231,4 +244,19 @@ func (s *Server) initProducerIDDenied(r *request, req *kmsg.InitProducerIDReques
 		return nil
 	}
 	return s.apis[r.hdr.APIKey].errorResponse(r.body, kerr.ClusterAuthorizationFailed.Code)
+}
+
+// topicSet is the topics of a request the principal may act on, for the
+// handlers that check each topic themselves: nil allows every topic, which
+// is what a broker without an authorizer passes (and allocates nothing).
+type topicSet map[string]bool
+
+func (ts topicSet) allows(topic string) bool { return ts == nil || ts[topic] }
+
+// topicFilter is authorizeTopics as a topicSet: nil without an authorizer.
+func (s *Server) topicFilter(r *request, op acl.Operation, topics []string) topicSet {
+	if s.authorizer == nil {
+		return nil
+	}
+	return s.authorizeTopics(r, op, topics)
 }
