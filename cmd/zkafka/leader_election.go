@@ -416,6 +416,11 @@ var javaExceptionClasses = map[int16]string{
 	kerr.UnknownServerError.Code: "UnknownServerException",
 	kerr.RequestTimedOut.Code:    "TimeoutException",
 	kerr.KafkaStorageError.Code:  "KafkaStorageException",
+
+	kerr.TopicAuthorizationFailed.Code:           "TopicAuthorizationException",
+	kerr.GroupAuthorizationFailed.Code:           "GroupAuthorizationException",
+	kerr.ClusterAuthorizationFailed.Code:         "ClusterAuthorizationException",
+	kerr.TransactionalIDAuthorizationFailed.Code: "TransactionalIdAuthorizationException",
 }
 
 func derefOr(s *string, def string) string {

@@ -20,6 +20,7 @@ commands:
   console-consumer (--zookeeper h:2181 | --bootstrap-server h:9092) --topic t [--group g]   consume (kafka-console-consumer.sh)
   consumer-groups (--bootstrap-server h:9092 | --zookeeper h:2181) --list|--describe|--reset-offsets|--delete   (kafka-consumer-groups.sh)
   configs (--bootstrap-server h:9092 | --zookeeper h:2181) --entity-type topics|brokers --describe|--alter   (kafka-configs.sh)
+  acls (--bootstrap-server h:9092 | --authorizer-properties zookeeper.connect=h:2181) --add|--remove|--list   (kafka-acls.sh)
   console-producer --bootstrap-server h:9092 --topic t [--property parse.key=true]   lines of stdin as records (kafka-console-producer.sh)
   topics (--bootstrap-server h:9092 | --zookeeper h:2181) --create|--list|--describe|--alter|--delete   (kafka-topics.sh)
   reassign-partitions (--bootstrap-server h:9092 | --zookeeper h:2181) --generate|--execute|--verify|--cancel|--list   (kafka-reassign-partitions.sh)
@@ -57,6 +58,8 @@ func run(args []string, stdout, stderr io.Writer) int {
 		return runConsumerGroups(args[1:], stdout, stderr)
 	case "configs":
 		return runConfigs(args[1:], stdout, stderr)
+	case "acls":
+		return runACLs(args[1:], os.Stdin, stdout, stderr)
 	case "console-producer":
 		return runConsoleProducer(args[1:], stdout, stderr)
 	case "topics":

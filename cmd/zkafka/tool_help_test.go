@@ -14,6 +14,7 @@ var kafkaTools = []struct {
 }{
 	{"topics", "This tool helps to create, delete, describe, or change a topic.", topicsOptions},
 	{"configs", "This tool helps to manipulate and describe entity config for a topic, client, user, broker or ip", configsOptions},
+	{"acls", "This tool helps to manage acls on kafka.", aclsOptions},
 	{"consumer-groups", "This tool helps to list all consumer groups, describe a consumer group, delete consumer group info, or reset consumer group offsets.", consumerGroupsOptions},
 	{"console-producer", "This tool helps to read data from standard input and publish it to Kafka.", consoleProducerOptions},
 	{"console-consumer", "This tool helps to read data from Kafka topics and outputs it to standard output.", consoleConsumerOptions},
