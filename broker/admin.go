@@ -25,6 +25,20 @@ type topicError struct {
 }
 
 func (e *topicError) Error() string { return e.msg }
+
+// message is the error message a response carries: none when empty (Kafka's
+// NOT_CONTROLLER answers to the topic admin APIs have none).
+func (e *topicError) message() *string {
+	if e.msg == "" {
+		return nil
+	}
+	return &e.msg
+}
+
+// errNotController answers a topic admin request sent to a broker that is
+// not the controller.
+var errNotController = &topicError{code: kerr.NotController}
+
 func (e *topicError) Unwrap() error { return e.code }
 
 func topicErr(code *kerr.Error, format string, args ...any) error {

@@ -66,7 +66,7 @@ func (s *Server) handleCreateTopics(ctx context.Context, req *kmsg.CreateTopicsR
 		if err != nil {
 			var te *topicError
 			if errors.As(err, &te) {
-				rt.ErrorCode, rt.ErrorMessage = te.code.Code, kmsg.StringPtr(te.msg)
+				rt.ErrorCode, rt.ErrorMessage = te.code.Code, te.message()
 			} else {
 				s.log.Error("Topic creation failed", zap.String("topic", t.Topic), zap.Error(err))
 				rt.ErrorCode, rt.ErrorMessage = kerr.UnknownServerError.Code, kmsg.StringPtr(err.Error())
@@ -81,11 +81,13 @@ func (s *Server) handleCreateTopics(ctx context.Context, req *kmsg.CreateTopicsR
 }
 
 func (s *Server) createOneTopic(t kmsg.CreateTopicsRequestTopic, validateOnly, duplicate bool, mutations *quota.Mutation, rt *kmsg.CreateTopicsResponseTopic) error {
-	if duplicate {
-		return topicErr(kerr.InvalidRequest, "Create topics request from client contains multiple entries for topic %s.", t.Topic)
-	}
+	// Kafka 2.8's order: a broker that is not the controller answers every
+	// topic NOT_CONTROLLER, before any other check.
 	if !s.controller.IsActive() {
-		return topicErr(kerr.NotController, "This is not the correct controller for this cluster.")
+		return errNotController
+	}
+	if duplicate {
+		return topicErr(kerr.InvalidRequest, "Found multiple entries for this topic.")
 	}
 	nt := newTopic{name: t.Topic, numPartitions: t.NumPartitions, replicationFactor: t.ReplicationFactor, configs: map[string]string{}, mutations: mutations}
 	for _, c := range t.Configs {

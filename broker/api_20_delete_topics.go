@@ -110,7 +110,7 @@ func (s *Server) handleDeleteTopics(ctx context.Context, r *request, req *kmsg.D
 		if err := s.markTopicForDeletion(topic, req.Version, mutations); err != nil {
 			var te *topicError
 			if errors.As(err, &te) {
-				rt.ErrorCode, rt.ErrorMessage = te.code.Code, kmsg.StringPtr(te.msg)
+				rt.ErrorCode, rt.ErrorMessage = te.code.Code, te.message()
 			} else {
 				s.log.Error("Topic deletion failed", zap.String("topic", topic), zap.Error(err))
 				rt.ErrorCode, rt.ErrorMessage = kerr.UnknownServerError.Code, kmsg.StringPtr(err.Error())
@@ -150,7 +150,7 @@ func (s *Server) handleDeleteTopics(ctx context.Context, r *request, req *kmsg.D
 // AdminZkClient.deleteTopic does; marking it twice is not an error.
 func (s *Server) markTopicForDeletion(topic string, version int16, mutations *quota.Mutation) error {
 	if !s.controller.IsActive() {
-		return topicErr(kerr.NotController, "This is not the correct controller for this cluster.")
+		return errNotController
 	}
 	if !s.cfg.DeleteTopicEnable {
 		if version < 3 {

@@ -58,15 +58,18 @@ func (s *Server) handleCreatePartitions(ctx context.Context, req *kmsg.CreatePar
 		rt := kmsg.NewCreatePartitionsResponseTopic()
 		rt.Topic = t.Topic
 		var err error
-		if count[t.Topic] > 1 {
+		switch {
+		case !s.controller.IsActive():
+			err = errNotController
+		case count[t.Topic] > 1:
 			err = topicErr(kerr.InvalidRequest, "Duplicate topic in request.")
-		} else {
+		default:
 			err = s.createPartitions(t, req.ValidateOnly, mutations)
 		}
 		var te *topicError
 		switch {
 		case errors.As(err, &te):
-			rt.ErrorCode, rt.ErrorMessage = te.code.Code, kmsg.StringPtr(te.msg)
+			rt.ErrorCode, rt.ErrorMessage = te.code.Code, te.message()
 		case err != nil:
 			s.log.Error("Partition creation failed", zap.String("topic", t.Topic), zap.Error(err))
 			rt.ErrorCode, rt.ErrorMessage = kerr.UnknownServerError.Code, kmsg.StringPtr(err.Error())
@@ -83,9 +86,6 @@ func (s *Server) handleCreatePartitions(ctx context.Context, req *kmsg.CreatePar
 // writes the grown assignment through adminzk, which re-validates against
 // the new assignment when the topic changed meanwhile.
 func (s *Server) createPartitions(t kmsg.CreatePartitionsRequestTopic, validateOnly bool, mutations *quota.Mutation) error {
-	if !s.controller.IsActive() {
-		return topicErr(kerr.NotController, "This is not the correct controller for this cluster.")
-	}
 	if zkpaths.ValidateTopicName(t.Topic) != nil {
 		return topicErr(kerr.UnknownTopicOrPartition, "The topic '%s' does not exist.", t.Topic)
 	}

@@ -498,10 +498,28 @@ func TestAdminAPIsAnswerNotControllerElsewhere(t *testing.T) {
 	if got := raw(t, addr, dt, 5).(*kmsg.DeleteTopicsResponse); got.Topics[0].ErrorCode != kerr.NotController.Code {
 		t.Errorf("DeleteTopics: error %d", got.Topics[0].ErrorCode)
 	}
+	// NOT_CONTROLLER comes before the duplicate check, without a message,
+	// as Kafka 2.8 answers it.
 	cp := kmsg.NewPtrCreatePartitionsRequest()
-	cp.Topics, cp.TimeoutMillis = []kmsg.CreatePartitionsRequestTopic{{Topic: "t", Count: 2}}, 1000
-	if got := raw(t, addr, cp, 3).(*kmsg.CreatePartitionsResponse); got.Topics[0].ErrorCode != kerr.NotController.Code {
-		t.Errorf("CreatePartitions: error %d", got.Topics[0].ErrorCode)
+	cp.Topics, cp.TimeoutMillis = []kmsg.CreatePartitionsRequestTopic{{Topic: "t", Count: 2}, {Topic: "t", Count: 3}}, 1000
+	for _, rt := range raw(t, addr, cp, 3).(*kmsg.CreatePartitionsResponse).Topics {
+		if rt.ErrorCode != kerr.NotController.Code || rt.ErrorMessage != nil {
+			t.Errorf("CreatePartitions: error %d, message %v", rt.ErrorCode, rt.ErrorMessage)
+		}
+	}
+	ct := kmsg.NewPtrCreateTopicsRequest()
+	ct.TimeoutMillis = 1000
+	ct.Topics = []kmsg.CreateTopicsRequestTopic{{Topic: "t", NumPartitions: 1, ReplicationFactor: 1}, {Topic: "t", NumPartitions: 1, ReplicationFactor: 1}}
+	for _, rt := range raw(t, addr, ct, 6).(*kmsg.CreateTopicsResponse).Topics {
+		if rt.ErrorCode != kerr.NotController.Code || rt.ErrorMessage != nil {
+			t.Errorf("CreateTopics: error %d, message %v", rt.ErrorCode, rt.ErrorMessage)
+		}
+	}
+	// On the controller the duplicates get 2.8's INVALID_REQUEST.
+	for _, rt := range raw(t, c.Addr(3-other), ct, 6).(*kmsg.CreateTopicsResponse).Topics {
+		if rt.ErrorCode != kerr.InvalidRequest.Code || rt.ErrorMessage == nil || *rt.ErrorMessage != "Found multiple entries for this topic." {
+			t.Errorf("CreateTopics with a topic twice: error %d, message %v", rt.ErrorCode, rt.ErrorMessage)
+		}
 	}
 	el := kmsg.NewPtrElectLeadersRequest()
 	el.Topics, el.TimeoutMillis = []kmsg.ElectLeadersRequestTopic{{Topic: "t", Partitions: []int32{0}}}, 1000
