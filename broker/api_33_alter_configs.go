@@ -29,7 +29,22 @@ import (
 var alterConfigsAPI = api{
 	key: 33, min: 0, max: maxVersion(33),
 	handle: func(ctx context.Context, s *Server, r *request) kmsg.Response {
-		return s.alterConfigsAuthorized(r, r.body.(*kmsg.AlterConfigsRequest))
+		req := r.body.(*kmsg.AlterConfigsRequest)
+		for _, res := range req.Resources {
+			if int8(res.ResourceType) == configResourceBrokerLogger {
+				// Kafka 2.8 throws while reading the request: every resource
+				// gets the error, nothing is changed.
+				resp := req.ResponseKind().(*kmsg.AlterConfigsResponse)
+				for _, res := range req.Resources {
+					rr := kmsg.NewAlterConfigsResponseResource()
+					rr.ResourceType, rr.ResourceName, rr.ErrorCode = res.ResourceType, res.ResourceName, kerr.InvalidRequest.Code
+					rr.ErrorMessage = kmsg.StringPtr("AlterConfigs is deprecated and does not support the resource type BROKER_LOGGER")
+					resp.Resources = append(resp.Resources, rr)
+				}
+				return resp
+			}
+		}
+		return s.alterConfigsAuthorized(r, req)
 	},
 	errorResponse: func(req kmsg.Request, code int16) kmsg.Response {
 		ar := req.(*kmsg.AlterConfigsRequest)

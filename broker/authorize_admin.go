@@ -165,11 +165,7 @@ func (s *Server) alterConfigsAuthorized(r *request, req *kmsg.AlterConfigsReques
 	allowed.Resources = nil
 	var denied []kmsg.AlterConfigsResponseResource
 	for _, res := range req.Resources {
-		// AlterConfigs refuses broker loggers whatever the ACLs.
-		code := int16(0)
-		if int8(res.ResourceType) != configResourceBrokerLogger {
-			code = s.configResourceDenied(r, acl.OpAlterConfigs, res.ResourceType, res.ResourceName)
-		}
+		code := s.configResourceDenied(r, acl.OpAlterConfigs, res.ResourceType, res.ResourceName)
 		if code == 0 {
 			allowed.Resources = append(allowed.Resources, res)
 			continue

@@ -1,6 +1,7 @@
 package broker_test
 
 import (
+	"strings"
 	"testing"
 
 	"github.com/twmb/franz-go/pkg/kmsg"
@@ -79,6 +80,22 @@ func TestBrokerLoggers(t *testing.T) {
 		if r.ErrorCode != 42 || r.ErrorMessage == nil || *r.ErrorMessage != tc.msg {
 			t.Errorf("%s %s on %q: error %d %v, want INVALID_REQUEST (42) %q", tc.op.Op, tc.op.Name, tc.name, r.ErrorCode, r.ErrorMessage, tc.msg)
 		}
+	}
+	// The old AlterConfigs refuses broker loggers for the whole request, as
+	// 2.8 throws while reading it: the topic beside the logger is not changed.
+	createTopic(t, c, "beside-logger", 1, 1)
+	old := kmsg.NewPtrAlterConfigsRequest()
+	old.Resources = []kmsg.AlterConfigsRequestResource{
+		{ResourceType: kmsg.ConfigResourceTypeTopic, ResourceName: "beside-logger", Configs: []kmsg.AlterConfigsRequestResourceConfig{{Name: "retention.ms", Value: kmsg.StringPtr("1000")}}},
+		{ResourceType: kmsg.ConfigResourceTypeBrokerLogger, ResourceName: "1", Configs: []kmsg.AlterConfigsRequestResourceConfig{{Name: rm, Value: kmsg.StringPtr("WARN")}}},
+	}
+	for _, r := range raw(t, addr, old, 1).(*kmsg.AlterConfigsResponse).Resources {
+		if r.ErrorCode != 42 || r.ErrorMessage == nil || *r.ErrorMessage != "AlterConfigs is deprecated and does not support the resource type BROKER_LOGGER" {
+			t.Errorf("AlterConfigs with a broker logger, resource %s: error %d %v", r.ResourceName, r.ErrorCode, r.ErrorMessage)
+		}
+	}
+	if data, _, err := c.ZooKeeper().Get("/config/topics/beside-logger"); err != nil || strings.Contains(string(data), "retention.ms") {
+		t.Errorf("the topic beside the logger was changed: %s %v", data, err)
 	}
 	for name, msg := range map[string]string{"": "Broker id must not be empty", "2": "Unexpected broker id, expected 1 but received 2", "x": "Broker id must be an integer, but it is: x"} {
 		if r := describe(name); r.ErrorCode != 42 || r.ErrorMessage == nil || *r.ErrorMessage != msg {
