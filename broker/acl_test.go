@@ -419,6 +419,12 @@ func TestACLEnforcementTopicAPIs(t *testing.T) {
 		t.Errorf("OffsetFetch v8 g's locked: %+v", bg[0].Topics)
 	}
 	check("OffsetFetch v8 g-locked", bg[1].ErrorCode, kerr.GroupAuthorizationFailed.Code)
+	// v1 has no top-level error: each partition asked carries it.
+	v1 := kmsg.NewPtrOffsetFetchRequest()
+	v1.Group, v1.Topics = "g-locked", []kmsg.OffsetFetchRequestTopic{{Topic: "open", Partitions: []int32{0}}}
+	if rt := raw(t, addr, v1, 1).(*kmsg.OffsetFetchResponse).Topics; len(rt) != 1 || len(rt[0].Partitions) != 1 || rt[0].Partitions[0].ErrorCode != kerr.GroupAuthorizationFailed.Code {
+		t.Errorf("OffsetFetch v1 of g-locked: %+v, want GROUP_AUTHORIZATION_FAILED on the partition", rt)
+	}
 
 	fc := kmsg.NewPtrFindCoordinatorRequest()
 	fc.CoordinatorKeys = []string{"g", "g-locked"}

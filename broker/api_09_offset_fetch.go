@@ -63,6 +63,20 @@ var offsetFetchAPI = api{
 			return resp
 		}
 		resp.ErrorCode = code
+		if of.Version < 2 {
+			// No top-level error before v2: each partition asked carries it
+			// (OffsetFetchRequest.getErrorResponse).
+			for _, t := range of.Topics {
+				rt := kmsg.NewOffsetFetchResponseTopic()
+				rt.Topic = t.Topic
+				for _, p := range t.Partitions {
+					rp := kmsg.NewOffsetFetchResponseTopicPartition()
+					rp.Partition, rp.Offset, rp.Metadata, rp.ErrorCode = p, -1, kmsg.StringPtr(""), code
+					rt.Partitions = append(rt.Partitions, rp)
+				}
+				resp.Topics = append(resp.Topics, rt)
+			}
+		}
 		return resp
 	},
 }
