@@ -114,13 +114,11 @@ func (c *configCommand) quotaOps() ([]adminzk.QuotaOp, error) {
 
 func (c *configCommand) runQuotasAdmin(ctx context.Context, cl *kgo.Client, out io.Writer) error {
 	if c.opts.has("alter") {
-		if c.entityType != "ips" {
-			if scram, err := c.checkAdminUserKeys(); err != nil || scram {
-				if err != nil {
-					return err
-				}
-				return c.alterScramAdmin(ctx, cl, out)
+		if scram, err := c.checkAdminUserKeys(); err != nil || scram {
+			if err != nil {
+				return err
 			}
+			return c.alterScramAdmin(ctx, cl, out)
 		}
 		return c.alterQuotasAdmin(ctx, cl, out)
 	}

@@ -17,6 +17,7 @@ import (
 	"fmt"
 	"io"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -107,10 +108,22 @@ func (c *configCommand) splitKeys() (quotaAdd, scramAdd, otherAdd, quotaDel, scr
 	return
 }
 
-// checkAdminUserKeys is 2.8's check of a users or clients --alter through
-// the brokers; it reports whether the command alters SCRAM credentials
+// checkAdminUserKeys is 2.8's check of a users, clients or ips --alter
+// through the brokers; it reports whether the command alters SCRAM credentials
 // rather than quotas.
 func (c *configCommand) checkAdminUserKeys() (bool, error) {
+	if c.quotaTargets[0].entityType == "ips" {
+		var bad []string
+		for _, k := range slices.Concat(c.addOrder, c.del) {
+			if k != quota.ConnectionCreationRate {
+				bad = append(bad, k)
+			}
+		}
+		if len(bad) > 0 {
+			return false, &usageError{"Only connection quota configs can be added for 'ips' using --bootstrap-server. Unexpected config names: " + strings.Join(bad, ",")}
+		}
+		return false, nil
+	}
 	quotaAdd, scramAdd, otherAdd, quotaDel, scramDel, otherDel := c.splitKeys()
 	if c.quotaTargets[0].entityType == "clients" || len(c.quotaTargets) == 2 {
 		if bad := append(otherAdd, scramAdd...); len(bad) > 0 {

@@ -229,7 +229,7 @@ func TestConfigsClientQuotas(t *testing.T) {
 		"configs", "--bootstrap-server", bs, "--describe", "--entity-type", "ips")
 	expectTool(t, zkWarning+"Configs for ips '10.1.2.3' are connection_creation_rate=20\n",
 		"configs", "--zookeeper", c.ZK, "--describe", "--entity-type", "ips", "--entity-name", "10.1.2.3")
-	expectToolError(t, "Error while executing config command with args '--bootstrap-server "+bs+" --alter --entity-type ips --entity-name 10.1.2.3 --add-config producer_byte_rate=1'\nInvalid configuration key producer_byte_rate\n",
+	expectToolError(t, "Only connection quota configs can be added for 'ips' using --bootstrap-server. Unexpected config names: producer_byte_rate\n",
 		"configs", "--bootstrap-server", bs, "--alter", "--entity-type", "ips", "--entity-name", "10.1.2.3", "--add-config", "producer_byte_rate=1")
 	expectToolError(t, "Error while executing config command with args '--bootstrap-server "+bs+" --alter --entity-type ips --entity-name no-such-host.invalid --add-config connection_creation_rate=1'\nno-such-host.invalid is not a valid IP or resolvable host.\n",
 		"configs", "--bootstrap-server", bs, "--alter", "--entity-type", "ips", "--entity-name", "no-such-host.invalid", "--add-config", "connection_creation_rate=1")
