@@ -209,9 +209,9 @@ func TestUnsupportedAPIsAndVersions(t *testing.T) {
 	if body := send(999, 0, 2, nil); int16(binary.BigEndian.Uint16(body)) != kerr.UnsupportedVersion.Code {
 		t.Fatalf("unknown key answered %x", body)
 	}
-	// A known API this broker does not serve (CreateDelegationToken).
-	if body := send(38, 1, 3, nil); int16(binary.BigEndian.Uint16(body)) != kerr.UnsupportedVersion.Code {
-		t.Fatalf("CreateDelegationToken answered %x", body)
+	// A known API this broker does not serve (DescribeQuorum, KRaft's).
+	if body := send(55, 0, 3, nil); int16(binary.BigEndian.Uint16(body)) != kerr.UnsupportedVersion.Code {
+		t.Fatalf("DescribeQuorum answered %x", body)
 	}
 	// Fetch v13 (Kafka 3.1's topic ids), above the served range: the
 	// answer in the request's own shape.

@@ -49,6 +49,10 @@ type connState struct {
 	// principal is who the connection authenticated as; only the
 	// connection's goroutine, which runs its handlers, reads or sets it.
 	principal kafka.Principal
+	// tokenAuthenticated: the principal authenticated with a delegation
+	// token (KafkaPrincipal.tokenAuthenticated), which may not ask for more.
+	tokenAuthenticated bool
+	protocol           string // the listener's security protocol
 	// sasl is the authentication of a SASL listener's connection (nil on
 	// others), owned by the connection's goroutine too.
 	sasl   *saslConn
@@ -87,7 +91,7 @@ func (l *listener) serve() {
 			}
 			continue
 		}
-		st := &connState{done: make(chan struct{}), principal: kafka.Anonymous, remote: c.RemoteAddr().String()}
+		st := &connState{done: make(chan struct{}), principal: kafka.Anonymous, remote: c.RemoteAddr().String(), protocol: l.sec.protocol}
 		if l.sec.sasl {
 			st.sasl = &saslConn{sec: l.sec}
 		}

@@ -227,6 +227,8 @@ func (l *listener) completeSASL(st *connState) string {
 		return fmt.Sprintf("Cannot change principals during re-authentication from %s: %s", st.principal, p)
 	}
 	st.principal = p
+	ta, ok := a.server.(security.TokenAuthenticator)
+	st.tokenAuthenticated = ok && ta.TokenAuthenticated()
 	a.state, a.reauthenticating, a.server = saslComplete, false, nil
 	if a.sec.reauth > 0 {
 		a.expires = time.Now().Add(a.sec.reauth)

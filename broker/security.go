@@ -183,7 +183,7 @@ func (s *Server) saslServer(ls *listenerSecurity, mechanism string) (security.Se
 		return nil, false
 	}
 	if m, ok := security.ScramMechanismNamed(mechanism); ok {
-		return security.NewScramServer(m, s.scram.lookup), true
+		return security.NewScramServer(m, s.scram.lookup, s.tokens.credential), true
 	}
 	return security.NewPlainServer(ls.plainUsers), true
 }

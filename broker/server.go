@@ -85,6 +85,8 @@ type Server struct {
 	memoryPool        *memoryPool // queued.max.request.bytes; nil when unbounded
 	// authorizer is authorizer.class.name's ACL authorizer; nil allows everything.
 	authorizer *acl.Authorizer
+	// tokens are the delegation tokens (KIP-48); disabled without a secret key.
+	tokens *delegationTokens
 	// fatal receives what must stop the broker at once, without a controlled shutdown (Fatal).
 	fatal    chan error
 	ctx      context.Context // cancelled at shutdown; parent of every request
@@ -144,6 +146,9 @@ func (s *Server) Start(ctx context.Context) (err error) {
 	s.clientQuotas = quota.New(quota.Config{Samples: int(s.cfg.QuotaWindowNum), Window: s.cfg.QuotaWindowSize})
 	s.connectionRates = quota.NewConnectionRates(quota.Config{Samples: int(s.cfg.QuotaWindowNum), Window: s.cfg.QuotaWindowSize})
 	if err := s.configs.loadQuotaConfigs(); err != nil {
+		return err
+	}
+	if err := s.startDelegationTokens(); err != nil {
 		return err
 	}
 	if err := s.startAuthorizer(); err != nil {

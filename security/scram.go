@@ -166,13 +166,18 @@ func ParseScramCredential(s string) (ScramCredential, error) {
 // unknown user.
 type ScramCredentials func(m ScramMechanism, user string) (ScramCredential, bool)
 
+// TokenCredentials finds the SCRAM credential of a delegation token (its
+// HMAC as the password) and the name of the token's owner; false for an
+// unknown token (Kafka's DelegationTokenCache).
+type TokenCredentials func(m ScramMechanism, tokenID string) (cred ScramCredential, owner string, ok bool)
+
 // The message formats of RFC 5802 as Kafka's ScramMessages matches them.
 var (
 	saslName          = `(?:[\x01-\x2B\x2D-\x3C\x3E-\x7F]|=2C|=3D)+`
 	printable         = `[\x21-\x2B\x2D-\x7E]+`
 	value             = `[\x01-\x2B\x2D-\x7F]+`
 	base64Pattern     = `(?:[a-zA-Z0-9/+]{4})*(?:[a-zA-Z0-9/+]{3}=|[a-zA-Z0-9/+]{2}==)?`
-	extensions        = `(,[A-Za-z]+=` + value + `)*`
+	extensions        = `(?P<extensions>(?:,[A-Za-z]+=` + value + `)*)`
 	clientFirstFormat = regexp.MustCompile(`^n,(a=(?P<authzid>` + saslName + `))?,(m=` + value + `,)?n=(?P<saslname>` + saslName + `),r=(?P<nonce>` + printable + `)` + extensions + `$`)
 	clientFinalFormat = regexp.MustCompile(`^(?P<bare>c=(?P<channel>` + base64Pattern + `),r=(?P<nonce>` + printable + `)` + extensions + `),p=(?P<proof>` + base64Pattern + `)$`)
 )
@@ -187,10 +192,21 @@ type Server interface {
 	Username() string
 }
 
+// TokenAuthenticator is a Server that may authenticate with a delegation
+// token: SCRAM's.
+type TokenAuthenticator interface {
+	// TokenAuthenticated reports whether the client authenticated with a
+	// delegation token (the tokenauth=true extension), whose owner is then
+	// Username.
+	TokenAuthenticated() bool
+}
+
 type scramServer struct {
 	mech        ScramMechanism
 	creds       ScramCredentials
-	state       int // 0: expect client-first, 1: expect client-final, 2: done or failed
+	tokens      TokenCredentials
+	tokenAuth   bool // the tokenauth=true extension; user is then the token's owner
+	state       int  // 0: expect client-first, 1: expect client-final, 2: done or failed
 	user        string
 	cred        ScramCredential
 	clientBare  string
@@ -200,11 +216,27 @@ type scramServer struct {
 }
 
 // NewScramServer starts a SCRAM exchange that finds credentials in creds.
-func NewScramServer(m ScramMechanism, creds ScramCredentials) Server {
-	return &scramServer{mech: m, creds: creds, serverNonce: randomBase36}
+// Delegation tokens (the tokenauth=true extension) are found in tokens; nil
+// refuses them as unknown.
+func NewScramServer(m ScramMechanism, creds ScramCredentials, tokens TokenCredentials) Server {
+	return &scramServer{mech: m, creds: creds, tokens: tokens, serverNonce: randomBase36}
 }
 
 func (s *scramServer) Username() string { return s.user }
+
+func (s *scramServer) TokenAuthenticated() bool { return s.tokenAuth }
+
+// scramExtensions reads the extensions of a client-first message
+// (",key=value" each), as ScramExtensions does.
+func scramExtensions(s string) map[string]string {
+	m := map[string]string{}
+	for _, kv := range strings.Split(s, ",") {
+		if k, v, ok := strings.Cut(kv, "="); ok {
+			m[k] = v
+		}
+	}
+	return m
+}
 
 func (s *scramServer) Evaluate(token []byte) ([]byte, bool, error) {
 	state := s.state
@@ -230,9 +262,23 @@ func (s *scramServer) clientFirst(msg string) ([]byte, bool, error) {
 		return nil, false, fmt.Errorf("invalid username %s: %w", name, ErrInvalidCredentials)
 	}
 	user = strings.ReplaceAll(user, "=3D", "=")
-	cred, ok := s.creds(s.mech, user)
-	if !ok {
-		return nil, false, fmt.Errorf("unknown user: %w", ErrInvalidCredentials)
+	authID := user
+	var cred ScramCredential
+	if strings.EqualFold(scramExtensions(m[clientFirstFormat.SubexpIndex("extensions")])["tokenauth"], "true") {
+		var owner string
+		ok := false
+		if s.tokens != nil {
+			cred, owner, ok = s.tokens(s.mech, user)
+		}
+		if !ok {
+			return nil, false, fmt.Errorf("token authentication failed: invalid tokenId %s: %w", user, ErrInvalidCredentials)
+		}
+		authID, s.tokenAuth = owner, true
+	} else {
+		var ok bool
+		if cred, ok = s.creds(s.mech, user); !ok {
+			return nil, false, fmt.Errorf("unknown user: %w", ErrInvalidCredentials)
+		}
 	}
 	if authz := m[clientFirstFormat.SubexpIndex("authzid")]; authz != "" && authz != user {
 		return nil, false, &AuthenticationError{"Authentication failed: Client requested an authorization id that is different from username"}
@@ -240,7 +286,7 @@ func (s *scramServer) clientFirst(msg string) ([]byte, bool, error) {
 	if cred.Iterations < ScramMinIterations {
 		return nil, false, fmt.Errorf("iterations %d is less than the minimum %d for %s: %w", cred.Iterations, ScramMinIterations, s.mech.Name, ErrInvalidCredentials)
 	}
-	s.user, s.cred = user, cred
+	s.user, s.cred = authID, cred
 	// The bare message follows the GS2 header "n,[a=authzid],", whose
 	// authzid holds no comma.
 	s.clientBare = msg[2+strings.IndexByte(msg[2:], ',')+1:]

@@ -66,7 +66,7 @@ func TestScramServerRFC7677(t *testing.T) {
 	newServer := func() *scramServer {
 		s := NewScramServer(m, func(mm ScramMechanism, user string) (ScramCredential, bool) {
 			return cred, mm.Name == m.Name && user == "user"
-		}).(*scramServer)
+		}, nil).(*scramServer)
 		s.serverNonce = func() string { return "%hvYDpWUa2RaTCAfuxFIlj)hNlF$k0" }
 		return s
 	}
@@ -144,6 +144,37 @@ func TestParseJaasConfig(t *testing.T) {
 	for _, bad := range []string{"", "x required a=\"b\"", "x maybe;", "x required a b;", `x required a="b;`} {
 		if _, err := ParseJaasConfig(bad); !errors.Is(err, ErrConfig) {
 			t.Errorf("ParseJaasConfig(%q): %v", bad, err)
+		}
+	}
+}
+
+// TestScramServerToken: the tokenauth=true extension looks the user up as
+// a token id, whose owner becomes the username; without it, or with no
+// token store, the same name is a user or unknown.
+func TestScramServerToken(t *testing.T) {
+	m := ScramSHA512
+	cred := m.NewCredential("hmac", 4096)
+	tokens := func(mm ScramMechanism, id string) (ScramCredential, string, bool) {
+		return cred, "alice", id == "tok"
+	}
+	users := func(ScramMechanism, string) (ScramCredential, bool) { return ScramCredential{}, false }
+	s := NewScramServer(m, users, tokens)
+	if _, _, err := s.Evaluate([]byte("n,,n=tok,r=abc,tokenauth=true")); err != nil {
+		t.Fatal(err)
+	}
+	if s.Username() != "alice" || !s.(TokenAuthenticator).TokenAuthenticated() {
+		t.Errorf("user %q token %v", s.Username(), s.(TokenAuthenticator).TokenAuthenticated())
+	}
+	for _, c := range []struct {
+		msg    string
+		tokens TokenCredentials
+	}{
+		{"n,,n=tok,r=abc", tokens},
+		{"n,,n=other,r=abc,tokenauth=true", tokens},
+		{"n,,n=tok,r=abc,tokenauth=true", nil},
+	} {
+		if _, _, err := NewScramServer(m, users, c.tokens).Evaluate([]byte(c.msg)); !errors.Is(err, ErrInvalidCredentials) {
+			t.Errorf("%s: %v", c.msg, err)
 		}
 	}
 }

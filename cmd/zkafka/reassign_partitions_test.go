@@ -96,7 +96,7 @@ func TestAdminToolsAgainstCluster(t *testing.T) {
 			"\tDescribeClientQuotas(48): 0 to 1 [usable: 1],\n\tAlterClientQuotas(49): 0 to 1 [usable: 1],\n\tDescribeUserScramCredentials(50): 0 [usable: 0],\n\tAlterUserScramCredentials(51): 0 [usable: 0],\n",
 			"\tLeaderAndIsr(4): 0 to 5 [usable: 5],\n",
 			"\tSaslHandshake(17): 0 to 1 [usable: 1],\n",
-			"\tCreateDelegationToken(38): UNSUPPORTED,\n",
+			"\tCreateDelegationToken(38): 0 to 2 [usable: 2],\n\tRenewDelegationToken(39): 0 to 2 [usable: 2],\n\tExpireDelegationToken(40): 0 to 2 [usable: 2],\n\tDescribeDelegationToken(41): 0 to 2 [usable: 2],\n",
 			"\tApiVersions(18): 0 to 3 [usable: 3],\n",
 			"\tAlterIsr(56): 0 [usable: 0],\n\tUpdateFeatures(57): 0 [usable: 0],\n",
 			"\tDescribeProducers(61): 0 [usable: 0]\n)\n",
