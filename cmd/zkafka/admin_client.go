@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"slices"
+	"strconv"
 	"strings"
 	"time"
 
@@ -61,7 +62,9 @@ func parseToolOptions(args []string, specs []optionSpec) (toolOptions, error) {
 		}
 		switch {
 		case spec.optionalArg:
-			if !hasValue && i+1 < len(args) && !strings.HasPrefix(args[i+1], "-") {
+			// joptsimple also takes a negative number for a numeric
+			// argument (OptionalArgumentOptionSpec.detectOptionArgument).
+			if !hasValue && i+1 < len(args) && (!strings.HasPrefix(args[i+1], "-") || spec.numeric(args[i+1])) {
 				i++
 				value = args[i]
 			}
@@ -77,6 +80,15 @@ func parseToolOptions(args []string, specs []optionSpec) (toolOptions, error) {
 		o.values[spec.name] = append(o.values[spec.name], value)
 	}
 	return o, nil
+}
+
+// numeric reports whether the option's argument is a number and v is one.
+func (s optionSpec) numeric(v string) bool {
+	if s.argType != "Long" && s.argType != "Integer" {
+		return false
+	}
+	_, err := strconv.ParseInt(v, 10, 64)
+	return err == nil
 }
 
 // lookupOption finds the option named exactly name.

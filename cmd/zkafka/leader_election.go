@@ -413,9 +413,12 @@ func javaException(err error) string {
 // javaExceptionClasses are the codes whose exception class is not named after
 // the code (Kafka's Errors table).
 var javaExceptionClasses = map[int16]string{
-	kerr.UnknownServerError.Code: "UnknownServerException",
-	kerr.RequestTimedOut.Code:    "TimeoutException",
-	kerr.KafkaStorageError.Code:  "KafkaStorageException",
+	kerr.DelegationTokenAuthDisabled.Code:        "DelegationTokenDisabledException",
+	kerr.DelegationTokenRequestNotAllowed.Code:   "UnsupportedByAuthenticationException",
+	kerr.DelegationTokenAuthorizationFailed.Code: "DelegationTokenAuthorizationException",
+	kerr.UnknownServerError.Code:                 "UnknownServerException",
+	kerr.RequestTimedOut.Code:                    "TimeoutException",
+	kerr.KafkaStorageError.Code:                  "KafkaStorageException",
 
 	kerr.TopicAuthorizationFailed.Code:           "TopicAuthorizationException",
 	kerr.GroupAuthorizationFailed.Code:           "GroupAuthorizationException",

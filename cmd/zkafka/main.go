@@ -25,6 +25,7 @@ commands:
   topics (--bootstrap-server h:9092 | --zookeeper h:2181) --create|--list|--describe|--alter|--delete   (kafka-topics.sh)
   reassign-partitions (--bootstrap-server h:9092 | --zookeeper h:2181) --generate|--execute|--verify|--cancel|--list   (kafka-reassign-partitions.sh)
   delete-records --bootstrap-server h:9092 --offset-json-file f   delete records before the offsets of f (kafka-delete-records.sh)
+  delegation-tokens --bootstrap-server h:9092 --command-config sasl.properties --create|--renew|--expire|--describe   (kafka-delegation-tokens.sh)
   log-dirs --bootstrap-server h:9092 --describe [--broker-list 1,2] [--topic-list t]   each broker's log dirs and partitions (kafka-log-dirs.sh)
   leader-election --bootstrap-server h:9092 --election-type PREFERRED|UNCLEAN (--all-topic-partitions | --topic t --partition p | --path-to-json-file f)
   preferred-replica-election (--bootstrap-server h:9092 | --zookeeper h:2181) [--path-to-json-file f]   (deprecated in Kafka 2.8)
@@ -68,6 +69,8 @@ func run(args []string, stdout, stderr io.Writer) int {
 		return runReassignPartitions(args[1:], stdout, stderr)
 	case "delete-records":
 		return runDeleteRecords(args[1:], stdout, stderr)
+	case "delegation-tokens":
+		return runDelegationTokens(args[1:], stdout, stderr)
 	case "log-dirs":
 		return runLogDirs(args[1:], stdout, stderr)
 	case "leader-election":

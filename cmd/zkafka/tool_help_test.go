@@ -25,6 +25,7 @@ var kafkaTools = []struct {
 	{"log-dirs", "This tool helps to query log directory usage on the specified brokers.", logDirsOptions},
 	{"delete-records", "This tool helps to delete records of the given partitions down to the specified offset.", deleteRecordsOptions},
 	{"broker-api-versions", "This tool helps to retrieve broker version information.", brokerAPIVersionsOptions},
+	{"delegation-tokens", "This tool helps to create, renew, expire, or describe delegation tokens.", delegationTokensOptions},
 }
 
 // TestToolHelp: with --help, and with no arguments, every tool exits 1 with
