@@ -129,8 +129,8 @@ func TestDelegationTokens(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := fmt.Sprintf(`{"version":1,"owner":"User%%3Aalice","renewers":["User%%3Abob"],"issueTimestamp":%d,"maxTimestamp":%d,"expiryTimestamp":%d,"tokenId":"%s"}`,
-		created.IssueTimestamp, created.MaxTimestamp, created.ExpiryTimestamp, id)
+	want := fmt.Sprintf(`{"issueTimestamp":%d,"renewers":["User%%3Abob"],"tokenId":"%s","owner":"User%%3Aalice","expiryTimestamp":%d,"maxTimestamp":%d,"version":1}`,
+		created.IssueTimestamp, id, created.ExpiryTimestamp, created.MaxTimestamp)
 	if string(data) != want {
 		t.Errorf("znode\n got %s\nwant %s", data, want)
 	}

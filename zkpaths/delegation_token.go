@@ -31,18 +31,21 @@ func DelegationTokenChangePath(child string) string { return DelegationTokenChan
 // principals ("User:alice") sanitized as Kafka's Sanitizer does, times are
 // epoch milliseconds. zkCli shows
 //
-//	{"version":1,"owner":"User%3Aowner","renewers":["User%3Arenewer1"],"issueTimestamp":1600000000000,"maxTimestamp":1600604800000,"expiryTimestamp":1600086400000,"tokenId":"0Hz5yZ3sQQWvh8x0JzyF3A"}
+//	{"issueTimestamp":1600000000000,"renewers":["User%3Arenewer1"],"tokenId":"0Hz5yZ3sQQWvh8x0JzyF3A","owner":"User%3Aowner","expiryTimestamp":1600086400000,"maxTimestamp":1600604800000,"version":1}
 //
-// The HMAC is not stored: every broker derives it from the token id and the
-// shared secret key.
+// Kafka builds the JSON from a Scala immutable Map of seven keys, so the keys
+// come in that map's hash order; this is Scala 2.13's (the kafka_2.13
+// build: CHAMP nodes by the low five bits of each key's improved hash, a
+// node's own entries before its sub-nodes). The HMAC is not stored: every
+// broker derives it from the token id and the shared secret key.
 type DelegationTokenInfo struct {
-	Version         int      `json:"version"`
-	Owner           string   `json:"owner"`
-	Renewers        []string `json:"renewers"`
 	IssueTimestamp  int64    `json:"issueTimestamp"`
-	MaxTimestamp    int64    `json:"maxTimestamp"`
-	ExpiryTimestamp int64    `json:"expiryTimestamp"`
+	Renewers        []string `json:"renewers"`
 	TokenID         string   `json:"tokenId"`
+	Owner           string   `json:"owner"`
+	ExpiryTimestamp int64    `json:"expiryTimestamp"`
+	MaxTimestamp    int64    `json:"maxTimestamp"`
+	Version         int      `json:"version"`
 }
 
 // EncodeDelegationTokenInfo writes a token's znode data (version 1).
