@@ -86,18 +86,20 @@ func createToken(t *testing.T, addr string, mech sasl.Mechanism, renewerType str
 // produces as alice, and every error of the four APIs answers bad input:
 // PLAINTEXT and token-authenticated connections, a Group renewer, an
 // unknown HMAC, a stranger renewing, a token past its expiry, DESCRIBE
-// denied on the token. Expiring removes the token everywhere, and the
-// expiry check removes a token that ran out.
+// denied on the token. Expiring removes the token everywhere, a token's
+// expiry ends its sessions under connections.max.reauth.ms, and the expiry
+// check removes a token that ran out.
 func TestDelegationTokens(t *testing.T) {
 	c := testcluster.Start(t, testcluster.Options{Brokers: 2, Properties: map[string]string{
 		"listeners":               "PLAINTEXT://127.0.0.1:0,SASL_PLAINTEXT://127.0.0.1:0",
 		"sasl.enabled.mechanisms": "PLAIN,SCRAM-SHA-256,SCRAM-SHA-512",
-		"listener.name.sasl_plaintext.plain.sasl.jaas.config": tokenJaas,
-		"delegation.token.master.key":                         "master-secret",
-		"delegation.token.expiry.check.interval.ms":           "300",
-		"authorizer.class.name":                               "kafka.security.authorizer.AclAuthorizer",
-		"allow.everyone.if.no.acl.found":                      "true",
-		"super.users":                                         "User:admin",
+		"listener.name.sasl_plaintext.plain.sasl.jaas.config":    tokenJaas,
+		"delegation.token.master.key":                            "master-secret",
+		"delegation.token.expiry.check.interval.ms":              "300",
+		"listener.name.sasl_plaintext.connections.max.reauth.ms": "3600000",
+		"authorizer.class.name":                                  "kafka.security.authorizer.AclAuthorizer",
+		"allow.everyone.if.no.acl.found":                         "true",
+		"super.users":                                            "User:admin",
 	}})
 	c.WaitForController()
 	addr := func(id int32) string { a, _ := c.Broker(id).ListenerAddr("SASL_PLAINTEXT"); return a }
@@ -239,6 +241,26 @@ func TestDelegationTokens(t *testing.T) {
 		}
 		return err != nil
 	})
+
+	// With connections.max.reauth.ms the token's expiry ends the session
+	// sooner: the broker closes the connection at its first request after.
+	third := createToken(t, b1, alice, "User")
+	shortened := expireToken(t, b1, alice, third.HMAC, 1500)
+	if shortened.ErrorCode != 0 {
+		t.Fatalf("expire in 1.5 s: %s", kerr.ErrorForCode(shortened.ErrorCode))
+	}
+	sess, err := wire.DialSecure(ctxT(t, 10*time.Second), b1, "t", wire.Security{SASL: tokenMech(third.TokenID, third.HMAC)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer sess.Close()
+	if _, err := sess.RequestVersion(ctxT(t, 10*time.Second), kmsg.NewPtrMetadataRequest(), 9); err != nil {
+		t.Fatalf("a request within the token's session: %v", err)
+	}
+	time.Sleep(time.Until(time.UnixMilli(shortened.ExpiryTimestamp).Add(300 * time.Millisecond)))
+	if _, err := sess.RequestVersion(ctxT(t, 10*time.Second), kmsg.NewPtrMetadataRequest(), 9); err == nil {
+		t.Error("the session outlived the token's expiry")
+	}
 
 	// A token whose expiry passed is DELEGATION_TOKEN_EXPIRED until the
 	// expiry check removes it.

@@ -133,20 +133,20 @@ func (d *delegationTokens) hmac(tokenID string) []byte {
 }
 
 // credential finds a token's SCRAM credential and owner for a
-// token-authenticated SASL exchange (DelegationTokenCache.credential and
-// owner).
-func (d *delegationTokens) credential(m security.ScramMechanism, tokenID string) (security.ScramCredential, string, bool) {
+// token-authenticated SASL exchange (DelegationTokenCache.credential,
+// owner and expiry).
+func (d *delegationTokens) credential(m security.ScramMechanism, tokenID string) (security.ScramCredential, string, int64, bool) {
 	if !d.enabled() {
-		return security.ScramCredential{}, "", false
+		return security.ScramCredential{}, "", 0, false
 	}
 	d.mu.RLock()
 	defer d.mu.RUnlock()
 	t, ok := d.tokens[tokenID]
 	cred, ok2 := d.creds[m.Name][tokenID]
 	if !ok || !ok2 {
-		return security.ScramCredential{}, "", false
+		return security.ScramCredential{}, "", 0, false
 	}
-	return cred, t.owner.Name, true
+	return cred, t.owner.Name, t.expires, true
 }
 
 // updateCache puts a token and the SCRAM credentials of its HMAC, at each

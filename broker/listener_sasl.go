@@ -50,7 +50,8 @@ type saslConn struct {
 	// clientReauth: the client sent SaslAuthenticate v1+, so it knows
 	// session lifetimes and re-authenticates (KIP-368).
 	clientReauth     bool
-	expires          time.Time // the session's end; zero: never
+	expires          time.Time     // the session's end; zero: never
+	lifetime         time.Duration // the session's length from its start; 0: never ends
 	reauthenticating bool
 	// badMechanism fails a re-authentication that asked for another
 	// mechanism, at its first token as Kafka does.
@@ -198,7 +199,7 @@ func (l *listener) saslAuthenticate(log *zap.Logger, st *connState, hdr wire.Req
 			return fail(msg)
 		}
 		if a.clientReauth {
-			resp.SessionLifetimeMillis = a.sec.reauth.Milliseconds()
+			resp.SessionLifetimeMillis = a.lifetime.Milliseconds()
 		}
 	}
 	return wire.AppendResponse(nil, hdr, resp), true, true
@@ -227,11 +228,21 @@ func (l *listener) completeSASL(st *connState) string {
 		return fmt.Sprintf("Cannot change principals during re-authentication from %s: %s", st.principal, p)
 	}
 	st.principal = p
+	now := time.Now()
+	a.lifetime = a.sec.reauth
 	ta, ok := a.server.(security.TokenAuthenticator)
 	st.tokenAuthenticated = ok && ta.TokenAuthenticated()
+	if st.tokenAuthenticated && a.lifetime > 0 {
+		// A token's expiry shortens the session
+		// (calcCompletionTimesAndReturnSessionLifetimeMs); the broker's
+		// connections.max.reauth.ms, 0 by default, is always set, so
+		// without it the session does not end.
+		a.lifetime = max(0, min(a.lifetime, time.UnixMilli(ta.TokenExpiry()).Sub(now)))
+	}
 	a.state, a.reauthenticating, a.server = saslComplete, false, nil
-	if a.sec.reauth > 0 {
-		a.expires = time.Now().Add(a.sec.reauth)
+	a.expires = time.Time{}
+	if a.lifetime > 0 {
+		a.expires = now.Add(a.lifetime)
 	}
 	return ""
 }

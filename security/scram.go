@@ -167,9 +167,10 @@ func ParseScramCredential(s string) (ScramCredential, error) {
 type ScramCredentials func(m ScramMechanism, user string) (ScramCredential, bool)
 
 // TokenCredentials finds the SCRAM credential of a delegation token (its
-// HMAC as the password) and the name of the token's owner; false for an
-// unknown token (Kafka's DelegationTokenCache).
-type TokenCredentials func(m ScramMechanism, tokenID string) (cred ScramCredential, owner string, ok bool)
+// HMAC as the password), the name of the token's owner and its expiry
+// (epoch milliseconds); false for an unknown token (Kafka's
+// DelegationTokenCache).
+type TokenCredentials func(m ScramMechanism, tokenID string) (cred ScramCredential, owner string, expiryMs int64, ok bool)
 
 // The message formats of RFC 5802 as Kafka's ScramMessages matches them.
 var (
@@ -199,6 +200,9 @@ type TokenAuthenticator interface {
 	// delegation token (the tokenauth=true extension), whose owner is then
 	// Username.
 	TokenAuthenticated() bool
+	// TokenExpiry is the token's expiry in epoch milliseconds, which may
+	// end the session (ScramSaslServer's CREDENTIAL_LIFETIME_MS).
+	TokenExpiry() int64
 }
 
 type scramServer struct {
@@ -206,6 +210,7 @@ type scramServer struct {
 	creds       ScramCredentials
 	tokens      TokenCredentials
 	tokenAuth   bool // the tokenauth=true extension; user is then the token's owner
+	tokenExpiry int64
 	state       int  // 0: expect client-first, 1: expect client-final, 2: done or failed
 	user        string
 	cred        ScramCredential
@@ -225,6 +230,8 @@ func NewScramServer(m ScramMechanism, creds ScramCredentials, tokens TokenCreden
 func (s *scramServer) Username() string { return s.user }
 
 func (s *scramServer) TokenAuthenticated() bool { return s.tokenAuth }
+
+func (s *scramServer) TokenExpiry() int64 { return s.tokenExpiry }
 
 // scramExtensions reads the extensions of a client-first message
 // (",key=value" each), as ScramExtensions does.
@@ -268,7 +275,7 @@ func (s *scramServer) clientFirst(msg string) ([]byte, bool, error) {
 		var owner string
 		ok := false
 		if s.tokens != nil {
-			cred, owner, ok = s.tokens(s.mech, user)
+			cred, owner, s.tokenExpiry, ok = s.tokens(s.mech, user)
 		}
 		if !ok {
 			return nil, false, fmt.Errorf("token authentication failed: invalid tokenId %s: %w", user, ErrInvalidCredentials)

@@ -154,15 +154,15 @@ func TestParseJaasConfig(t *testing.T) {
 func TestScramServerToken(t *testing.T) {
 	m := ScramSHA512
 	cred := m.NewCredential("hmac", 4096)
-	tokens := func(mm ScramMechanism, id string) (ScramCredential, string, bool) {
-		return cred, "alice", id == "tok"
+	tokens := func(mm ScramMechanism, id string) (ScramCredential, string, int64, bool) {
+		return cred, "alice", 1600000000000, id == "tok"
 	}
 	users := func(ScramMechanism, string) (ScramCredential, bool) { return ScramCredential{}, false }
 	s := NewScramServer(m, users, tokens)
 	if _, _, err := s.Evaluate([]byte("n,,n=tok,r=abc,tokenauth=true")); err != nil {
 		t.Fatal(err)
 	}
-	if s.Username() != "alice" || !s.(TokenAuthenticator).TokenAuthenticated() {
+	if s.Username() != "alice" || !s.(TokenAuthenticator).TokenAuthenticated() || s.(TokenAuthenticator).TokenExpiry() != 1600000000000 {
 		t.Errorf("user %q token %v", s.Username(), s.(TokenAuthenticator).TokenAuthenticated())
 	}
 	for _, c := range []struct {
