@@ -211,7 +211,7 @@ type scramServer struct {
 	tokens      TokenCredentials
 	tokenAuth   bool // the tokenauth=true extension; user is then the token's owner
 	tokenExpiry int64
-	state       int  // 0: expect client-first, 1: expect client-final, 2: done or failed
+	state       int // 0: expect client-first, 1: expect client-final, 2: done or failed
 	user        string
 	cred        ScramCredential
 	clientBare  string
