@@ -1,16 +1,12 @@
 package broker
 
 import (
-	"context"
-	"errors"
 	"fmt"
 	"net"
 	"slices"
-	"sort"
 	"strings"
 	"time"
 
-	"github.com/go-zookeeper/zk"
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
 	"go.uber.org/zap"
@@ -23,10 +19,6 @@ import (
 // aclAuthorizerClasses are the authorizer.class.name values of Kafka 2.8's
 // ZooKeeper ACL authorizer: its class and the deprecated one it replaced.
 var aclAuthorizerClasses = []string{"kafka.security.authorizer.AclAuthorizer", "kafka.security.auth.SimpleAclAuthorizer"}
-
-// aclChangeExpiration is how old an ACL change notification must be
-// before a broker deletes it (ZkNodeChangeNotificationListener's default).
-const aclChangeExpiration = 15 * time.Minute
 
 // startAuthorizer configures the authorizer authorizer.class.name names, if
 // any, as AclAuthorizer.configure does: it creates the ACL paths, starts
@@ -52,109 +44,17 @@ func (s *Server) startAuthorizer() error {
 		SuperUsers:           superUsers,
 		AllowEveryoneIfNoACL: strings.EqualFold(strings.TrimSpace(s.cfg.Properties["allow.everyone.if.no.acl.found"]), "true"),
 	}, s.log.Named("kafka.authorizer.logger"))
-	n := &aclNotifications{s: s, log: s.log.Named("acl-change-listener"), wake: make(chan struct{}, 1),
-		lastExecuted: map[string]int64{zkpaths.ACLLiteralChanges: -1, zkpaths.ACLExtendedChanges: -1}}
-	s.zk.OnNewSession(n.wakeUp)
-	s.wg.Go(func() { n.run(s.ctx) })
-	return s.authorizer.Load()
-}
-
-// aclNotifications is Kafka's ZkNodeChangeNotificationListener for the two
-// ACL change stores: one goroutine re-reads the resource each new
-// notification names, then deletes notifications older than
-// aclChangeExpiration. Watches and new sessions only wake it.
-type aclNotifications struct {
-	s            *Server
-	log          *zap.Logger
-	wake         chan struct{}
-	lastExecuted map[string]int64 // per change path; only run touches it
-	now          func() time.Time // tests move time forward; nil is time.Now
-}
-
-func (n *aclNotifications) wakeUp() {
-	select {
-	case n.wake <- struct{}{}:
-	default:
-	}
-}
-
-func (n *aclNotifications) run(ctx context.Context) {
-	for {
-		var watches []<-chan zk.Event
-		var retry <-chan time.Time
-		for _, p := range []string{zkpaths.ACLLiteralChanges, zkpaths.ACLExtendedChanges} {
-			w, err := n.process(p)
+	for _, changes := range []string{zkpaths.ACLLiteralChanges, zkpaths.ACLExtendedChanges} {
+		s.startChangeListener(s.ctx, s.log.Named("acl-change-listener"), changes, time.Now, func(data []byte) error {
+			r, err := adminzk.DecodeACLChange(changes, data)
 			if err != nil {
-				if ctx.Err() != nil {
-					return
-				}
-				n.log.Warn("Cannot process ACL change notifications; retrying", zap.String("path", p), zap.Error(err))
-				retry = time.After(time.Second)
+				s.log.Error("Ignoring a malformed ACL change notification", zap.String("path", changes), zap.Error(err))
+				return nil
 			}
-			watches = append(watches, w)
-		}
-		select {
-		case <-ctx.Done():
-			return
-		case <-watches[0]:
-		case <-watches[1]:
-		case <-n.wake:
-		case <-retry:
-		}
+			return s.authorizer.Refresh(r)
+		})
 	}
-}
-
-// process lists one change path (setting its watch), refreshes the
-// resource of each notification not seen yet, in sequence order, and
-// purges the expired ones.
-func (n *aclNotifications) process(changes string) (<-chan zk.Event, error) {
-	children, _, watch, err := n.s.zk.ChildrenW(changes)
-	if err != nil {
-		return nil, fmt.Errorf("list %s: %w", changes, err)
-	}
-	seqs := map[string]int64{}
-	for _, c := range children {
-		if seq, err := zkpaths.SequenceNumber(c); err == nil && strings.HasPrefix(c, zkpaths.ACLChangeSequencePrefix) {
-			seqs[c] = seq
-		}
-	}
-	sort.Slice(children, func(i, j int) bool { return seqs[children[i]] < seqs[children[j]] })
-	now := time.Now
-	if n.now != nil {
-		now = n.now
-	}
-	for _, c := range children {
-		seq, ok := seqs[c]
-		if !ok || seq <= n.lastExecuted[changes] {
-			continue
-		}
-		path := changes + "/" + c
-		data, _, err := n.s.zk.Get(path)
-		if errors.Is(err, zk.ErrNoNode) {
-			continue // purged by another broker meanwhile
-		}
-		if err != nil {
-			return nil, fmt.Errorf("read %s: %w", path, err)
-		}
-		if r, err := adminzk.DecodeACLChange(changes, data); err != nil {
-			n.log.Error("Ignoring a malformed ACL change notification", zap.String("path", path), zap.Error(err))
-		} else if err := n.s.authorizer.Refresh(r); err != nil {
-			return nil, err
-		}
-		n.lastExecuted[changes] = seq
-	}
-	// Every broker purges, so losing a race to delete is fine.
-	for c := range seqs {
-		path := changes + "/" + c
-		exists, stat, err := n.s.zk.Exists(path)
-		if err != nil || !exists || now().Sub(time.UnixMilli(stat.Ctime)) <= aclChangeExpiration {
-			continue
-		}
-		if err := n.s.zk.Delete(path, -1); err != nil && !errors.Is(err, zk.ErrNoNode) {
-			n.log.Warn("Cannot delete an expired ACL change notification", zap.String("path", path), zap.Error(err))
-		}
-	}
-	return watch, nil
+	return s.authorizer.Load()
 }
 
 // clientIP is the client's address as the authorizer matches hosts

@@ -2,17 +2,13 @@ package broker
 
 import (
 	"context"
-	"errors"
-	"fmt"
 	"maps"
-	"sort"
 	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
 
-	"github.com/go-zookeeper/zk"
 	"github.com/twmb/franz-go/pkg/kmsg"
 	"go.uber.org/zap"
 
@@ -22,10 +18,6 @@ import (
 	"github.com/zkafka/zkafka/zkpaths"
 )
 
-// configChangeExpiration is how old a /config/changes notification must be
-// before a broker deletes it (Kafka's changeExpirationMs).
-const configChangeExpiration = 15 * time.Minute
-
 // configManager is Kafka's DynamicConfigManager with its
 // ZkNodeChangeNotificationListener, and the broker's DynamicBrokerConfig.
 //
@@ -34,11 +26,9 @@ const configChangeExpiration = 15 * time.Minute
 // defaults. Topic log configs are computed from the effective broker values
 // with /config/topics/<t> on top.
 //
-// One goroutine (run) processes /config/changes: a child watch or a new
-// ZooKeeper session only wakes it. It applies every notification with a
-// sequence number above the last one it applied — all of them after a start,
-// as Kafka does — by re-reading the entity's config znode, then deletes the
-// notifications older than configChangeExpiration.
+// A changeListener processes /config/changes: each notification it has not
+// applied — all of them after a start, as Kafka does — makes the manager
+// re-read the entity's config znode.
 type configManager struct {
 	s      *Server
 	log    *zap.Logger
@@ -48,16 +38,13 @@ type configManager struct {
 	dynDefault map[string]string // /config/brokers/<default>
 	dynBroker  map[string]string // /config/brokers/<id>
 
-	wake         chan struct{}
-	clock        atomic.Pointer[func() time.Time] // tests move time forward
-	lastExecuted int64                            // sequence number; only run touches it
+	clock atomic.Pointer[func() time.Time] // the notification purge's; tests move it forward
 }
 
 func newConfigManager(s *Server) *configManager {
 	m := &configManager{
 		s: s, log: s.log.Named("dynamic-config-manager"), static: s.cfg.Properties,
 		dynDefault: map[string]string{}, dynBroker: map[string]string{},
-		wake: make(chan struct{}, 1), lastExecuted: -1,
 	}
 	now := time.Now
 	m.clock.Store(&now)
@@ -250,98 +237,22 @@ func (m *configManager) applyClockSkew() {
 	}
 }
 
-// start runs the notification processor until the server's context ends.
+// start runs the listener of /config/changes until ctx ends.
 func (m *configManager) start(ctx context.Context) {
-	// Watches die with an expired session; the replacement session must
-	// re-read /config/changes (Kafka's ZkStateChangeHandler does the same).
-	m.s.zk.OnNewSession(m.wakeUp)
-	m.s.wg.Add(1)
-	go func() {
-		defer m.s.wg.Done()
-		m.run(ctx)
-	}()
-}
-
-func (m *configManager) wakeUp() {
-	select {
-	case m.wake <- struct{}{}:
-	default:
-	}
-}
-
-func (m *configManager) run(ctx context.Context) {
-	const retryBackoff = time.Second
-	for {
-		watch, err := m.processNotifications()
-		var retry <-chan time.Time
-		if err != nil {
-			if ctx.Err() != nil {
-				return
-			}
-			m.log.Warn("Cannot process config change notifications; retrying", zap.Error(err))
-			retry = time.After(retryBackoff)
-		}
-		select {
-		case <-ctx.Done():
-			return
-		case <-watch:
-		case <-m.wake:
-		case <-retry:
-		}
-	}
-}
-
-// processNotifications lists /config/changes (setting the child watch),
-// applies the new notifications in sequence order and purges old ones.
-func (m *configManager) processNotifications() (<-chan zk.Event, error) {
-	children, _, watch, err := m.s.zk.ChildrenW(zkpaths.ConfigChanges)
-	if err != nil {
-		return nil, fmt.Errorf("list %s: %w", zkpaths.ConfigChanges, err)
-	}
-	type change struct {
-		name string
-		seq  int64
-	}
-	changes := make([]change, 0, len(children))
-	for _, c := range children {
-		seq, err := zkpaths.SequenceNumber(c)
-		if err != nil {
-			m.log.Warn("Ignoring a child of /config/changes that is not a notification", zap.String("child", c))
-			continue
-		}
-		changes = append(changes, change{c, seq})
-	}
-	sort.Slice(changes, func(i, j int) bool { return changes[i].seq < changes[j].seq })
-	for _, c := range changes {
-		if c.seq <= m.lastExecuted {
-			continue
-		}
-		if err := m.processNotification(zkpaths.ConfigChangePath(c.name)); err != nil {
-			return nil, err
-		}
-		m.lastExecuted = c.seq
-	}
-	m.purgeObsolete(children)
-	return watch, nil
+	clock := func() time.Time { return (*m.clock.Load())() }
+	m.s.startChangeListener(ctx, m.log, zkpaths.ConfigChanges, clock, m.processNotification)
 }
 
 // processNotification applies one notification. Only ZooKeeper failures are
 // returned (the notification is then retried); a malformed notification or
 // config is logged and skipped, as in Kafka.
-func (m *configManager) processNotification(path string) error {
-	data, _, err := m.s.zk.Get(path)
-	if errors.Is(err, zk.ErrNoNode) {
-		return nil // purged by another broker meanwhile
-	}
-	if err != nil {
-		return fmt.Errorf("read %s: %w", path, err)
-	}
+func (m *configManager) processNotification(data []byte) error {
 	n, err := zkpaths.DecodeConfigChangeNotification(data)
 	if err != nil {
-		m.log.Error("Ignoring a malformed config change notification", zap.String("path", path), zap.Error(err))
+		m.log.Error("Ignoring a malformed config change notification", zap.ByteString("data", data), zap.Error(err))
 		return nil
 	}
-	m.log.Info("Processing config change notification", zap.String("path", path), zap.String("entity-path", n.EntityPath))
+	m.log.Info("Processing config change notification", zap.String("entity-path", n.EntityPath))
 	switch n.EntityType() {
 	case zkpaths.EntityTopics:
 		return m.s.applyTopicConfigChange(n.EntityName())
@@ -361,28 +272,6 @@ func (m *configManager) processNotification(path string) error {
 	}
 	m.log.Error("Ignoring a config change of an unknown entity type", zap.String("entity-path", n.EntityPath))
 	return nil
-}
-
-// purgeObsolete deletes notifications created more than
-// configChangeExpiration ago; every broker does this, so losing a race to
-// delete is fine.
-func (m *configManager) purgeObsolete(children []string) {
-	now := (*m.clock.Load())()
-	for _, c := range children {
-		path := zkpaths.ConfigChangePath(c)
-		exists, stat, err := m.s.zk.Exists(path)
-		if err != nil || !exists {
-			continue
-		}
-		if now.Sub(time.UnixMilli(stat.Ctime)) <= configChangeExpiration {
-			continue
-		}
-		if err := m.s.zk.Delete(path, -1); err != nil && !errors.Is(err, zk.ErrNoNode) {
-			m.log.Warn("Cannot delete an expired config change notification", zap.String("path", path), zap.Error(err))
-			continue
-		}
-		m.log.Debug("Purged an expired config change notification", zap.String("path", path))
-	}
 }
 
 // applyTopicConfigChange gives every local log of the topic its new config

@@ -68,9 +68,6 @@ type delegationTokens struct {
 	tokens map[string]tokenInfo
 	byHMAC map[string]string                              // base64 HMAC → token id
 	creds  map[string]map[string]security.ScramCredential // mechanism → token id
-
-	wake         chan struct{}
-	lastExecuted int64 // only the notification goroutine touches it
 }
 
 // startDelegationTokens reads the delegation.token.* configs and, with a
@@ -80,8 +77,7 @@ type delegationTokens struct {
 func (s *Server) startDelegationTokens() error {
 	props := s.cfg.Properties
 	d := &delegationTokens{s: s, log: s.log.Named("delegation-token-manager"), now: time.Now,
-		tokens: map[string]tokenInfo{}, byHMAC: map[string]string{}, creds: map[string]map[string]security.ScramCredential{},
-		wake: make(chan struct{}, 1), lastExecuted: -1}
+		tokens: map[string]tokenInfo{}, byHMAC: map[string]string{}, creds: map[string]map[string]security.ScramCredential{}}
 	s.tokens = d
 	for _, f := range []struct {
 		key string
@@ -114,8 +110,9 @@ func (s *Server) startDelegationTokens() error {
 	if err := d.load(); err != nil {
 		return err
 	}
-	s.zk.OnNewSession(d.wakeUp)
-	s.wg.Go(func() { d.runNotifications(s.ctx) })
+	s.startChangeListener(s.ctx, d.log, zkpaths.DelegationTokenChanges, d.now, func(data []byte) error {
+		return d.processNotification(string(data))
+	})
 	s.wg.Go(func() { d.runExpiry(s.ctx) })
 	return nil
 }
@@ -418,81 +415,6 @@ func (d *delegationTokens) runExpiry(ctx context.Context) {
 			}
 		}
 	}
-}
-
-func (d *delegationTokens) wakeUp() {
-	select {
-	case d.wake <- struct{}{}:
-	default:
-	}
-}
-
-// runNotifications is the ZkNodeChangeNotificationListener of
-// /delegation_token/token_changes, as aclNotifications is for ACLs.
-func (d *delegationTokens) runNotifications(ctx context.Context) {
-	for {
-		var retry <-chan time.Time
-		watch, err := d.processNotifications()
-		if err != nil {
-			if ctx.Err() != nil {
-				return
-			}
-			d.log.Warn("Cannot process delegation token change notifications; retrying", zap.Error(err))
-			retry = time.After(time.Second)
-		}
-		select {
-		case <-ctx.Done():
-			return
-		case <-watch:
-		case <-d.wake:
-		case <-retry:
-		}
-	}
-}
-
-// processNotifications re-reads the token of each notification not seen
-// yet, in sequence order (TokenChangedNotificationHandler), then deletes
-// notifications older than aclChangeExpiration, the listener's default.
-func (d *delegationTokens) processNotifications() (<-chan zk.Event, error) {
-	children, _, watch, err := d.s.zk.ChildrenW(zkpaths.DelegationTokenChanges)
-	if err != nil {
-		return nil, fmt.Errorf("list %s: %w", zkpaths.DelegationTokenChanges, err)
-	}
-	seqs := map[string]int64{}
-	for _, c := range children {
-		if seq, err := zkpaths.SequenceNumber(c); err == nil && strings.HasPrefix(c, zkpaths.DelegationTokenChangeSequencePrefix) {
-			seqs[c] = seq
-		}
-	}
-	sort.Slice(children, func(i, j int) bool { return seqs[children[i]] < seqs[children[j]] })
-	for _, c := range children {
-		seq, ok := seqs[c]
-		if !ok || seq <= d.lastExecuted {
-			continue
-		}
-		path := zkpaths.DelegationTokenChangePath(c)
-		data, _, err := d.s.zk.Get(path)
-		if err != nil && !errors.Is(err, zk.ErrNoNode) {
-			return nil, fmt.Errorf("read %s: %w", path, err)
-		}
-		if err == nil {
-			if err := d.processNotification(string(data)); err != nil {
-				return nil, err
-			}
-		}
-		d.lastExecuted = seq
-	}
-	for _, c := range children {
-		path := zkpaths.DelegationTokenChangePath(c)
-		exists, stat, err := d.s.zk.Exists(path)
-		if err != nil || !exists || d.now().Sub(time.UnixMilli(stat.Ctime)) <= aclChangeExpiration {
-			continue
-		}
-		if err := d.s.zk.Delete(path, -1); err != nil && !errors.Is(err, zk.ErrNoNode) {
-			d.log.Warn("Cannot delete an expired token change notification", zap.String("path", path), zap.Error(err))
-		}
-	}
-	return watch, nil
 }
 
 func (d *delegationTokens) processNotification(tokenID string) error {

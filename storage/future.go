@@ -11,6 +11,7 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"maps"
 	"os"
 	"path/filepath"
 	"strings"
@@ -102,11 +103,7 @@ func (m *Manager) Future(topic string, partition int32) (*Log, bool) {
 func (m *Manager) Futures() map[kafka.TopicPartition]*Log {
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	out := make(map[kafka.TopicPartition]*Log, len(m.future))
-	for tp, l := range m.future {
-		out[tp] = l
-	}
-	return out
+	return maps.Clone(m.future)
 }
 
 // GetOrCreateFuture returns the partition's future log, creating it in dir when it has none (Kafka's

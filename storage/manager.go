@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
 	"math"
 	"os"
 	"path/filepath"
@@ -255,11 +256,7 @@ func (m *Manager) Get(topic string, partition int32) (*Log, bool) {
 func (m *Manager) All() map[kafka.TopicPartition]*Log {
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	out := make(map[kafka.TopicPartition]*Log, len(m.logs))
-	for tp, l := range m.logs {
-		out[tp] = l
-	}
-	return out
+	return maps.Clone(m.logs)
 }
 
 // Delete removes the partition's log and its future log, if any, with their directories, then
