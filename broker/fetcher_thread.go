@@ -59,3 +59,17 @@ func (t *fetcherThread) stop() {
 	t.cancel()
 	<-t.done
 }
+
+// takeIdle removes the fetchers left with no partition from fetchers and
+// returns them; the caller holds the map's lock, and stops them after
+// releasing it.
+func takeIdle[K comparable, F interface{ empty() bool }](fetchers map[K]F) []F {
+	var idle []F
+	for k, f := range fetchers {
+		if f.empty() {
+			idle = append(idle, f)
+			delete(fetchers, k)
+		}
+	}
+	return idle
+}

@@ -103,13 +103,7 @@ func (m *alterLogDirsManager) fetcher(tp kafka.TopicPartition) *alterLogDirsFetc
 // shutdownIdle stops the goroutines left with no partition.
 func (m *alterLogDirsManager) shutdownIdle() {
 	m.mu.Lock()
-	var idle []*alterLogDirsFetcher
-	for id, f := range m.fetchers {
-		if f.empty() {
-			idle = append(idle, f)
-			delete(m.fetchers, id)
-		}
-	}
+	idle := takeIdle(m.fetchers)
 	m.mu.Unlock()
 	for _, f := range idle {
 		f.stop()

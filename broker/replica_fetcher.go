@@ -106,13 +106,7 @@ func (m *fetcherManager) removePartition(tp kafka.TopicPartition) {
 // shutdownIdle stops fetchers left with no partitions.
 func (m *fetcherManager) shutdownIdle() {
 	m.mu.Lock()
-	var idle []*replicaFetcher
-	for k, f := range m.fetchers {
-		if f.empty() {
-			idle = append(idle, f)
-			delete(m.fetchers, k)
-		}
-	}
+	idle := takeIdle(m.fetchers)
 	m.mu.Unlock()
 	for _, f := range idle {
 		f.stop()
