@@ -31,16 +31,7 @@ func TestConfigsScramCredentials(t *testing.T) {
 	zkWarning := "Warning: --zookeeper is deprecated and will be removed in a future version of Kafka.\nUse --bootstrap-server instead to specify a broker to connect to.\n"
 	zkArgs := func(args ...string) []string { return append([]string{"configs", "--zookeeper", c.ZK}, args...) }
 	bsArgs := func(args ...string) []string { return append([]string{"configs", "--bootstrap-server", bs}, args...) }
-	authenticates := func(m sasl.Mechanism) bool {
-		cl, err := kgo.NewClient(kgo.SeedBrokers(saslAddr), kgo.SASL(m), kgo.RequestRetries(0))
-		if err != nil {
-			return false
-		}
-		defer cl.Close()
-		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-		defer cancel()
-		return cl.Ping(ctx) == nil
-	}
+	authenticates := func(m sasl.Mechanism) bool { return saslAuthenticates(saslAddr, m) }
 	alice256 := scram.Auth{User: "alice", Pass: "alice-secret"}.AsSha256Mechanism()
 	alice512 := scram.Auth{User: "alice", Pass: "alice-secret"}.AsSha512Mechanism()
 
@@ -121,4 +112,17 @@ func TestConfigsScramCredentials(t *testing.T) {
 	expectToolError(t, "Error while executing config command with args '"+strings.Join(args[1:], " ")+"'\nToo many iterations\n", args...)
 	args = bsArgs("--alter", "--entity-type", "users", "--entity-name", "bob", "--delete-config", "SCRAM-SHA-256")
 	expectToolError(t, "Error while executing config command with args '"+strings.Join(args[1:], " ")+"'\nAttempt to delete a user credential that does not exist\n", args...)
+}
+
+// saslAuthenticates reports whether a client logging in with m reaches the
+// SASL listener at addr.
+func saslAuthenticates(addr string, m sasl.Mechanism) bool {
+	cl, err := kgo.NewClient(kgo.SeedBrokers(addr), kgo.SASL(m), kgo.RequestRetries(0))
+	if err != nil {
+		return false
+	}
+	defer cl.Close()
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	return cl.Ping(ctx) == nil
 }

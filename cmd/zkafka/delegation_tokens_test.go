@@ -1,7 +1,6 @@
 package main
 
 import (
-	"context"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -9,7 +8,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/twmb/franz-go/pkg/kgo"
 	"github.com/twmb/franz-go/pkg/sasl/scram"
 
 	"github.com/zkafka/zkafka/internal/testcluster"
@@ -32,14 +30,7 @@ func TestDelegationTokensTool(t *testing.T) {
 	expectTool(t, "Warning: --zookeeper is deprecated and will be removed in a future version of Kafka.\nUse --bootstrap-server instead to specify a broker to connect to.\nCompleted updating config for entity: user-principal 'alice'.\n",
 		"configs", "--zookeeper", c.ZK, "--alter", "--add-config", "SCRAM-SHA-512=[password=alice-secret]", "--entity-type", "users", "--entity-name", "alice")
 	wait.For(t, 20*time.Second, "alice to authenticate", func() bool {
-		cl, err := kgo.NewClient(kgo.SeedBrokers(saslAddr), kgo.SASL(scram.Auth{User: "alice", Pass: "alice-secret"}.AsSha512Mechanism()), kgo.RequestRetries(0))
-		if err != nil {
-			return false
-		}
-		defer cl.Close()
-		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-		defer cancel()
-		return cl.Ping(ctx) == nil
+		return saslAuthenticates(saslAddr, scram.Auth{User: "alice", Pass: "alice-secret"}.AsSha512Mechanism())
 	})
 	dir := t.TempDir()
 	config := func(name, jaasOptions string) string {
