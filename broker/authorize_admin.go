@@ -127,6 +127,28 @@ func (s *Server) configResourceDenied(r *request, op acl.Operation, typ kmsg.Con
 	return 0
 }
 
+// refusedConfigResource is a config resource the principal may not act on,
+// with its error.
+type refusedConfigResource struct {
+	typ  kmsg.ConfigResourceType
+	name string
+	code int16
+}
+
+// splitConfigResources keeps the resources of a config request the
+// principal may perform op on and lists the others with their errors.
+func splitConfigResources[R any](s *Server, r *request, op acl.Operation, resources []R, id func(R) (kmsg.ConfigResourceType, string)) (allowed []R, refused []refusedConfigResource) {
+	for _, res := range resources {
+		typ, name := id(res)
+		if code := s.configResourceDenied(r, op, typ, name); code != 0 {
+			refused = append(refused, refusedConfigResource{typ, name, code})
+			continue
+		}
+		allowed = append(allowed, res)
+	}
+	return allowed, refused
+}
+
 // describeConfigsAuthorized handles a DescribeConfigs: a refused resource
 // answers its error with Kafka's message for it and no configs.
 func (s *Server) describeConfigsAuthorized(r *request, req *kmsg.DescribeConfigsRequest) *kmsg.DescribeConfigsResponse {
@@ -134,24 +156,21 @@ func (s *Server) describeConfigsAuthorized(r *request, req *kmsg.DescribeConfigs
 		return s.handleDescribeConfigs(req)
 	}
 	allowed := *req
-	allowed.Resources = nil
-	var denied []kmsg.DescribeConfigsResponseResource
-	for _, res := range req.Resources {
-		code := s.configResourceDenied(r, acl.OpDescribeConfigs, res.ResourceType, res.ResourceName)
-		if code == 0 {
-			allowed.Resources = append(allowed.Resources, res)
-			continue
-		}
+	var refused []refusedConfigResource
+	allowed.Resources, refused = splitConfigResources(s, r, acl.OpDescribeConfigs, req.Resources,
+		func(res kmsg.DescribeConfigsRequestResource) (kmsg.ConfigResourceType, string) {
+			return res.ResourceType, res.ResourceName
+		})
+	resp := s.handleDescribeConfigs(&allowed)
+	for _, f := range refused {
 		rr := kmsg.NewDescribeConfigsResponseResource()
-		rr.ResourceType, rr.ResourceName, rr.ErrorCode = res.ResourceType, res.ResourceName, code
+		rr.ResourceType, rr.ResourceName, rr.ErrorCode = f.typ, f.name, f.code
 		rr.ErrorMessage = kmsg.StringPtr("Cluster authorization failed.")
-		if code == kerr.TopicAuthorizationFailed.Code {
+		if f.code == kerr.TopicAuthorizationFailed.Code {
 			rr.ErrorMessage = kmsg.StringPtr("Topic authorization failed.")
 		}
-		denied = append(denied, rr)
+		resp.Resources = append(resp.Resources, rr)
 	}
-	resp := s.handleDescribeConfigs(&allowed)
-	resp.Resources = append(resp.Resources, denied...)
 	return resp
 }
 
@@ -162,44 +181,37 @@ func (s *Server) alterConfigsAuthorized(r *request, req *kmsg.AlterConfigsReques
 		return s.handleAlterConfigs(req)
 	}
 	allowed := *req
-	allowed.Resources = nil
-	var denied []kmsg.AlterConfigsResponseResource
-	for _, res := range req.Resources {
-		code := s.configResourceDenied(r, acl.OpAlterConfigs, res.ResourceType, res.ResourceName)
-		if code == 0 {
-			allowed.Resources = append(allowed.Resources, res)
-			continue
-		}
-		rr := kmsg.NewAlterConfigsResponseResource()
-		rr.ResourceType, rr.ResourceName, rr.ErrorCode = res.ResourceType, res.ResourceName, code
-		denied = append(denied, rr)
-	}
+	var refused []refusedConfigResource
+	allowed.Resources, refused = splitConfigResources(s, r, acl.OpAlterConfigs, req.Resources,
+		func(res kmsg.AlterConfigsRequestResource) (kmsg.ConfigResourceType, string) {
+			return res.ResourceType, res.ResourceName
+		})
 	resp := s.handleAlterConfigs(&allowed)
-	resp.Resources = append(resp.Resources, denied...)
+	for _, f := range refused {
+		rr := kmsg.NewAlterConfigsResponseResource()
+		rr.ResourceType, rr.ResourceName, rr.ErrorCode = f.typ, f.name, f.code
+		resp.Resources = append(resp.Resources, rr)
+	}
 	return resp
 }
 
 // incrementalAlterConfigsAuthorized is alterConfigsAuthorized for
-// IncrementalAlterConfigs, where a broker's loggers need ALTER_CONFIGS on
-// the cluster.
+// IncrementalAlterConfigs.
 func (s *Server) incrementalAlterConfigsAuthorized(r *request, req *kmsg.IncrementalAlterConfigsRequest) *kmsg.IncrementalAlterConfigsResponse {
 	if s.authorizer == nil {
 		return s.handleIncrementalAlterConfigs(req)
 	}
 	allowed := *req
-	allowed.Resources = nil
-	var denied []kmsg.IncrementalAlterConfigsResponseResource
-	for _, res := range req.Resources {
-		code := s.configResourceDenied(r, acl.OpAlterConfigs, res.ResourceType, res.ResourceName)
-		if code == 0 {
-			allowed.Resources = append(allowed.Resources, res)
-			continue
-		}
-		rr := kmsg.NewIncrementalAlterConfigsResponseResource()
-		rr.ResourceType, rr.ResourceName, rr.ErrorCode = res.ResourceType, res.ResourceName, code
-		denied = append(denied, rr)
-	}
+	var refused []refusedConfigResource
+	allowed.Resources, refused = splitConfigResources(s, r, acl.OpAlterConfigs, req.Resources,
+		func(res kmsg.IncrementalAlterConfigsRequestResource) (kmsg.ConfigResourceType, string) {
+			return res.ResourceType, res.ResourceName
+		})
 	resp := s.handleIncrementalAlterConfigs(&allowed)
-	resp.Resources = append(resp.Resources, denied...)
+	for _, f := range refused {
+		rr := kmsg.NewIncrementalAlterConfigsResponseResource()
+		rr.ResourceType, rr.ResourceName, rr.ErrorCode = f.typ, f.name, f.code
+		resp.Resources = append(resp.Resources, rr)
+	}
 	return resp
 }
