@@ -75,7 +75,7 @@ func Connect(ctx context.Context, cfg Config) (*Client, error) {
 		done:           make(chan struct{}),
 		hasSession:     make(chan struct{}),
 	}
-	c.creds.handshake = cfg.SessionTimeout / time.Duration(len(servers))
+	c.creds.handshake = handshakeTimeout(cfg.SessionTimeout, len(servers))
 	conn, events, err := zk.Connect(servers, cfg.SessionTimeout,
 		zk.WithLogger(zapPrintf{c.logger}),
 		zk.WithLogInfo(false),
@@ -269,4 +269,13 @@ type zapPrintf struct{ l *zap.Logger }
 
 func (z zapPrintf) Printf(format string, args ...any) {
 	z.l.Info("go-zookeeper", zap.String("detail", fmt.Sprintf(format, args...)))
+}
+
+// handshakeTimeout is how long a dialed server has to answer the ConnectRequest: Java's connect
+// timeout, the session timeout divided by the number of servers, but never more than a third of
+// it. ZooKeeper 3.8.0 leaves a connection made while it starts up open and unanswered (closing it
+// fails with a NullPointerException), so a client of a single restarting server that waited the
+// whole session timeout lost its session; a third leaves time for two more tries.
+func handshakeTimeout(sessionTimeout time.Duration, servers int) time.Duration {
+	return min(sessionTimeout/time.Duration(servers), sessionTimeout/3)
 }

@@ -31,8 +31,8 @@ type credentials struct {
 	conn      net.Conn // the latest connection dialed
 	// lastDialErr is the latest dial's error (nil once one succeeded): why no session came.
 	lastDialErr error
-	// handshake bounds the wait for a ConnectResponse: the session timeout divided by the number of
-	// servers, Java's connect timeout. Set once before the first dial.
+	// handshake bounds the wait for a ConnectResponse (see handshakeTimeout). Set once before the
+	// first dial.
 	handshake time.Duration
 }
 

@@ -68,6 +68,10 @@ func Start(tb testing.TB, opts Options) *Server {
 		tb.Fatal(err)
 	}
 	tb.Cleanup(func() {
+		if tb.Failed() {
+			// What the server logged is often what explains a failure seen only on a loaded machine.
+			tb.Logf("zktest: ZooKeeper's log %s ends:\n%s", s.logPath(), s.logTail())
+		}
 		if err := s.Stop(); err != nil {
 			tb.Errorf("zktest: stop ZooKeeper: %v", err)
 		}
