@@ -282,7 +282,7 @@ func (d *delegationTokens) load() error {
 func (d *delegationTokens) store(t tokenInfo) error {
 	path := zkpaths.DelegationTokenPath(t.id)
 	if _, err := d.s.zk.Set(path, t.encode(), -1); errors.Is(err, zk.ErrNoNode) {
-		if _, err := d.s.zk.Create(path, t.encode(), 0, zk.WorldACL(zk.PermAll)); err != nil {
+		if _, err := d.s.zk.Create(path, t.encode(), 0, nil); err != nil {
 			return err
 		}
 	} else if err != nil {
@@ -302,7 +302,7 @@ func (d *delegationTokens) remove(tokenID string) error {
 }
 
 func (d *delegationTokens) notify(tokenID string) error {
-	_, err := d.s.zk.Create(zkpaths.DelegationTokenChanges+"/"+zkpaths.DelegationTokenChangeSequencePrefix, []byte(tokenID), zk.FlagSequence, zk.WorldACL(zk.PermAll))
+	_, err := d.s.zk.Create(zkpaths.DelegationTokenChanges+"/"+zkpaths.DelegationTokenChangeSequencePrefix, []byte(tokenID), zk.FlagSequence, nil)
 	return err
 }
 

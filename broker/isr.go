@@ -180,7 +180,7 @@ func (c *isrChangePropagator) maybePropagate(now time.Time) {
 	c.mu.Unlock()
 	slices.SortFunc(tps, kafka.Compare)
 	data := zkpaths.IsrChangeNotificationData{Partitions: tps}.Encode()
-	path, err := c.zk.Create(zkpaths.IsrChangePrefix, data, zk.FlagSequence, zk.WorldACL(zk.PermAll))
+	path, err := c.zk.Create(zkpaths.IsrChangePrefix, data, zk.FlagSequence, nil)
 	if err != nil {
 		c.log.Error("Writing an ISR change notification failed; the partitions are retried", zap.Error(err))
 		c.mu.Lock()

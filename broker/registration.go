@@ -52,7 +52,7 @@ func (s *Server) register(ctx context.Context) error {
 	s.rememberSession()
 	for {
 		resps, err := s.zk.Multi(
-			&zk.CreateRequest{Path: path, Flags: zk.FlagEphemeral, Acl: zk.WorldACL(zk.PermAll)},
+			&zk.CreateRequest{Path: path, Flags: zk.FlagEphemeral},
 			&zk.SetDataRequest{Path: path, Data: data, Version: 0},
 		)
 		if err == nil {

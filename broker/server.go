@@ -23,6 +23,7 @@ import (
 	"github.com/zkafka/zkafka/internal/zkclient"
 	"github.com/zkafka/zkafka/kafka"
 	"github.com/zkafka/zkafka/quota"
+	"github.com/zkafka/zkafka/security"
 	"github.com/zkafka/zkafka/storage"
 	"github.com/zkafka/zkafka/transaction"
 	"github.com/zkafka/zkafka/wire"
@@ -266,7 +267,18 @@ func listenerStringers(ls []brokerconfig.Listener) []fmt.Stringer {
 
 // connectZooKeeper retries until zookeeper.connection.timeout.ms, logging each
 // failure, so a broker started before ZooKeeper waits instead of dying.
+// A refused SASL login ends the start at once, as 2.8's ZooKeeperClientAuthFailedException does.
 func (s *Server) connectZooKeeper(ctx context.Context) error {
+	props := security.SystemProperties()
+	login, err := security.ZooKeeperSASL(props)
+	if err != nil {
+		return err
+	}
+	if s.cfg.ZooKeeperSetACL && login == nil {
+		return fmt.Errorf("zookeeper.set.acl is true, but the verification of the JAAS login file failed %s "+
+			"(zkafka authenticates to ZooKeeper with SASL DIGEST-MD5: set -D%s in KAFKA_OPTS to a file with a Client context): %w",
+			security.ZkSecuritySysConfig(props), security.JavaLoginConfigProp, brokerconfig.ErrConfig)
+	}
 	ctx, cancel := context.WithTimeout(ctx, s.cfg.ZooKeeperConnectionTimeout)
 	defer cancel()
 	backoff := 100 * time.Millisecond
@@ -274,11 +286,15 @@ func (s *Server) connectZooKeeper(ctx context.Context) error {
 		attempt, cancelAttempt := context.WithTimeout(ctx, 5*time.Second)
 		zkc, err := zkclient.Connect(attempt, zkclient.Config{
 			Connect: s.cfg.ZooKeeperConnect, SessionTimeout: s.cfg.ZooKeeperSessionTimeout, Logger: s.log,
+			SASL: login, SecureACLs: s.cfg.ZooKeeperSetACL,
 		})
 		cancelAttempt()
 		if err == nil {
 			s.zk = zkc
 			return nil
+		}
+		if errors.Is(err, zkclient.ErrSASLAuthFailed) {
+			return fmt.Errorf("connect to ZooKeeper %s: %w", s.cfg.ZooKeeperConnect, err)
 		}
 		s.log.Warn("Waiting for ZooKeeper", zap.String("zookeeper.connect", s.cfg.ZooKeeperConnect), zap.Error(err))
 		select {

@@ -32,6 +32,7 @@ type Config struct {
 	ZooKeeperConnect                 string        // zookeeper.connect, with an optional chroot
 	ZooKeeperSessionTimeout          time.Duration // zookeeper.session.timeout.ms
 	ZooKeeperConnectionTimeout       time.Duration // zookeeper.connection.timeout.ms (defaults to the session timeout)
+	ZooKeeperSetACL                  bool          // zookeeper.set.acl
 	NumPartitions                    int32         // num.partitions
 	DefaultReplicationFactor         int16         // default.replication.factor
 	MinInsyncReplicas                int32         // min.insync.replicas
@@ -228,6 +229,7 @@ func New(props map[string]string) (*Config, error) {
 		Rack:                             p.str("broker.rack"),
 		ZooKeeperConnect:                 p.str("zookeeper.connect"),
 		ZooKeeperSessionTimeout:          p.Ms("zookeeper.session.timeout.ms"),
+		ZooKeeperSetACL:                  p.Bool("zookeeper.set.acl"),
 		NumPartitions:                    p.Int32("num.partitions"),
 		DefaultReplicationFactor:         int16(p.Int32("default.replication.factor")),
 		MinInsyncReplicas:                p.Int32("min.insync.replicas"),

@@ -105,7 +105,7 @@ func (g *zkGroup) register(ctx context.Context) error {
 	path := zkpaths.ConsumerIDPath(cfg.GroupID, g.id)
 	for {
 		g.zkWrite()
-		_, err := g.zk.Create(path, reg.Encode(), zk.FlagEphemeral, zk.WorldACL(zk.PermAll))
+		_, err := g.zk.Create(path, reg.Encode(), zk.FlagEphemeral, nil)
 		if err == nil {
 			break
 		}
@@ -506,7 +506,7 @@ func (g *zkGroup) claim(share map[kafka.TopicPartition]string) error {
 		}
 		path := zkpaths.ConsumerOwnerPath(group, tp.Topic, tp.Partition)
 		g.zkWrite()
-		_, err := g.zk.Create(path, []byte(thread), zk.FlagEphemeral, zk.WorldACL(zk.PermAll))
+		_, err := g.zk.Create(path, []byte(thread), zk.FlagEphemeral, nil)
 		if errors.Is(err, zk.ErrNodeExists) {
 			g.zkRead()
 			if data, _, gerr := g.zk.Get(path); gerr == nil && string(data) == thread {

@@ -3,6 +3,7 @@ package zkpaths
 import (
 	"fmt"
 	"strconv"
+	"strings"
 )
 
 // Fixed znode paths, relative to the chroot of zookeeper.connect.
@@ -30,6 +31,7 @@ const (
 	LatestProducerIDBlock    = "/latest_producer_id_block"
 	Consumers                = "/consumers"
 	Feature                  = "/feature"
+	Cluster                  = "/cluster"
 )
 
 // Prefixes for PERSISTENT_SEQUENTIAL creates: ZooKeeper appends a 10-digit,
@@ -178,4 +180,41 @@ func SequenceNumber(childName string) (int64, error) {
 		}
 	}
 	return strconv.ParseInt(suffix, 10, 64)
+}
+
+// SecureRootPaths are the roots whose trees zookeeper-security-migration
+// secures or opens, as 2.8's ZkData.SecureRootPaths with ZkAclStore's
+// paths; /consumers is not among them, the old consumers writing there.
+var SecureRootPaths = []string{
+	Admin,
+	Brokers,
+	Cluster,
+	Config,
+	Controller,
+	ControllerEpoch,
+	IsrChangeNotification,
+	LatestProducerIDBlock,
+	LogDirEventNotification,
+	DelegationTokenAuth,
+	ACLExtended,
+	ACLLiteral,
+	ACLLiteralChanges,
+	ACLPrefixed,
+	ACLExtendedChanges,
+}
+
+// SensitiveRootPaths hold secrets (SCRAM credentials, broker passwords,
+// delegation tokens): with secure ACLs nobody but their creator may read
+// them (ZkData.SensitiveRootPaths).
+var SensitiveRootPaths = []string{ConfigUsers, ConfigBrokers, DelegationTokens}
+
+// Sensitive reports whether path is under one of SensitiveRootPaths, by
+// prefix as Kafka checks it.
+func Sensitive(path string) bool {
+	for _, p := range SensitiveRootPaths {
+		if strings.HasPrefix(path, p) {
+			return true
+		}
+	}
+	return false
 }

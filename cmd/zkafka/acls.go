@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"slices"
+	"strconv"
 	"strings"
 
 	"github.com/twmb/franz-go/pkg/kerr"
@@ -233,7 +234,14 @@ func (c *aclCommand) connect() error {
 	if connect == "" {
 		return fmt.Errorf("Missing required configuration \"zookeeper.connect\" which has no default value.")
 	}
-	zkc, err := dialZooKeeper(ctx, connect)
+	var setACL bool
+	if v := props["zookeeper.set.acl"]; v != "" {
+		var err error
+		if setACL, err = strconv.ParseBool(v); err != nil {
+			return fmt.Errorf("Invalid value %s for configuration zookeeper.set.acl: Expected value to be either true or false", v)
+		}
+	}
+	zkc, err := dialZooKeeperACLs(ctx, connect, &setACL)
 	if err != nil {
 		return err
 	}

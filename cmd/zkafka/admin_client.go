@@ -16,6 +16,7 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/zkafka/zkafka/internal/zkclient"
+	"github.com/zkafka/zkafka/security"
 )
 
 // adminTimeout bounds one tool invocation's broker or ZooKeeper work, like
@@ -182,9 +183,30 @@ func dialAdmin(bootstrap string) (*kgo.Client, *kadm.Client, error) {
 	return cl, kadm.NewClient(cl), nil
 }
 
-// dialZooKeeper opens a session for a tool's --zookeeper mode.
+// dialZooKeeper opens a session for a tool's --zookeeper mode. As 2.8's tools do, it
+// authenticates with SASL when KAFKA_OPTS names a JAAS file with a Client context, and then
+// creates znodes with secure ACLs.
 func dialZooKeeper(ctx context.Context, connect string) (*zkclient.Client, error) {
-	zkc, err := zkclient.Connect(ctx, zkclient.Config{Connect: connect, SessionTimeout: adminTimeout, Logger: zap.NewNop()})
+	return dialZooKeeperACLs(ctx, connect, nil)
+}
+
+// dialZooKeeperACLs is dialZooKeeper with the secure ACLs given (zookeeper.set.acl) rather than
+// implied by the SASL login, as kafka-acls' --authorizer-properties does.
+func dialZooKeeperACLs(ctx context.Context, connect string, setACL *bool) (*zkclient.Client, error) {
+	props := security.SystemProperties()
+	login, err := security.ZooKeeperSASL(props)
+	if err != nil {
+		return nil, err
+	}
+	secure := login != nil
+	if setACL != nil {
+		secure = *setACL
+	}
+	if secure && login == nil {
+		return nil, fmt.Errorf("zookeeper.set.acl is true, but the verification of the JAAS login file failed %s", security.ZkSecuritySysConfig(props))
+	}
+	zkc, err := zkclient.Connect(ctx, zkclient.Config{Connect: connect, SessionTimeout: adminTimeout, Logger: zap.NewNop(),
+		SASL: login, SecureACLs: secure})
 	if err != nil {
 		return nil, fmt.Errorf("connect to ZooKeeper %s: %w", connect, err)
 	}

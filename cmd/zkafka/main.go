@@ -32,6 +32,7 @@ commands:
   broker-api-versions --bootstrap-server h:9092                API versions of every broker (kafka-broker-api-versions.sh)
   dump-log --files 00000000000000000000.log[,...] [--print-data-log] [--deep-iteration] [--offsets-decoder]   (kafka-dump-log.sh)
   zookeeper-shell host:2181[/chroot] [command]                 the real zkCli (zookeeper-shell.sh)
+  zookeeper-security-migration --zookeeper.acl secure|unsecure --zookeeper.connect h:2181   set Kafka's ACLs on its znodes (zookeeper-security-migration.sh; SASL login from KAFKA_OPTS)
   lab list|run|report                                          the rebalance lab: one scenario under every rebalance mode
   ui [--zookeeper h:2181] [--bootstrap-server h:9092] [--listen 127.0.0.1:8080] [--allow-actions]   the live dashboard
   chaos list|run|report|fuzz                                   faults against ./scripts/cluster.sh's cluster, and a checker of what survived
@@ -69,6 +70,8 @@ func run(args []string, stdout, stderr io.Writer) int {
 		return runReassignPartitions(args[1:], stdout, stderr)
 	case "delete-records":
 		return runDeleteRecords(args[1:], stdout, stderr)
+	case "zookeeper-security-migration":
+		return runZkSecurityMigration(args[1:], stdout, stderr)
 	case "delegation-tokens":
 		return runDelegationTokens(args[1:], stdout, stderr)
 	case "log-dirs":

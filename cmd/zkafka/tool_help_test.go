@@ -26,6 +26,7 @@ var kafkaTools = []struct {
 	{"delete-records", "This tool helps to delete records of the given partitions down to the specified offset.", deleteRecordsOptions},
 	{"broker-api-versions", "This tool helps to retrieve broker version information.", brokerAPIVersionsOptions},
 	{"delegation-tokens", "This tool helps to create, renew, expire, or describe delegation tokens.", delegationTokensOptions},
+	{"zookeeper-security-migration", zkSecurityMigrationUsage, zkSecurityMigrationOptions},
 }
 
 // TestToolHelp: with --help, and with no arguments, every tool exits 1 with

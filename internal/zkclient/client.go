@@ -19,6 +19,12 @@ type Config struct {
 	Connect        string        // "h1:2181,h2:2181/optional/chroot"
 	SessionTimeout time.Duration // zookeeper.session.timeout.ms; zero means DefaultSessionTimeout
 	Logger         *zap.Logger   // nil means no logs; the client logs under the name "zk"
+	// SASL, when set, authenticates every connection (the JAAS "Client" context of Kafka's
+	// brokers and tools).
+	SASL *SASL
+	// SecureACLs gives the znodes this client creates Kafka's secure ACLs (zookeeper.set.acl):
+	// see DefaultACL.
+	SecureACLs bool
 }
 
 // Client is a ZooKeeper session that survives expiry by replacing itself with a new session.
@@ -31,6 +37,7 @@ type Client struct {
 	sessionTimeout time.Duration
 	logger         *zap.Logger
 	creds          credentials
+	secureACLs     bool
 
 	mu         sync.Mutex
 	queue      []sessionEvent
@@ -74,7 +81,9 @@ func Connect(ctx context.Context, cfg Config) (*Client, error) {
 		quit:           make(chan struct{}),
 		done:           make(chan struct{}),
 		hasSession:     make(chan struct{}),
+		secureACLs:     cfg.SecureACLs,
 	}
+	c.creds.sasl, c.creds.authFailed = cfg.SASL, make(chan struct{})
 	c.creds.handshake = handshakeTimeout(cfg.SessionTimeout, len(servers))
 	conn, events, err := zk.Connect(servers, cfg.SessionTimeout,
 		zk.WithLogger(zapPrintf{c.logger}),
@@ -90,6 +99,9 @@ func Connect(ctx context.Context, cfg Config) (*Client, error) {
 
 	select {
 	case <-c.hasSession:
+	case <-c.creds.authFailed:
+		_ = c.Close()
+		return nil, fmt.Errorf("zkclient: connect to %s as sasl:%s: %w", cfg.Connect, cfg.SASL.Username, ErrSASLAuthFailed)
 	case <-ctx.Done():
 		_ = c.Close()
 		c.creds.mu.Lock()

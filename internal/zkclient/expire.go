@@ -34,6 +34,12 @@ type credentials struct {
 	// handshake bounds the wait for a ConnectResponse (see handshakeTimeout). Set once before the
 	// first dial.
 	handshake time.Duration
+	// sasl, when set, authenticates each connection once its session is established. Set once
+	// before the first dial.
+	sasl *SASL
+	// authFailed is closed when the server refuses the SASL credentials.
+	authFailed     chan struct{}
+	authFailedOnce sync.Once
 }
 
 func (cr *credentials) get() (id int64, passwd []byte, timeout time.Duration) {
@@ -111,6 +117,25 @@ func (c *captureConn) SetReadDeadline(t time.Time) error {
 	return c.Conn.SetReadDeadline(t)
 }
 
+// saslDeadline bounds the SASL exchange as the ConnectResponse was.
+func (c *captureConn) saslDeadline() time.Duration {
+	if c.handshake > 0 {
+		return c.handshake
+	}
+	return DefaultSessionTimeout
+}
+
+// saslFailed records a refused SASL authentication for Connect to report.
+func (cr *credentials) saslFailed(err error) {
+	if !errors.Is(err, ErrSASLAuthFailed) {
+		return
+	}
+	cr.mu.Lock()
+	cr.lastDialErr = err
+	cr.mu.Unlock()
+	cr.authFailedOnce.Do(func() { close(cr.authFailed) })
+}
+
 func (c *captureConn) Read(p []byte) (int, error) {
 	n, err := c.Conn.Read(p)
 	if !c.done && n > 0 {
@@ -120,10 +145,20 @@ func (c *captureConn) Read(p []byte) (int, error) {
 			if size > maxConnectFrame {
 				c.done, c.first = true, nil // not a ConnectResponse
 			} else if len(c.first) >= 4+size {
-				if r, perr := parseConnectResponse(c.first[4 : 4+size]); perr == nil {
+				r, perr := parseConnectResponse(c.first[4 : 4+size])
+				if perr == nil {
 					c.creds.set(r)
 				}
 				c.done, c.first = true, nil
+				// Authenticate before go-zookeeper, which waits in this Read for the
+				// ConnectResponse, sends anything on the session, as Java's client does
+				// before its first request.
+				if perr == nil && r.sessionID != 0 && c.creds.sasl != nil {
+					if serr := saslExchange(c.Conn, *c.creds.sasl, c.saslDeadline()); serr != nil {
+						c.creds.saslFailed(serr)
+						return 0, serr
+					}
+				}
 			}
 		}
 	}

@@ -7,10 +7,43 @@ import (
 	"time"
 
 	"github.com/go-zookeeper/zk"
+
+	"github.com/zkafka/zkafka/zkpaths"
 )
 
 // openACL is Kafka's default: znodes anyone may read and write (zookeeper.set.acl=false).
 var openACL = zk.WorldACL(zk.PermAll)
+
+// DefaultACL is the ACL Kafka 2.8 gives a znode it creates (ZkData.defaultAcls), path being
+// relative to the chroot: open to all unless secure; when secure, all rights to the creator's
+// authenticated identity (ZooKeeper's "auth" scheme) and, except under the paths holding secrets
+// (zkpaths.SensitiveRootPaths), read to everyone. /consumers itself
+// stays open, as the old consumers write under it.
+func DefaultACL(secure bool, path string) []zk.ACL {
+	if !secure || path == zkpaths.Consumers {
+		return openACL
+	}
+	acl := zk.AuthACL(zk.PermAll)
+	if zkpaths.Sensitive(path) {
+		return acl
+	}
+	return append(acl, zk.WorldACL(zk.PermRead)...)
+}
+
+// acl is the DefaultACL of a server path: inside the chroot it is judged by its relative path,
+// as Kafka's client sees it; the chroot and its parents by their own.
+func (c *Client) acl(serverPath string) []zk.ACL {
+	rel := serverPath
+	if c.chroot != "" {
+		if r, ok := strings.CutPrefix(serverPath, c.chroot); ok && (r == "" || r[0] == '/') {
+			rel = r
+			if rel == "" {
+				rel = "/"
+			}
+		}
+	}
+	return DefaultACL(c.secureACLs, rel)
+}
 
 // full maps a chroot-relative path to the server's path.
 func (c *Client) full(path string) (string, error) {
@@ -184,15 +217,45 @@ func (c *Client) ChildrenW(path string) ([]string, *zk.Stat, <-chan zk.Event, er
 	return children, stat, c.watch(ch), nil
 }
 
+// ACL returns a znode's ACL.
+func (c *Client) ACL(path string) ([]zk.ACL, *zk.Stat, error) {
+	p, err := c.full(path)
+	if err != nil {
+		return nil, nil, fmt.Errorf("zk getACL %s: %w", path, err)
+	}
+	var (
+		acl  []zk.ACL
+		stat *zk.Stat
+	)
+	err = c.retry(func() (err error) { acl, stat, err = c.conn.GetACL(p); return err })
+	if err != nil {
+		return nil, nil, fmt.Errorf("zk getACL %s: %w", path, err)
+	}
+	return acl, stat, nil
+}
+
+// SetDefaultACL gives a znode the ACL this client creates it with (DefaultACL), whatever its ACL
+// version, as Kafka's zookeeper-security-migration does.
+func (c *Client) SetDefaultACL(path string) error {
+	p, err := c.full(path)
+	if err != nil {
+		return fmt.Errorf("zk setACL %s: %w", path, err)
+	}
+	if err := c.retry(func() error { _, err := c.conn.SetACL(p, c.acl(p), -1); return err }); err != nil {
+		return fmt.Errorf("zk setACL %s: %w", path, err)
+	}
+	return nil
+}
+
 // Create creates a znode and returns its path, which for a sequential znode carries the sequence
-// number. flags are zk.FlagEphemeral, zk.FlagSequence or both; a nil acl means open to all.
+// number. flags are zk.FlagEphemeral, zk.FlagSequence or both; a nil acl means DefaultACL.
 func (c *Client) Create(path string, data []byte, flags int32, acl []zk.ACL) (string, error) {
 	p, err := c.full(path)
 	if err != nil {
 		return "", fmt.Errorf("zk create %s: %w", path, err)
 	}
 	if acl == nil {
-		acl = openACL
+		acl = c.acl(p)
 	}
 	var created string
 	err = c.retry(func() (err error) { created, err = c.conn.Create(p, data, flags, acl); return err })
@@ -218,7 +281,7 @@ func (c *Client) CreateIfMissing(path string, data []byte) error {
 // ensurePath creates a persistent znode (a server path) and its missing parents. It tries the
 // znode first, since its parents usually exist.
 func (c *Client) ensurePath(p string, data []byte) error {
-	err := c.retry(func() error { _, err := c.conn.Create(p, data, 0, openACL); return err })
+	err := c.retry(func() error { _, err := c.conn.Create(p, data, 0, c.acl(p)); return err })
 	if err == nil || errors.Is(err, zk.ErrNodeExists) {
 		return nil
 	}
@@ -229,11 +292,11 @@ func (c *Client) ensurePath(p string, data []byte) error {
 		if p[i] != '/' {
 			continue
 		}
-		if err := c.retry(func() error { _, err := c.conn.Create(p[:i], nil, 0, openACL); return err }); err != nil && !errors.Is(err, zk.ErrNodeExists) {
+		if err := c.retry(func() error { _, err := c.conn.Create(p[:i], nil, 0, c.acl(p[:i])); return err }); err != nil && !errors.Is(err, zk.ErrNodeExists) {
 			return err
 		}
 	}
-	if err := c.retry(func() error { _, err := c.conn.Create(p, data, 0, openACL); return err }); err != nil && !errors.Is(err, zk.ErrNodeExists) {
+	if err := c.retry(func() error { _, err := c.conn.Create(p, data, 0, c.acl(p)); return err }); err != nil && !errors.Is(err, zk.ErrNodeExists) {
 		return err
 	}
 	return nil
@@ -266,7 +329,7 @@ func (c *Client) Delete(path string, version int32) error {
 }
 
 // Multi runs ops atomically: all succeed or none is applied. Each op is a *zk.CreateRequest (a nil
-// Acl means open to all), *zk.SetDataRequest, *zk.DeleteRequest or *zk.CheckVersionRequest, with
+// Acl means DefaultACL), *zk.SetDataRequest, *zk.DeleteRequest or *zk.CheckVersionRequest, with
 // chroot-relative paths; the caller's ops are not modified. On failure the error is the first
 // failing op's (zk.ErrBadVersion for a failed check), and the responses, when the server sent
 // them, say which op failed.
@@ -280,10 +343,10 @@ func (c *Client) Multi(ops ...any) ([]zk.MultiResponse, error) {
 		switch o := op.(type) {
 		case *zk.CreateRequest:
 			cp := *o
-			if cp.Acl == nil {
-				cp.Acl = openACL
-			}
 			cp.Path, err = c.full(o.Path)
+			if cp.Acl == nil {
+				cp.Acl = c.acl(cp.Path)
+			}
 			m = &cp
 		case *zk.SetDataRequest:
 			cp := *o

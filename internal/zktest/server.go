@@ -5,11 +5,14 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
 	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strconv"
+	"strings"
 	"sync"
 	"syscall"
 	"testing"
@@ -41,6 +44,10 @@ type Options struct {
 	TickTime time.Duration
 	// Port is the client port on 127.0.0.1. Zero picks a free port.
 	Port int
+	// SASLUsers, when set, are the users (name to password) the server authenticates with SASL
+	// DIGEST-MD5: its JAAS "Server" context's DigestLoginModule user_<name> options, with the
+	// SASL authentication provider, so ACLs may name sasl:<name>.
+	SASLUsers map[string]string
 }
 
 // Server is a running (or stopped) standalone ZooKeeper.
@@ -51,6 +58,8 @@ type Server struct {
 
 	dir  string
 	port int
+	// jvmArgs are the -D options the server's configuration needs.
+	jvmArgs []string
 
 	mu     sync.Mutex
 	cmd    *exec.Cmd
@@ -102,14 +111,23 @@ func StartServer(ctx context.Context, dir string, opts Options) (*Server, error)
 	if err := os.MkdirAll(dataDir, 0o755); err != nil {
 		return nil, fmt.Errorf("zktest: create data dir: %w", err)
 	}
-	cfgPath := filepath.Join(dir, "zoo.cfg")
-	if err := os.WriteFile(cfgPath, []byte(config(opts.TickTime, dataDir, port)), 0o644); err != nil {
-		return nil, fmt.Errorf("zktest: write config: %w", err)
-	}
+	cfg := config(opts.TickTime, dataDir, port)
 	s := &Server{
 		Connect: net.JoinHostPort("127.0.0.1", strconv.Itoa(port)),
 		dir:     dir,
 		port:    port,
+	}
+	if opts.SASLUsers != nil {
+		jaas := filepath.Join(dir, "zookeeper_jaas.conf")
+		if err := os.WriteFile(jaas, []byte(serverJAAS(opts.SASLUsers)), 0o600); err != nil {
+			return nil, fmt.Errorf("zktest: write JAAS file: %w", err)
+		}
+		cfg += "authProvider.1=org.apache.zookeeper.server.auth.SASLAuthenticationProvider\n"
+		s.jvmArgs = append(s.jvmArgs, "-Djava.security.auth.login.config="+jaas)
+	}
+	cfgPath := filepath.Join(dir, "zoo.cfg")
+	if err := os.WriteFile(cfgPath, []byte(cfg), 0o644); err != nil {
+		return nil, fmt.Errorf("zktest: write config: %w", err)
 	}
 	if err := s.start(ctx, classpath); err != nil {
 		return nil, err
@@ -132,6 +150,17 @@ maxSessionTimeout=60000
 admin.enableServer=false
 4lw.commands.whitelist=srvr,ruok,stat,mntr,conf
 `, tick.Milliseconds(), dataDir, port)
+}
+
+// serverJAAS is a ZooKeeper server's JAAS file with users for SASL DIGEST-MD5.
+func serverJAAS(users map[string]string) string {
+	var b strings.Builder
+	b.WriteString("Server {\n  org.apache.zookeeper.server.auth.DigestLoginModule required")
+	for _, name := range slices.Sorted(maps.Keys(users)) {
+		fmt.Fprintf(&b, "\n  user_%s=%q", name, users[name])
+	}
+	b.WriteString(";\n};\n")
+	return b.String()
 }
 
 // classPath finds the ZooKeeper jar and an SLF4J binding. slf4j-simple at WARN keeps the log file
@@ -179,12 +208,12 @@ func (s *Server) start(ctx context.Context, classpath string) error {
 	}
 	defer logFile.Close()
 
-	cmd := exec.Command("java",
-		"-Xmx64m", "-XX:+UseSerialGC", "-XX:TieredStopAtLevel=1",
+	args := []string{"-Xmx64m", "-XX:+UseSerialGC", "-XX:TieredStopAtLevel=1",
 		"-Dorg.slf4j.simpleLogger.defaultLogLevel=warn",
-		"-Dzookeeper.admin.enableServer=false",
-		"-cp", classpath,
-		"org.apache.zookeeper.server.quorum.QuorumPeerMain", filepath.Join(s.dir, "zoo.cfg"))
+		"-Dzookeeper.admin.enableServer=false"}
+	args = append(args, s.jvmArgs...)
+	args = append(args, "-cp", classpath, "org.apache.zookeeper.server.quorum.QuorumPeerMain", filepath.Join(s.dir, "zoo.cfg"))
+	cmd := exec.Command("java", args...)
 	cmd.Dir = s.dir
 	cmd.Stdout = logFile
 	cmd.Stderr = logFile
