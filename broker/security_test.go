@@ -30,6 +30,7 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/zkafka/zkafka/adminzk"
+	"github.com/zkafka/zkafka/internal/keytooltest"
 	"github.com/zkafka/zkafka/internal/testcluster"
 	"github.com/zkafka/zkafka/internal/zkclient"
 	"github.com/zkafka/zkafka/security"
@@ -225,6 +226,22 @@ func TestSASLClients(t *testing.T) {
 			t.Fatal("an SSL client without a certificate was served")
 		}
 	})
+}
+
+// TestSSLListenerJKS: a broker serves its SSL listener from a JKS key store
+// keytool made, given as Kafka's documentation gives it (no
+// ssl.keystore.type: the default JKS), and franz-go produces over it.
+func TestSSLListenerJKS(t *testing.T) {
+	ca := keytooltest.NewCA(t)
+	c := testcluster.Start(t, testcluster.Options{Properties: map[string]string{
+		"listeners":             "PLAINTEXT://127.0.0.1:0,SSL://127.0.0.1:0",
+		"ssl.keystore.location": ca.KeyStore("broker.keystore.jks", "JKS", "localhost", "store-secret", "key-secret"),
+		"ssl.keystore.password": "store-secret",
+		"ssl.key.password":      "key-secret",
+	}})
+	addr, _ := c.Broker(1).ListenerAddr("SSL")
+	produceAndConsume(t, []kgo.Opt{kgo.SeedBrokers(addr), kgo.DialTLSConfig(&tls.Config{RootCAs: ca.Pool}),
+		kgo.DefaultProduceTopic("jks"), kgo.AllowAutoTopicCreation()}, "jks", "over a JKS key store")
 }
 
 func produceAndConsume(t *testing.T, opts []kgo.Opt, topic, value string) {

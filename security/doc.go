@@ -3,7 +3,8 @@
 // (RFC 4616, users from a PlainLoginModule JAAS entry) and SCRAM-SHA-256/512
 // (RFC 5802/7677, Kafka's ScramSaslServer), SCRAM credentials in the form
 // /config/users/<user> stores them (ScramCredentialUtils), and TLS configs
-// built from PEM key and trust stores (KIP-651).
+// built from key and trust stores as DefaultSslEngineFactory reads them:
+// JKS (Kafka's default type), PKCS12 or PEM (KIP-651).
 //
 // A Server runs one exchange: the broker feeds it the client's tokens and
 // sends back its challenges. An *AuthenticationError's message is shown to
