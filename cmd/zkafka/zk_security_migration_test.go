@@ -91,6 +91,12 @@ Client {
 		t.Errorf("an anonymous read of alice's credentials: %v, want %v", err, zk.ErrNoAuth)
 	}
 
+	// zkCli logs in as kafka-run-class.sh would have it: with KAFKA_OPTS.
+	if code, out, errOut := runTool("zookeeper-shell", server.Connect, "getAcl", "/kafka/config/users/alice"); code != 0 ||
+		!strings.Contains(out, "'sasl,'kafka\n: cdrwa") {
+		t.Errorf("zookeeper-shell getAcl of a credential with the login: exit %d\n%s%s", code, out, errOut)
+	}
+
 	// A tool without the login reads what is public and cannot write.
 	t.Setenv("KAFKA_OPTS", "")
 	if code, out, errOut := runTool("configs", "--zookeeper", connect, "--alter", "--entity-type", "topics", "--entity-name", "t",

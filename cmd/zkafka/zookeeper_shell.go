@@ -30,12 +30,14 @@ func runZooKeeperShell(args []string, stdin io.Reader, stdout, stderr io.Writer)
 	cmd := exec.Command(zkCliScript, append([]string{"-server", args[0]}, args[1:]...)...)
 	cmd.Stdin, cmd.Stdout, cmd.Stderr = stdin, stdout, stderr
 	// zkCli.sh puts CLIENT_JVMFLAGS after its own classpath, so this -cp
-	// wins; slf4j-nop silences SLF4J's "no binding" warning.
+	// wins; slf4j-nop silences SLF4J's "no binding" warning. KAFKA_OPTS
+	// reaches the JVM as kafka-run-class.sh passes it, a JAAS file's Client
+	// login included.
 	cp := "/etc/zookeeper/conf:" + zkJar
 	if _, err := os.Stat(slf4jNopJar); err == nil {
 		cp += ":" + slf4jNopJar
 	}
-	cmd.Env = append(os.Environ(), "CLIENT_JVMFLAGS="+os.Getenv("CLIENT_JVMFLAGS")+" -cp "+cp, "JMXDISABLE=true")
+	cmd.Env = append(os.Environ(), "CLIENT_JVMFLAGS="+os.Getenv("CLIENT_JVMFLAGS")+" "+os.Getenv("KAFKA_OPTS")+" -cp "+cp, "JMXDISABLE=true")
 	if err := cmd.Run(); err != nil {
 		var exit *exec.ExitError
 		if errors.As(err, &exit) {
