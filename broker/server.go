@@ -274,10 +274,14 @@ func (s *Server) connectZooKeeper(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	if s.cfg.ZooKeeperSetACL && login == nil {
-		return fmt.Errorf("zookeeper.set.acl is true, but the verification of the JAAS login file failed %s "+
-			"(zkafka authenticates to ZooKeeper with SASL DIGEST-MD5: set -D%s in KAFKA_OPTS to a file with a Client context): %w",
-			security.ZkSecuritySysConfig(props), security.JavaLoginConfigProp, brokerconfig.ErrConfig)
+	zkTLS, err := security.ZooKeeperTLS(s.cfg.Properties)
+	if err != nil {
+		return err
+	}
+	if s.cfg.ZooKeeperSetACL && login == nil && !security.ZooKeeperTLSClientAuth(s.cfg.Properties) {
+		return fmt.Errorf("zookeeper.set.acl is true, but ZooKeeper client TLS configuration identifying at least zookeeper.ssl.client.enable, "+
+			"zookeeper.clientCnxnSocket, and zookeeper.ssl.keystore.location was not present and the verification of the JAAS login file failed %s: %w",
+			security.ZkSecuritySysConfig(props), brokerconfig.ErrConfig)
 	}
 	ctx, cancel := context.WithTimeout(ctx, s.cfg.ZooKeeperConnectionTimeout)
 	defer cancel()
@@ -286,7 +290,7 @@ func (s *Server) connectZooKeeper(ctx context.Context) error {
 		attempt, cancelAttempt := context.WithTimeout(ctx, 5*time.Second)
 		zkc, err := zkclient.Connect(attempt, zkclient.Config{
 			Connect: s.cfg.ZooKeeperConnect, SessionTimeout: s.cfg.ZooKeeperSessionTimeout, Logger: s.log,
-			SASL: login, SecureACLs: s.cfg.ZooKeeperSetACL,
+			SASL: login, TLS: zkTLS, SecureACLs: s.cfg.ZooKeeperSetACL,
 		})
 		cancelAttempt()
 		if err == nil {

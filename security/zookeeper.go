@@ -1,8 +1,10 @@
 package security
 
 import (
+	"crypto/tls"
 	"fmt"
 	"os"
+	"path/filepath"
 	"strings"
 )
 
@@ -93,4 +95,68 @@ func ZooKeeperSASL(props map[string]string) (*ZooKeeperLogin, error) {
 		return nil, fmt.Errorf("login context %s: login module %s is not supported for ZooKeeper; use %s (SASL DIGEST-MD5): %w", name, e.Module, DigestLoginModule, ErrConfig)
 	}
 	return &ZooKeeperLogin{Username: entries[0].Options["username"], Password: entries[0].Options["password"]}, nil
+}
+
+// ZooKeeperTLS is the TLS config a ZooKeeper client connects with (KIP-515),
+// from Kafka's zookeeper.ssl.* configs in props: nil unless
+// zookeeper.ssl.client.enable is true. Kafka requires
+// zookeeper.clientCnxnSocket too (Java's client needs its Netty socket for
+// TLS); the key store, when there is one, is the client's certificate,
+// which ZooKeeper's x509 provider makes the session's identity. A store's
+// type, when unset, follows its file name's extension as ZooKeeper's does.
+// The caller sets ServerName per server.
+func ZooKeeperTLS(props map[string]string) (*tls.Config, error) {
+	if !strings.EqualFold(strings.TrimSpace(props["zookeeper.ssl.client.enable"]), "true") {
+		return nil, nil
+	}
+	if props["zookeeper.clientCnxnSocket"] == "" {
+		return nil, fmt.Errorf("zookeeper.ssl.client.enable is true but zookeeper.clientCnxnSocket is not set (org.apache.zookeeper.ClientCnxnSocketNetty): %w", ErrConfig)
+	}
+	for _, k := range []string{"zookeeper.ssl.crl.enable", "zookeeper.ssl.ocsp.enable"} {
+		if strings.EqualFold(props[k], "true") {
+			return nil, fmt.Errorf("%s is not supported: %w", k, ErrConfig)
+		}
+	}
+	if s := props["zookeeper.ssl.cipher.suites"]; s != "" {
+		return nil, fmt.Errorf("zookeeper.ssl.cipher.suites is not supported (Go chooses its cipher suites): %w", ErrConfig)
+	}
+	ssl := func(key string) string {
+		v := props["zookeeper."+key]
+		switch key {
+		case "ssl.endpoint.identification.algorithm":
+			if _, set := props["zookeeper."+key]; !set || strings.EqualFold(v, "HTTPS") {
+				return "https" // Kafka's default; any other value turns ZooKeeper's host name check off
+			}
+			return ""
+		case "ssl.keystore.type", "ssl.truststore.type":
+			if v == "" {
+				return storeTypeOfFile(props["zookeeper."+strings.TrimSuffix(key, ".type")+".location"])
+			}
+		}
+		return v
+	}
+	cfg, err := ClientTLS(ssl)
+	if err != nil {
+		return nil, fmt.Errorf("ZooKeeper TLS: %w", err)
+	}
+	return cfg, nil
+}
+
+// ZooKeeperTLSClientAuth is Kafka's zkTlsClientAuthEnabled: TLS to ZooKeeper
+// with a client certificate, which authenticates the client as SASL would.
+func ZooKeeperTLSClientAuth(props map[string]string) bool {
+	return strings.EqualFold(strings.TrimSpace(props["zookeeper.ssl.client.enable"]), "true") &&
+		props["zookeeper.clientCnxnSocket"] != "" && props["zookeeper.ssl.keystore.location"] != ""
+}
+
+// storeTypeOfFile is ZooKeeper's KeyStoreFileType.fromFilename: JKS, PEM or
+// PKCS12 by extension, JKS otherwise.
+func storeTypeOfFile(path string) string {
+	switch strings.ToLower(filepath.Ext(path)) {
+	case ".pem":
+		return "PEM"
+	case ".p12", ".pfx":
+		return "PKCS12"
+	}
+	return "JKS"
 }

@@ -216,9 +216,6 @@ func (c *aclCommand) connect() error {
 	if class := c.opts.value("authorizer"); class != "" && class != "kafka.security.authorizer.AclAuthorizer" && class != "kafka.security.auth.SimpleAclAuthorizer" {
 		return fmt.Errorf("authorizer %s is not supported: this tool has kafka.security.authorizer.AclAuthorizer", class)
 	}
-	if c.opts.has("zk-tls-config-file") {
-		return fmt.Errorf("--zk-tls-config-file is not supported: ZooKeeper over TLS is not")
-	}
 	props := map[string]string{}
 	for _, kv := range c.opts.all("authorizer-properties") {
 		k, v, ok := strings.Cut(kv, "=")
@@ -241,7 +238,7 @@ func (c *aclCommand) connect() error {
 			return fmt.Errorf("Invalid value %s for configuration zookeeper.set.acl: Expected value to be either true or false", v)
 		}
 	}
-	zkc, err := dialZooKeeperACLs(ctx, connect, &setACL)
+	zkc, err := dialZooKeeperSecure(ctx, connect, c.opts.value("zk-tls-config-file"), &setACL)
 	if err != nil {
 		return err
 	}

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"os"
 	"slices"
 	"strconv"
 	"strings"
@@ -15,6 +16,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kgo"
 	"go.uber.org/zap"
 
+	"github.com/zkafka/zkafka/brokerconfig"
 	"github.com/zkafka/zkafka/internal/zkclient"
 	"github.com/zkafka/zkafka/security"
 )
@@ -187,30 +189,66 @@ func dialAdmin(bootstrap string) (*kgo.Client, *kadm.Client, error) {
 // authenticates with SASL when KAFKA_OPTS names a JAAS file with a Client context, and then
 // creates znodes with secure ACLs.
 func dialZooKeeper(ctx context.Context, connect string) (*zkclient.Client, error) {
-	return dialZooKeeperACLs(ctx, connect, nil)
+	return dialZooKeeperSecure(ctx, connect, "", nil)
 }
 
-// dialZooKeeperACLs is dialZooKeeper with the secure ACLs given (zookeeper.set.acl) rather than
-// implied by the SASL login, as kafka-acls' --authorizer-properties does.
-func dialZooKeeperACLs(ctx context.Context, connect string, setACL *bool) (*zkclient.Client, error) {
+// dialZooKeeperSecure is dialZooKeeper with a --zk-tls-config-file (TLS to ZooKeeper, whose
+// client certificate also makes the ACLs secure) and, for kafka-acls' --authorizer-properties,
+// zookeeper.set.acl given rather than implied by the login.
+func dialZooKeeperSecure(ctx context.Context, connect, tlsConfigFile string, setACL *bool) (*zkclient.Client, error) {
 	props := security.SystemProperties()
 	login, err := security.ZooKeeperSASL(props)
 	if err != nil {
 		return nil, err
 	}
-	secure := login != nil
+	tlsProps, err := zkTLSConfigFile(tlsConfigFile)
+	if err != nil {
+		return nil, err
+	}
+	zkTLS, err := security.ZooKeeperTLS(tlsProps)
+	if err != nil {
+		return nil, err
+	}
+	authenticated := login != nil || security.ZooKeeperTLSClientAuth(tlsProps)
+	secure := authenticated
 	if setACL != nil {
 		secure = *setACL
 	}
-	if secure && login == nil {
-		return nil, fmt.Errorf("zookeeper.set.acl is true, but the verification of the JAAS login file failed %s", security.ZkSecuritySysConfig(props))
+	if secure && !authenticated {
+		return nil, fmt.Errorf("zookeeper.set.acl is true, but ZooKeeper client TLS configuration identifying at least zookeeper.ssl.client.enable, "+
+			"zookeeper.clientCnxnSocket, and zookeeper.ssl.keystore.location was not present and the verification of the JAAS login file failed %s",
+			security.ZkSecuritySysConfig(props))
 	}
 	zkc, err := zkclient.Connect(ctx, zkclient.Config{Connect: connect, SessionTimeout: adminTimeout, Logger: zap.NewNop(),
-		SASL: login, SecureACLs: secure})
+		SASL: login, TLS: zkTLS, SecureACLs: secure})
 	if err != nil {
 		return nil, fmt.Errorf("connect to ZooKeeper %s: %w", connect, err)
 	}
 	return zkc, nil
+}
+
+// zkTLSConfigFile reads a --zk-tls-config-file: its zookeeper.clientCnxnSocket and
+// zookeeper.ssl.* properties, the others ignored as Kafka ignores them; none without a file.
+func zkTLSConfigFile(path string) (map[string]string, error) {
+	if path == "" {
+		return nil, nil
+	}
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	all, err := brokerconfig.ParseProperties(f)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", path, err)
+	}
+	props := map[string]string{}
+	for k, v := range all {
+		if k == "zookeeper.clientCnxnSocket" || strings.HasPrefix(k, "zookeeper.ssl.") {
+			props[k] = v
+		}
+	}
+	return props, nil
 }
 
 // kafkaMessage is what Kafka's tools print for err: a broker's error message

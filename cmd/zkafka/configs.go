@@ -41,6 +41,7 @@ var configsOptions = []optionSpec{
 	argOpt("broker", "", "The broker's ID."),
 	flagOpt("broker-defaults", "The config defaults for all brokers."),
 	argOpt("broker-logger", "", "The broker's ID for its logger config."),
+	zkTLSConfigFileOption,
 	helpOption,
 }
 
@@ -70,7 +71,7 @@ func runConfigs(args []string, stdout, stderr io.Writer) int {
 	if opts.has("zookeeper") {
 		fmt.Fprintln(stdout, "Warning: --zookeeper is deprecated and will be removed in a future version of Kafka.")
 		fmt.Fprintln(stdout, "Use --bootstrap-server instead to specify a broker to connect to.")
-		zkc, err := dialZooKeeper(ctx, opts.value("zookeeper"))
+		zkc, err := dialZooKeeperSecure(ctx, opts.value("zookeeper"), opts.value("zk-tls-config-file"), nil)
 		if err == nil {
 			defer zkc.Close()
 			err = cmd.runZooKeeper(zkc, stdout)

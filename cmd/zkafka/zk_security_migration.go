@@ -22,20 +22,24 @@ var zkSecurityMigrationOptions = []optionSpec{
 	argOpt("zookeeper.session.timeout", "", "Sets the ZooKeeper session timeout.").typed("Integer").defaults("30000"),
 	argOpt("zookeeper.connection.timeout", "", "Sets the ZooKeeper connection timeout.").typed("Integer").defaults("30000"),
 	flagOpt("enable.path.check", "Checks if all the root paths exist in ZooKeeper before migration. If not, exit the command."),
-	argOpt("zk-tls-config-file", "ZooKeeper TLS configuration", "Identifies the file where ZooKeeper client TLS connectivity properties are defined.  Any properties other than "+
-		"zookeeper.clientCnxnSocket, zookeeper.ssl.cipher.suites, zookeeper.ssl.client.enable, zookeeper.ssl.crl.enable, zookeeper.ssl.enabled.protocols, "+
-		"zookeeper.ssl.endpoint.identification.algorithm, zookeeper.ssl.keystore.location, zookeeper.ssl.keystore.password, zookeeper.ssl.keystore.type, "+
-		"zookeeper.ssl.ocsp.enable, zookeeper.ssl.protocol, zookeeper.ssl.truststore.location, zookeeper.ssl.truststore.password, zookeeper.ssl.truststore.type are ignored."),
+	zkTLSConfigFileOption,
 	helpOption,
 }
+
+// zkTLSConfigFileOption is the --zk-tls-config-file of kafka-configs and
+// zookeeper-security-migration.
+var zkTLSConfigFileOption = argOpt("zk-tls-config-file", "ZooKeeper TLS configuration", "Identifies the file where ZooKeeper client TLS connectivity properties are defined.  Any properties other than "+
+	"zookeeper.clientCnxnSocket, zookeeper.ssl.cipher.suites, zookeeper.ssl.client.enable, zookeeper.ssl.crl.enable, zookeeper.ssl.enabled.protocols, "+
+	"zookeeper.ssl.endpoint.identification.algorithm, zookeeper.ssl.keystore.location, zookeeper.ssl.keystore.password, zookeeper.ssl.keystore.type, "+
+	"zookeeper.ssl.ocsp.enable, zookeeper.ssl.protocol, zookeeper.ssl.truststore.location, zookeeper.ssl.truststore.password, zookeeper.ssl.truststore.type are ignored.")
 
 const zkSecurityMigrationUsage = "ZooKeeper Migration Tool Help. This tool updates the ACLs of znodes as part of the process of setting up ZooKeeper authentication."
 
 // runZkSecurityMigration is zookeeper-security-migration.sh (ZkSecurityMigrator): it gives the
 // chroot and every znode under Kafka's secure root paths the ACLs a broker with
 // zookeeper.set.acl=true (secure) or false (unsecure) would create them with. It must run as the
-// brokers' ZooKeeper identity, the SASL login of KAFKA_OPTS' JAAS file, since only the creator
-// may change a secured znode's ACL.
+// brokers' ZooKeeper identity (the SASL login of KAFKA_OPTS' JAAS file, or the client certificate
+// of --zk-tls-config-file), since only the creator may change a secured znode's ACL.
 func runZkSecurityMigration(args []string, stdout, stderr io.Writer) int {
 	opts, err := parseToolOptions(args, zkSecurityMigrationOptions)
 	if err == nil && helpNeeded(args, opts, zkSecurityMigrationUsage, zkSecurityMigrationOptions, stderr) {
@@ -58,20 +62,28 @@ func runZkSecurityMigration(args []string, stdout, stderr io.Writer) int {
 }
 
 func zkSecurityMigration(opts toolOptions, stdout io.Writer) error {
-	if opts.has("zk-tls-config-file") {
-		return errors.New("--zk-tls-config-file is not supported: zkafka reaches ZooKeeper without TLS; authenticate with SASL (KAFKA_OPTS)")
-	}
 	props := security.SystemProperties()
-	if props[security.JavaLoginConfigProp] == "" {
-		return fmt.Errorf("No JAAS configuration file has been specified. Please make sure that you set the system property %s (-D%s=<file> in KAFKA_OPTS)",
+	tlsProps, err := zkTLSConfigFile(opts.value("zk-tls-config-file"))
+	if err != nil {
+		return err
+	}
+	tlsClientAuth := security.ZooKeeperTLSClientAuth(tlsProps)
+	if props[security.JavaLoginConfigProp] == "" && !tlsClientAuth {
+		return fmt.Errorf("No JAAS configuration file has been specified and no TLS client certificate has been specified. Please make sure that you set "+
+			"the system property %s (-D%s=<file> in KAFKA_OPTS) or provide a ZooKeeper client TLS configuration via --zk-tls-config-file <filename> "+
+			"identifying at least zookeeper.ssl.client.enable, zookeeper.clientCnxnSocket, and zookeeper.ssl.keystore.location",
 			security.JavaLoginConfigProp, security.JavaLoginConfigProp)
 	}
 	login, err := security.ZooKeeperSASL(props)
 	if err != nil {
 		return err
 	}
-	if login == nil {
+	if login == nil && !tlsClientAuth {
 		return fmt.Errorf("Security isn't enabled, most likely the file isn't set properly: %s", props[security.JavaLoginConfigProp])
+	}
+	zkTLS, err := security.ZooKeeperTLS(tlsProps)
+	if err != nil {
+		return err
 	}
 	var secure bool
 	switch opts.value("zookeeper.acl") {
@@ -95,7 +107,7 @@ func zkSecurityMigration(opts toolOptions, stdout io.Writer) error {
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), connectionTimeout)
 	defer cancel()
-	zkc, err := zkclient.Connect(ctx, zkclient.Config{Connect: connect, SessionTimeout: sessionTimeout, SASL: login, SecureACLs: secure})
+	zkc, err := zkclient.Connect(ctx, zkclient.Config{Connect: connect, SessionTimeout: sessionTimeout, SASL: login, TLS: zkTLS, SecureACLs: secure})
 	if err != nil {
 		return fmt.Errorf("connect to ZooKeeper %s: %w", connect, err)
 	}

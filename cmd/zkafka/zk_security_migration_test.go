@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"errors"
+	"maps"
 	"os"
 	"path/filepath"
 	"slices"
@@ -14,10 +15,18 @@ import (
 
 	"github.com/zkafka/zkafka/broker"
 	"github.com/zkafka/zkafka/brokerconfig"
+	"github.com/zkafka/zkafka/internal/keytooltest"
 	"github.com/zkafka/zkafka/internal/testcluster"
 	"github.com/zkafka/zkafka/internal/zkclient"
 	"github.com/zkafka/zkafka/internal/zktest"
+	"github.com/zkafka/zkafka/security"
 )
+
+// missingRoots is zookeeper-security-migration's warning on a cluster without an authorizer and
+// delegation tokens, whose brokers made none of those roots; the tool then creates them.
+const missingRoots = "Warning: The following secure root paths do not exist in ZooKeeper: /delegation_token,/kafka-acl-extended,/kafka-acl," +
+	"/kafka-acl-changes,/kafka-acl-extended/prefixed,/kafka-acl-extended-changes\n" +
+	"That might be due to an incorrect chroot is specified when executing the command.\n"
 
 // TestZooKeeperSecureACLs: brokers with zookeeper.set.acl=true, logged in to ZooKeeper with SASL
 // DIGEST-MD5 from the JAAS file KAFKA_OPTS names, create Kafka's znodes readable by all and
@@ -47,7 +56,7 @@ Client {
 	}
 	ctx, cancel := context.WithTimeout(t.Context(), 30*time.Second)
 	defer cancel()
-	if err := broker.NewServer(cfg, nil).Start(ctx); err == nil || !strings.Contains(err.Error(), "zookeeper.set.acl is true, but the verification of the JAAS login file failed") {
+	if err := broker.NewServer(cfg, nil).Start(ctx); err == nil || !strings.Contains(err.Error(), "zookeeper.set.acl is true, but ZooKeeper client TLS configuration identifying at least") {
 		t.Fatalf("a broker with zookeeper.set.acl and no JAAS file: %v", err)
 	}
 
@@ -107,7 +116,7 @@ Client {
 		t.Errorf("the refused alter changed the topic's config: %s %v", data, err)
 	}
 	if code, _, errOut := runTool("zookeeper-security-migration", "--zookeeper.acl", "unsecure", "--zookeeper.connect", connect); code != 1 ||
-		!strings.HasPrefix(errOut, "ERROR: No JAAS configuration file has been specified.") {
+		!strings.HasPrefix(errOut, "ERROR: No JAAS configuration file has been specified and no TLS client certificate") {
 		t.Errorf("the migration without a JAAS file: exit %d, %q", code, errOut)
 	}
 
@@ -116,12 +125,7 @@ Client {
 		!strings.Contains(errOut, zkSecurityMigrationUsage) {
 		t.Errorf("--zookeeper.acl maybe: exit %d, %q", code, errOut)
 	}
-	// Without an authorizer and delegation tokens the brokers made none of their roots; the tool
-	// warns, then creates them.
-	missing := "Warning: The following secure root paths do not exist in ZooKeeper: /delegation_token,/kafka-acl-extended,/kafka-acl," +
-		"/kafka-acl-changes,/kafka-acl-extended/prefixed,/kafka-acl-extended-changes\n" +
-		"That might be due to an incorrect chroot is specified when executing the command.\n"
-	expectTool(t, missing, "zookeeper-security-migration", "--zookeeper.acl", "unsecure", "--zookeeper.connect", connect)
+	expectTool(t, missingRoots, "zookeeper-security-migration", "--zookeeper.acl", "unsecure", "--zookeeper.connect", connect)
 	expectACLs("unsecure", map[string][]zk.ACL{
 		"": open, "/brokers/ids/1": open, "/controller": open, "/brokers/topics/t/partitions/0/state": open,
 		"/config/users/alice": open, "/kafka-acl": open,
@@ -134,4 +138,63 @@ Client {
 		"": secure, "/brokers/ids/1": secure, "/controller": secure, "/brokers/topics/t/partitions/0/state": secure,
 		"/config/users/alice": {owner}, "/admin/written-while-open": secure, "/kafka-acl": secure, "/consumers": open,
 	})
+}
+
+// TestZooKeeperTLS: brokers and tools reach ZooKeeper's secure port with a client certificate
+// (zookeeper.ssl.* and --zk-tls-config-file, KIP-515), which makes the secure ACLs name
+// x509:<subject>; the migration tool runs with the same certificate.
+func TestZooKeeperTLS(t *testing.T) {
+	ca := keytooltest.NewCA(t)
+	const password = "zk-secret"
+	server := zktest.Start(t, zktest.Options{TLS: &zktest.TLSOptions{
+		KeyStore: ca.KeyStore("zk.jks", "JKS", "zookeeper", password, password), TrustStore: ca.TrustStore("trust.jks", "JKS", password), Password: password,
+	}})
+	t.Setenv("KAFKA_OPTS", "")
+	tlsProps := map[string]string{
+		"zookeeper.ssl.client.enable": "true", "zookeeper.clientCnxnSocket": "org.apache.zookeeper.ClientCnxnSocketNetty",
+		"zookeeper.ssl.keystore.location": ca.KeyStore("kafka.jks", "JKS", "kafka", password, password), "zookeeper.ssl.keystore.password": password,
+		"zookeeper.ssl.truststore.location": ca.TrustStore("client-trust.p12", "PKCS12", password), "zookeeper.ssl.truststore.password": password,
+	}
+	zkTLS, err := security.ZooKeeperTLS(tlsProps)
+	if err != nil {
+		t.Fatal(err)
+	}
+	connect := server.SecureConnect + "/kafka"
+	brokerProps := maps.Clone(tlsProps)
+	brokerProps["zookeeper.set.acl"] = "true"
+	c := testcluster.Start(t, testcluster.Options{ZooKeeper: connect, ZooKeeperTLS: zkTLS, Properties: brokerProps})
+	c.WaitForController()
+
+	var file strings.Builder
+	for k, v := range tlsProps {
+		file.WriteString(k + "=" + v + "\n")
+	}
+	file.WriteString("zookeeper.connect=ignored:1\n")
+	tlsFile := filepath.Join(t.TempDir(), "zk-tls.properties")
+	if err := os.WriteFile(tlsFile, []byte(file.String()), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	zkWarning := "Warning: --zookeeper is deprecated and will be removed in a future version of Kafka.\nUse --bootstrap-server instead to specify a broker to connect to.\n"
+	expectTool(t, zkWarning+"Completed updating config for entity: user-principal 'alice'.\n", "configs", "--zookeeper", connect, "--zk-tls-config-file", tlsFile,
+		"--alter", "--entity-type", "users", "--entity-name", "alice", "--add-config", "SCRAM-SHA-512=[password=alice-secret]")
+
+	owner := zk.ACL{Perms: zk.PermAll, Scheme: "x509", ID: "CN=kafka"}
+	secure := []zk.ACL{owner, {Perms: zk.PermRead, Scheme: "world", ID: "anyone"}}
+	for path, want := range map[string][]zk.ACL{"/": secure, "/brokers/ids/1": secure, "/controller": secure, "/config/users/alice": {owner}} {
+		if got, _, err := c.ZooKeeper().ACL(path); err != nil || !slices.Equal(got, want) {
+			t.Errorf("ACL of %s = %v, %v; want %v", path, got, err, want)
+		}
+	}
+	if code, out, errOut := runTool("configs", "--zookeeper", server.Connect+"/kafka", "--alter", "--entity-type", "users", "--entity-name", "alice",
+		"--add-config", "SCRAM-SHA-256=[password=x]"); code != 1 || !strings.Contains(errOut, "not authenticated") {
+		t.Errorf("configs --alter through the plaintext port without a certificate: exit %d\n%s%s", code, out, errOut)
+	}
+
+	expectTool(t, missingRoots, "zookeeper-security-migration", "--zookeeper.acl", "unsecure", "--zookeeper.connect", connect, "--zk-tls-config-file", tlsFile)
+	open := zk.WorldACL(zk.PermAll)
+	for _, path := range []string{"/", "/brokers/ids/1", "/config/users/alice", "/kafka-acl"} {
+		if got, _, err := c.ZooKeeper().ACL(path); err != nil || !slices.Equal(got, open) {
+			t.Errorf("after unsecure: ACL of %s = %v, %v; want %v", path, got, err, open)
+		}
+	}
 }

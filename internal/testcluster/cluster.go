@@ -2,6 +2,7 @@ package testcluster
 
 import (
 	"context"
+	"crypto/tls"
 	"fmt"
 	"maps"
 	"path/filepath"
@@ -32,6 +33,9 @@ type Options struct {
 	// chroot on the test binary's shared server (TestMain must call
 	// zktest.Main).
 	ZooKeeper string
+	// ZooKeeperTLS is what the cluster's own ZooKeeper client connects with when ZooKeeper is
+	// a secure client port (the brokers' zookeeper.ssl.* properties say theirs).
+	ZooKeeperTLS *tls.Config
 }
 
 // Cluster is a running set of brokers on one ZooKeeper.
@@ -71,7 +75,7 @@ func Start(t testing.TB, opts Options) *Cluster {
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 	defer cancel()
-	zkc, err := zkclient.Connect(ctx, zkclient.Config{Connect: c.ZK})
+	zkc, err := zkclient.Connect(ctx, zkclient.Config{Connect: c.ZK, TLS: opts.ZooKeeperTLS})
 	if err != nil {
 		t.Fatalf("testcluster: connect to ZooKeeper: %v", err)
 	}

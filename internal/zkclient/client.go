@@ -2,6 +2,7 @@ package zkclient
 
 import (
 	"context"
+	"crypto/tls"
 	"fmt"
 	"strings"
 	"sync"
@@ -22,6 +23,9 @@ type Config struct {
 	// SASL, when set, authenticates every connection (the JAAS "Client" context of Kafka's
 	// brokers and tools).
 	SASL *SASL
+	// TLS, when set, connects to the servers' secure client port (zookeeper.ssl.client.enable);
+	// with a client certificate ZooKeeper knows the session as x509:<subject>.
+	TLS *tls.Config
 	// SecureACLs gives the znodes this client creates Kafka's secure ACLs (zookeeper.set.acl):
 	// see DefaultACL.
 	SecureACLs bool
@@ -83,7 +87,7 @@ func Connect(ctx context.Context, cfg Config) (*Client, error) {
 		hasSession:     make(chan struct{}),
 		secureACLs:     cfg.SecureACLs,
 	}
-	c.creds.sasl, c.creds.authFailed = cfg.SASL, make(chan struct{})
+	c.creds.sasl, c.creds.tls, c.creds.authFailed = cfg.SASL, cfg.TLS, make(chan struct{})
 	c.creds.handshake = handshakeTimeout(cfg.SessionTimeout, len(servers))
 	conn, events, err := zk.Connect(servers, cfg.SessionTimeout,
 		zk.WithLogger(zapPrintf{c.logger}),

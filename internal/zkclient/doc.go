@@ -13,9 +13,10 @@
 //     gone, OnNewSession when its replacement is established, so that the broker re-registers and
 //     the controller re-runs its election, as Kafka's KafkaZkClient state-change handlers do.
 //   - Logs through zap (logger "zk") instead of go-zookeeper's standard-library logger.
-//   - SASL and ACLs. go-zookeeper has no SASL, so the same dialer wrapper that reads the
+//   - SASL, TLS and ACLs. go-zookeeper has no SASL, so the same dialer wrapper that reads the
 //     ConnectResponse runs a DIGEST-MD5 exchange (the JAAS "Client" context's login) on each new
-//     connection before go-zookeeper may send anything on it. With SecureACLs every znode created
+//     connection before go-zookeeper may send anything on it; with a TLS config the dialer
+//     connects to the secure client port, and a client certificate is the session's identity. With SecureACLs every znode created
 //     without an explicit ACL gets Kafka's DefaultACL (zookeeper.set.acl).
 //
 // Data flow: go-zookeeper delivers session events through an event callback on its own goroutines;

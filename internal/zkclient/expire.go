@@ -2,6 +2,7 @@ package zkclient
 
 import (
 	"context"
+	"crypto/tls"
 	"encoding/binary"
 	"errors"
 	"fmt"
@@ -37,6 +38,8 @@ type credentials struct {
 	// sasl, when set, authenticates each connection once its session is established. Set once
 	// before the first dial.
 	sasl *SASL
+	// tls, when set, wraps each connection in TLS. Set once before the first dial.
+	tls *tls.Config
 	// authFailed is closed when the server refuses the SASL credentials.
 	authFailed     chan struct{}
 	authFailedOnce sync.Once
@@ -62,7 +65,7 @@ func (cr *credentials) dialer(network, address string, timeout time.Duration) (n
 	if abandoned {
 		return nil, errAbandoned
 	}
-	conn, err := net.DialTimeout(network, address, timeout)
+	conn, err := cr.dial(context.Background(), network, address, timeout)
 	cr.mu.Lock()
 	cr.lastDialErr = err
 	cr.mu.Unlock()
@@ -74,6 +77,24 @@ func (cr *credentials) dialer(network, address string, timeout time.Duration) (n
 	handshake := cr.handshake
 	cr.mu.Unlock()
 	return &captureConn{Conn: conn, creds: cr, handshake: handshake}, nil
+}
+
+// dial connects to a server, through TLS when the client has a TLS config: the server's host is
+// the name its certificate must carry.
+func (cr *credentials) dial(ctx context.Context, network, address string, timeout time.Duration) (net.Conn, error) {
+	d := &net.Dialer{Timeout: timeout}
+	if cr.tls == nil {
+		return d.DialContext(ctx, network, address)
+	}
+	cfg := cr.tls.Clone()
+	if cfg.ServerName == "" {
+		host, _, err := net.SplitHostPort(address)
+		if err != nil {
+			return nil, err
+		}
+		cfg.ServerName = host
+	}
+	return (&tls.Dialer{NetDialer: d, Config: cfg}).DialContext(ctx, network, address)
 }
 
 // errAbandoned is what the dialer answers after Abandon.
@@ -236,8 +257,7 @@ func (c *Client) ForceExpire(ctx context.Context) error {
 		return errors.New("zkclient: force expire: no established session")
 	}
 	server := c.conn.Server()
-	var d net.Dialer
-	conn, err := d.DialContext(ctx, "tcp", server)
+	conn, err := c.creds.dial(ctx, "tcp", server, 0)
 	if err != nil {
 		return fmt.Errorf("zkclient: force expire: dial %s: %w", server, err)
 	}

@@ -48,6 +48,14 @@ type Options struct {
 	// DIGEST-MD5: its JAAS "Server" context's DigestLoginModule user_<name> options, with the
 	// SASL authentication provider, so ACLs may name sasl:<name>.
 	SASLUsers map[string]string
+	// TLS, when set, opens a secure client port too (Server.SecureConnect), on Netty, that
+	// requires client certificates and makes them the sessions' x509 identities.
+	TLS *TLSOptions
+}
+
+// TLSOptions are the server's key and trust stores (JKS or PKCS12 files, one password).
+type TLSOptions struct {
+	KeyStore, TrustStore, Password string
 }
 
 // Server is a running (or stopped) standalone ZooKeeper.
@@ -55,6 +63,8 @@ type Server struct {
 	// Connect is the connection string for zkclient.Config.Connect ("127.0.0.1:<port>"), without
 	// a chroot.
 	Connect string
+	// SecureConnect is the TLS client port's connection string, when Options.TLS is set.
+	SecureConnect string
 
 	dir  string
 	port int
@@ -125,6 +135,23 @@ func StartServer(ctx context.Context, dir string, opts Options) (*Server, error)
 		cfg += "authProvider.1=org.apache.zookeeper.server.auth.SASLAuthenticationProvider\n"
 		s.jvmArgs = append(s.jvmArgs, "-Djava.security.auth.login.config="+jaas)
 	}
+	if opts.TLS != nil {
+		securePort, err := freePort()
+		if err != nil {
+			return nil, err
+		}
+		s.SecureConnect = net.JoinHostPort("127.0.0.1", strconv.Itoa(securePort))
+		cfg += fmt.Sprintf(`secureClientPort=%d
+secureClientPortAddress=127.0.0.1
+serverCnxnFactory=org.apache.zookeeper.server.NettyServerCnxnFactory
+ssl.keyStore.location=%s
+ssl.keyStore.password=%s
+ssl.trustStore.location=%s
+ssl.trustStore.password=%s
+ssl.clientAuth=need
+authProvider.x509=org.apache.zookeeper.server.auth.X509AuthenticationProvider
+`, securePort, opts.TLS.KeyStore, opts.TLS.Password, opts.TLS.TrustStore, opts.TLS.Password)
+	}
 	cfgPath := filepath.Join(dir, "zoo.cfg")
 	if err := os.WriteFile(cfgPath, []byte(cfg), 0o644); err != nil {
 		return nil, fmt.Errorf("zktest: write config: %w", err)
@@ -173,13 +200,25 @@ func classPath() (string, error) {
 	if _, err := os.Stat(zookeeperJar); err != nil {
 		return "", ErrNotInstalled
 	}
-	for _, binding := range []string{"slf4j-simple.jar", "slf4j-nop.jar"} {
-		p := filepath.Join(javaDir, binding)
-		if _, err := os.Stat(p); err == nil {
-			return zookeeperJar + ":" + p, nil
+	cp := zookeeperJar
+	// Netty's codec and resolver, which its handler needs for the secure port, are missing from
+	// the class path in Debian's zookeeper.jar manifest.
+	for _, jar := range []string{"netty-codec.jar", "netty-resolver.jar"} {
+		if p := filepath.Join(javaDir, jar); fileExists(p) {
+			cp += ":" + p
 		}
 	}
-	return zookeeperJar, nil
+	for _, binding := range []string{"slf4j-simple.jar", "slf4j-nop.jar"} {
+		if p := filepath.Join(javaDir, binding); fileExists(p) {
+			return cp + ":" + p, nil
+		}
+	}
+	return cp, nil
+}
+
+func fileExists(p string) bool {
+	_, err := os.Stat(p)
+	return err == nil
 }
 
 // freePort asks the kernel for an unused port on 127.0.0.1. Another process could take it before
