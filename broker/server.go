@@ -269,8 +269,7 @@ func listenerStringers(ls []brokerconfig.Listener) []fmt.Stringer {
 // failure, so a broker started before ZooKeeper waits instead of dying.
 // A refused SASL login ends the start at once, as 2.8's ZooKeeperClientAuthFailedException does.
 func (s *Server) connectZooKeeper(ctx context.Context) error {
-	props := security.SystemProperties()
-	login, err := security.ZooKeeperSASL(props)
+	login, err := zkclient.SystemLogin()
 	if err != nil {
 		return err
 	}
@@ -281,7 +280,7 @@ func (s *Server) connectZooKeeper(ctx context.Context) error {
 	if s.cfg.ZooKeeperSetACL && login == nil && !security.ZooKeeperTLSClientAuth(s.cfg.Properties) {
 		return fmt.Errorf("zookeeper.set.acl is true, but ZooKeeper client TLS configuration identifying at least zookeeper.ssl.client.enable, "+
 			"zookeeper.clientCnxnSocket, and zookeeper.ssl.keystore.location was not present and the verification of the JAAS login file failed %s: %w",
-			security.ZkSecuritySysConfig(props), brokerconfig.ErrConfig)
+			security.ZkSecuritySysConfig(security.SystemProperties()), brokerconfig.ErrConfig)
 	}
 	ctx, cancel := context.WithTimeout(ctx, s.cfg.ZooKeeperConnectionTimeout)
 	defer cancel()

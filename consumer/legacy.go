@@ -67,8 +67,15 @@ func (g *zkGroup) zkWrite() { g.c.stats.zkWrites.Add(1) }
 
 func (g *zkGroup) start(ctx context.Context) error {
 	cfg := &g.c.cfg
+	// The old consumer logged in to ZooKeeper, and secured its znodes, when its JVM had a JAAS
+	// Client context (ZkUtils with JaasUtils.isZkSecurityEnabled).
+	login, err := zkclient.SystemLogin()
+	if err != nil {
+		return err
+	}
 	zkc, err := zkclient.Connect(ctx, zkclient.Config{
 		Connect: cfg.ZooKeeperConnect, SessionTimeout: cfg.ZooKeeperSessionTimeout, Logger: g.log.Named("zk"),
+		SASL: login, SecureACLs: login != nil,
 	})
 	if err != nil {
 		return fmt.Errorf("connect to ZooKeeper %s: %w", cfg.ZooKeeperConnect, err)

@@ -28,6 +28,11 @@ func SystemProperties() map[string]string {
 	for _, w := range strings.Fields(os.Getenv(kafkaOptsEnv)) {
 		if kv, ok := strings.CutPrefix(w, "-D"); ok {
 			k, v, _ := strings.Cut(kv, "=")
+			// -Djava.security.auth.login.config==file replaces the JVM's
+			// other login files rather than adding to them: one file either way.
+			if k == JavaLoginConfigProp {
+				v = strings.TrimPrefix(v, "=")
+			}
 			props[k] = v
 		}
 	}
@@ -94,7 +99,11 @@ func ZooKeeperSASL(props map[string]string) (*ZooKeeperLogin, error) {
 	if e := entries[0]; e.Module != DigestLoginModule {
 		return nil, fmt.Errorf("login context %s: login module %s is not supported for ZooKeeper; use %s (SASL DIGEST-MD5): %w", name, e.Module, DigestLoginModule, ErrConfig)
 	}
-	return &ZooKeeperLogin{Username: entries[0].Options["username"], Password: entries[0].Options["password"]}, nil
+	login := &ZooKeeperLogin{Username: entries[0].Options["username"], Password: entries[0].Options["password"]}
+	if login.Username == "" || login.Password == "" {
+		return nil, fmt.Errorf("login context %s: %s needs username and password options: %w", name, DigestLoginModule, ErrConfig)
+	}
+	return login, nil
 }
 
 // ZooKeeperTLS is the TLS config a ZooKeeper client connects with (KIP-515),

@@ -53,6 +53,7 @@ func TestZooKeeperSASL(t *testing.T) {
 ZkClient { org.apache.zookeeper.server.auth.DigestLoginModule required username="other" password="t"; };`)
 	kerberos := write("krb.conf", `Client { com.sun.security.auth.module.Krb5LoginModule required useKeyTab=true; };`)
 	serverOnly := write("server.conf", `KafkaServer { org.apache.kafka.common.security.plain.PlainLoginModule required; };`)
+	noPassword := write("nopass.conf", `Client { org.apache.zookeeper.server.auth.DigestLoginModule required username="kafka"; };`)
 
 	login, err := ZooKeeperSASL(map[string]string{JavaLoginConfigProp: digest})
 	if err != nil || login == nil || *login != (ZooKeeperLogin{Username: "kafka", Password: "s"}) {
@@ -73,6 +74,7 @@ ZkClient { org.apache.zookeeper.server.auth.DigestLoginModule required username=
 	for name, props := range map[string]map[string]string{
 		"a missing file":              {JavaLoginConfigProp: filepath.Join(dir, "missing")},
 		"Kerberos":                    {JavaLoginConfigProp: kerberos},
+		"no password":                 {JavaLoginConfigProp: noPassword},
 		"zookeeper.sasl.client=false": {JavaLoginConfigProp: digest, ZkSaslClientProp: "false"},
 	} {
 		if _, err := ZooKeeperSASL(props); !errors.Is(err, ErrConfig) {
@@ -82,7 +84,7 @@ ZkClient { org.apache.zookeeper.server.auth.DigestLoginModule required username=
 }
 
 func TestSystemProperties(t *testing.T) {
-	t.Setenv("KAFKA_OPTS", "-Xmx1G -Djava.security.auth.login.config=/etc/kafka/jaas.conf  -Dzookeeper.sasl.client=true -Dflag")
+	t.Setenv("KAFKA_OPTS", "-Xmx1G -Djava.security.auth.login.config==/etc/kafka/jaas.conf  -Dzookeeper.sasl.client=true -Dflag")
 	got := SystemProperties()
 	if len(got) != 3 || got[JavaLoginConfigProp] != "/etc/kafka/jaas.conf" || got[ZkSaslClientProp] != "true" || got["flag"] != "" {
 		t.Errorf("SystemProperties() = %v", got)

@@ -141,7 +141,13 @@ func (m *Model) connect(ctx context.Context) (*zkclient.Client, error) {
 	// Waiting for a session as long as a session lasts.
 	cctx, cancel := context.WithTimeout(ctx, m.opts.SessionTimeout)
 	defer cancel()
-	c, err := zkclient.Connect(cctx, zkclient.Config{Connect: m.opts.ZooKeeper, SessionTimeout: m.opts.SessionTimeout, Logger: m.opts.Logger})
+	// Logged in as Kafka's tools are, so --allow-actions may write to a secured cluster's znodes.
+	login, err := zkclient.SystemLogin()
+	if err != nil {
+		return nil, err
+	}
+	c, err := zkclient.Connect(cctx, zkclient.Config{Connect: m.opts.ZooKeeper, SessionTimeout: m.opts.SessionTimeout, Logger: m.opts.Logger,
+		SASL: login, SecureACLs: login != nil})
 	if err != nil {
 		return nil, err
 	}

@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"io"
 	"slices"
-	"strconv"
 	"strings"
 
 	"github.com/twmb/franz-go/pkg/kerr"
@@ -16,6 +15,7 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/zkafka/zkafka/acl"
+	"github.com/zkafka/zkafka/brokerconfig"
 	"github.com/zkafka/zkafka/adminzk"
 	"github.com/zkafka/zkafka/kafka"
 )
@@ -232,11 +232,12 @@ func (c *aclCommand) connect() error {
 		return fmt.Errorf("Missing required configuration \"zookeeper.connect\" which has no default value.")
 	}
 	var setACL bool
-	if v := props["zookeeper.set.acl"]; v != "" {
-		var err error
-		if setACL, err = strconv.ParseBool(v); err != nil {
-			return fmt.Errorf("Invalid value %s for configuration zookeeper.set.acl: Expected value to be either true or false", v)
+	if v, ok := props["zookeeper.set.acl"]; ok {
+		parsed, err := brokerconfig.ParseValue("zookeeper.set.acl", brokerconfig.TypeBoolean, v)
+		if err != nil {
+			return err
 		}
+		setACL = parsed == "true"
 	}
 	zkc, err := dialZooKeeperSecure(ctx, connect, c.opts.value("zk-tls-config-file"), &setACL)
 	if err != nil {

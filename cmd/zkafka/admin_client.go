@@ -196,8 +196,7 @@ func dialZooKeeper(ctx context.Context, connect string) (*zkclient.Client, error
 // client certificate also makes the ACLs secure) and, for kafka-acls' --authorizer-properties,
 // zookeeper.set.acl given rather than implied by the login.
 func dialZooKeeperSecure(ctx context.Context, connect, tlsConfigFile string, setACL *bool) (*zkclient.Client, error) {
-	props := security.SystemProperties()
-	login, err := security.ZooKeeperSASL(props)
+	login, err := zkclient.SystemLogin()
 	if err != nil {
 		return nil, err
 	}
@@ -217,7 +216,7 @@ func dialZooKeeperSecure(ctx context.Context, connect, tlsConfigFile string, set
 	if secure && !authenticated {
 		return nil, fmt.Errorf("zookeeper.set.acl is true, but ZooKeeper client TLS configuration identifying at least zookeeper.ssl.client.enable, "+
 			"zookeeper.clientCnxnSocket, and zookeeper.ssl.keystore.location was not present and the verification of the JAAS login file failed %s",
-			security.ZkSecuritySysConfig(props))
+			security.ZkSecuritySysConfig(security.SystemProperties()))
 	}
 	zkc, err := zkclient.Connect(ctx, zkclient.Config{Connect: connect, SessionTimeout: adminTimeout, Logger: zap.NewNop(),
 		SASL: login, TLS: zkTLS, SecureACLs: secure})

@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"strconv"
 	"strings"
 	"time"
 
@@ -52,6 +51,7 @@ func runZkSecurityMigration(args []string, stdout, stderr io.Writer) int {
 	switch {
 	case err == nil:
 		return 0
+	case errors.Is(err, errMigrationStopped):
 	case errors.As(err, &usage):
 		fmt.Fprintln(stderr, usage.msg)
 		printUsage(stderr, zkSecurityMigrationUsage, zkSecurityMigrationOptions)
@@ -79,7 +79,8 @@ func zkSecurityMigration(opts toolOptions, stdout io.Writer) error {
 		return err
 	}
 	if login == nil && !tlsClientAuth {
-		return fmt.Errorf("Security isn't enabled, most likely the file isn't set properly: %s", props[security.JavaLoginConfigProp])
+		fmt.Fprintf(stdout, "ERROR: Security isn't enabled, most likely the file isn't set properly: %s\n", props[security.JavaLoginConfigProp])
+		return errMigrationStopped
 	}
 	zkTLS, err := security.ZooKeeperTLS(tlsProps)
 	if err != nil {
@@ -93,14 +94,17 @@ func zkSecurityMigration(opts toolOptions, stdout io.Writer) error {
 	default:
 		return usageErrorf("Missing or invalid argument \"[zookeeper.acl]\": %q is neither secure nor unsecure", opts.value("zookeeper.acl"))
 	}
-	sessionTimeout, err := msOption(opts, "zookeeper.session.timeout", 30000)
-	if err != nil {
-		return err
+	timeouts := map[string]time.Duration{"zookeeper.session.timeout": 30 * time.Second, "zookeeper.connection.timeout": 30 * time.Second}
+	for name := range timeouts {
+		if opts.has(name) {
+			ms, err := opts.int32Option(name)
+			if err != nil {
+				return err
+			}
+			timeouts[name] = time.Duration(ms) * time.Millisecond
+		}
 	}
-	connectionTimeout, err := msOption(opts, "zookeeper.connection.timeout", 30000)
-	if err != nil {
-		return err
-	}
+	sessionTimeout, connectionTimeout := timeouts["zookeeper.session.timeout"], timeouts["zookeeper.connection.timeout"]
 	connect := opts.value("zookeeper.connect")
 	if connect == "" {
 		connect = "localhost:2181"
@@ -115,17 +119,8 @@ func zkSecurityMigration(opts toolOptions, stdout io.Writer) error {
 	return migrateZnodeACLs(zkc, opts.has("enable.path.check"), stdout)
 }
 
-// msOption reads an integer option of milliseconds, def when absent.
-func msOption(opts toolOptions, name string, def int) (time.Duration, error) {
-	if !opts.has(name) {
-		return time.Duration(def) * time.Millisecond, nil
-	}
-	v, err := strconv.Atoi(strings.TrimSpace(opts.value(name)))
-	if err != nil {
-		return 0, usageErrorf("Cannot parse argument '%s' of option %s", opts.value(name), name)
-	}
-	return time.Duration(v) * time.Millisecond, nil
-}
+// errMigrationStopped ends the tool with exit status 1 after it printed why, as Kafka's does.
+var errMigrationStopped = errors.New("zookeeper-security-migration stopped")
 
 // migrateZnodeACLs is ZkSecurityMigrator.run: the chroot's ACL, a warning for missing roots
 // (and an exit with enable.path.check), then every root created if missing (bar /controller) and
@@ -149,7 +144,7 @@ func migrateZnodeACLs(zkc *zkclient.Client, pathCheck bool, stdout io.Writer) er
 		fmt.Fprintln(stdout, "That might be due to an incorrect chroot is specified when executing the command.")
 		if pathCheck {
 			fmt.Fprintln(stdout, "Exit the command.")
-			return errors.New("secure root paths are missing")
+			return errMigrationStopped
 		}
 	}
 	for _, p := range zkpaths.SecureRootPaths {

@@ -125,6 +125,13 @@ Client {
 		!strings.Contains(errOut, zkSecurityMigrationUsage) {
 		t.Errorf("--zookeeper.acl maybe: exit %d, %q", code, errOut)
 	}
+	if code, out, errOut := runTool("zookeeper-security-migration", "--zookeeper.acl", "unsecure", "--zookeeper.connect", connect, "--enable.path.check"); code != 1 ||
+		out != missingRoots+"Exit the command.\n" || errOut != "" {
+		t.Errorf("--enable.path.check with roots missing: exit %d\n%s%s", code, out, errOut)
+	}
+	if got, _, err := inspector.ACL("/kafka/brokers/ids/1"); err != nil || !slices.Equal(got, secure) {
+		t.Errorf("--enable.path.check changed an ACL: %v %v", got, err)
+	}
 	expectTool(t, missingRoots, "zookeeper-security-migration", "--zookeeper.acl", "unsecure", "--zookeeper.connect", connect)
 	expectACLs("unsecure", map[string][]zk.ACL{
 		"": open, "/brokers/ids/1": open, "/controller": open, "/brokers/topics/t/partitions/0/state": open,

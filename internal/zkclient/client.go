@@ -105,7 +105,10 @@ func Connect(ctx context.Context, cfg Config) (*Client, error) {
 	case <-c.hasSession:
 	case <-c.creds.authFailed:
 		_ = c.Close()
-		return nil, fmt.Errorf("zkclient: connect to %s as sasl:%s: %w", cfg.Connect, cfg.SASL.Username, ErrSASLAuthFailed)
+		c.creds.mu.Lock()
+		why := c.creds.lastDialErr
+		c.creds.mu.Unlock()
+		return nil, fmt.Errorf("zkclient: connect to %s as sasl:%s: %w", cfg.Connect, cfg.SASL.Username, why)
 	case <-ctx.Done():
 		_ = c.Close()
 		c.creds.mu.Lock()

@@ -126,8 +126,8 @@ type captureConn struct {
 }
 
 // SetReadDeadline caps the deadline go-zookeeper gives the ConnectResponse — ten times its receive
-// timeout, two minutes with Kafka's 18 s sessions — at the handshake timeout, after which Java's
-// client gives up on a server and tries again. A ZooKeeper that accepts connections while it is still
+// timeout, two minutes with Kafka's 18 s sessions — at the handshake timeout, after which the
+// client gives up on a server and tries again, as Java's does after its connect timeout. A ZooKeeper that accepts connections while it is still
 // starting and never answers them held a broker that long, its session expiring meanwhile (found by
 // `zkafka chaos`: ZooKeeper killed and restarted left the cluster without a controller for 80 s).
 // go-zookeeper reads the ConnectResponse before it starts its receive loop, so done is not shared.
@@ -138,23 +138,15 @@ func (c *captureConn) SetReadDeadline(t time.Time) error {
 	return c.Conn.SetReadDeadline(t)
 }
 
-// saslDeadline bounds the SASL exchange as the ConnectResponse was.
-func (c *captureConn) saslDeadline() time.Duration {
-	if c.handshake > 0 {
-		return c.handshake
-	}
-	return DefaultSessionTimeout
-}
-
-// saslFailed records a refused SASL authentication for Connect to report.
+// saslFailed records why a SASL authentication failed for Connect to report; a refusal ends
+// Connect at once.
 func (cr *credentials) saslFailed(err error) {
-	if !errors.Is(err, ErrSASLAuthFailed) {
-		return
-	}
 	cr.mu.Lock()
 	cr.lastDialErr = err
 	cr.mu.Unlock()
-	cr.authFailedOnce.Do(func() { close(cr.authFailed) })
+	if errors.Is(err, ErrSASLAuthFailed) {
+		cr.authFailedOnce.Do(func() { close(cr.authFailed) })
+	}
 }
 
 func (c *captureConn) Read(p []byte) (int, error) {
@@ -175,7 +167,7 @@ func (c *captureConn) Read(p []byte) (int, error) {
 				// ConnectResponse, sends anything on the session, as Java's client does
 				// before its first request.
 				if perr == nil && r.sessionID != 0 && c.creds.sasl != nil {
-					if serr := saslExchange(c.Conn, *c.creds.sasl, c.saslDeadline()); serr != nil {
+					if serr := saslExchange(c.Conn, *c.creds.sasl, c.handshake); serr != nil {
 						c.creds.saslFailed(serr)
 						return 0, serr
 					}

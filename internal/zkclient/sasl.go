@@ -33,13 +33,18 @@ const (
 	// saslXid numbers the SASL packets. go-zookeeper's own xids start at 1
 	// and never see these replies, which saslExchange reads itself.
 	saslXid = 0
-	// zkAuthFailed is ZooKeeper's AUTHFAILED error code.
-	zkAuthFailed = -115
+	// ZooKeeper's answers to credentials it refuses: AUTHFAILED, and
+	// SESSIONCLOSEDREQUIRESASLAUTH where it enforces SASL.
+	zkAuthFailed       = -115
+	zkSessionNeedsSASL = -124
 )
 
 // saslExchange authenticates an established connection before go-zookeeper
 // sends anything on it: an empty first token (DIGEST-MD5 has no initial
 // response), the server's challenge answered, the server's rspauth checked.
+// Anything but an I/O error is ErrSASLAuthFailed, which no retry mends: a
+// refused login, or a server without SASL (it answers with no challenge), as
+// Java's client then fails with AuthFailed.
 func saslExchange(conn net.Conn, login SASL, deadline time.Duration) error {
 	if err := conn.SetDeadline(time.Now().Add(deadline)); err != nil {
 		return err
@@ -51,13 +56,16 @@ func saslExchange(conn net.Conn, login SASL, deadline time.Duration) error {
 	}
 	d, err := newDigestMD5(login, challenge)
 	if err != nil {
-		return err
+		return fmt.Errorf("%w: %w", ErrSASLAuthFailed, err)
 	}
 	rspauth, err := saslRoundTrip(conn, []byte(d.response()))
 	if err != nil {
 		return err
 	}
-	return d.checkRspAuth(rspauth)
+	if err := d.checkRspAuth(rspauth); err != nil {
+		return fmt.Errorf("%w: %w", ErrSASLAuthFailed, err)
+	}
+	return nil
 }
 
 // saslRoundTrip sends a GetSASLRequest and reads its SetSASLResponse.
@@ -79,10 +87,10 @@ func saslRoundTrip(conn net.Conn, token []byte) ([]byte, error) {
 	}
 	// ReplyHeader: xid int32, zxid int64, err int32; then the token.
 	if code := int32(binary.BigEndian.Uint32(reply[12:16])); code != 0 {
-		if code == zkAuthFailed {
+		if code == zkAuthFailed || code == zkSessionNeedsSASL {
 			return nil, ErrSASLAuthFailed
 		}
-		return nil, fmt.Errorf("zkclient: SASL reply with error code %d", code)
+		return nil, fmt.Errorf("%w: SASL reply with error code %d", ErrSASLAuthFailed, code)
 	}
 	body := reply[16:]
 	if len(body) < 4 {
@@ -139,7 +147,7 @@ func md5Hex(s string) string {
 // digest is RFC 2831's response-value for A2's prefix ("AUTHENTICATE" for the
 // client's response, empty for the server's rspauth).
 func (d *digestMD5) digest(method string) string {
-	secret := md5.Sum([]byte(d.login.Username + ":" + d.realm + ":" + d.login.Password))
+	secret := md5.Sum(latin1(d.login.Username + ":" + d.realm + ":" + d.login.Password))
 	a1 := string(secret[:]) + ":" + d.nonce + ":" + d.cnonce
 	a2 := method + ":" + d.digestURI
 	return md5Hex(md5Hex(a1) + ":" + d.nonce + ":" + d.nc + ":" + d.cnonce + ":auth:" + md5Hex(a2))
@@ -158,9 +166,22 @@ func (d *digestMD5) checkRspAuth(token []byte) error {
 		return err
 	}
 	if fields["rspauth"] != d.digest("") {
-		return fmt.Errorf("zkclient: ZooKeeper's DIGEST-MD5 rspauth does not match: %w", ErrSASLAuthFailed)
+		return errors.New("zkclient: ZooKeeper's DIGEST-MD5 rspauth does not match")
 	}
 	return nil
+}
+
+// latin1 encodes s in ISO 8859-1 when every character has a code there, as
+// RFC 2831 (and Java's client) hashes the credentials, else in UTF-8.
+func latin1(s string) []byte {
+	b := make([]byte, 0, len(s))
+	for _, r := range s {
+		if r > 0xff {
+			return []byte(s)
+		}
+		b = append(b, byte(r))
+	}
+	return b
 }
 
 func quoteDigest(s string) string {
@@ -216,4 +237,11 @@ func parseDigestDirectives(s string) (map[string]string, error) {
 		fields[key] = strings.TrimSpace(v.String())
 	}
 	return fields, nil
+}
+
+// SystemLogin is the SASL login Kafka's brokers, tools and old consumers take
+// from the JVM's system properties (KAFKA_OPTS here): the JAAS file's
+// ZooKeeper client context, nil when there is none.
+func SystemLogin() (*SASL, error) {
+	return security.ZooKeeperSASL(security.SystemProperties())
 }

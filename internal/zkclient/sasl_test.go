@@ -18,7 +18,7 @@ import (
 // 2.8 does: all rights to sasl:<its user>, read for everyone except where secrets live; a client
 // without credentials reads what is public and writes nothing; a wrong password is refused at once.
 func TestSASLDigestAndSecureACLs(t *testing.T) {
-	server := zktest.Start(t, zktest.Options{SASLUsers: map[string]string{"kafka": "kafka-secret", "other": "x"}})
+	server := zktest.Start(t, zktest.Options{SASLUsers: map[string]string{"kafka": "kafka-secret", "other": "x", "latin": "pässwörd"}})
 	ctx, cancel := context.WithTimeout(t.Context(), waitTimeout)
 	defer cancel()
 	secure, err := zkclient.Connect(ctx, zkclient.Config{Connect: server.Connect + "/kafka", Logger: zaptest.NewLogger(t),
@@ -75,13 +75,37 @@ func TestSASLDigestAndSecureACLs(t *testing.T) {
 		t.Errorf("another user's delete: %v, want %v", err, zk.ErrNoAuth)
 	}
 
-	start := time.Now()
-	_, err = zkclient.Connect(ctx, zkclient.Config{Connect: server.Connect, SASL: &zkclient.SASL{Username: "kafka", Password: "wrong"}})
-	if !errors.Is(err, zkclient.ErrSASLAuthFailed) {
-		t.Fatalf("a wrong password: %v, want %v", err, zkclient.ErrSASLAuthFailed)
+	// RFC 2831 hashes credentials in ISO 8859-1 when they fit in it, as Java does.
+	latin, err := zkclient.Connect(ctx, zkclient.Config{Connect: server.Connect, SASL: &zkclient.SASL{Username: "latin", Password: "pässwörd"}})
+	if err != nil {
+		t.Fatalf("a Latin-1 password: %v", err)
 	}
-	if took := time.Since(start); took > waitTimeout/2 {
-		t.Errorf("a wrong password was refused after %v, not at once", took)
+	latin.Close()
+
+	// ZooKeeper keeps a login per connection: after a reconnect the session must log in again.
+	r := newRelay(t, server.Connect)
+	relayed, err := zkclient.Connect(ctx, zkclient.Config{Connect: r.addr, SASL: &zkclient.SASL{Username: "kafka", Password: "kafka-secret"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer relayed.Close()
+	id := relayed.SessionID()
+	r.drop()
+	if _, err := relayed.Set("/kafka/brokers/topics/t", []byte("after reconnect"), -1); err != nil || relayed.SessionID() != id {
+		t.Errorf("a write after a reconnect in session 0x%x (was 0x%x): %v", relayed.SessionID(), id, err)
+	}
+
+	for name, cfg := range map[string]zkclient.Config{
+		"a wrong password":      {Connect: server.Connect, SASL: &zkclient.SASL{Username: "kafka", Password: "wrong"}},
+		"a server without SASL": {Connect: zktest.SharedServer(t).Addr(), SASL: &zkclient.SASL{Username: "kafka", Password: "kafka-secret"}},
+	} {
+		start := time.Now()
+		if _, err := zkclient.Connect(ctx, cfg); !errors.Is(err, zkclient.ErrSASLAuthFailed) {
+			t.Errorf("%s: %v, want %v", name, err, zkclient.ErrSASLAuthFailed)
+		}
+		if took := time.Since(start); took > waitTimeout/2 {
+			t.Errorf("%s was refused after %v, not at once", name, took)
+		}
 	}
 }
 
