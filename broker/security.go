@@ -8,8 +8,6 @@ import (
 	"sync"
 	"time"
 
-	"github.com/twmb/franz-go/pkg/sasl/plain"
-	"github.com/twmb/franz-go/pkg/sasl/scram"
 	"go.uber.org/zap"
 
 	"github.com/zkafka/zkafka/brokerconfig"
@@ -115,14 +113,7 @@ func interBrokerSecurity(cfg *brokerconfig.Config) (wire.Security, error) {
 	if user == "" {
 		return sec, fmt.Errorf("%s has no username for inter-broker SASL: %w", key, brokerconfig.ErrConfig)
 	}
-	switch mech {
-	case "PLAIN":
-		sec.SASL = plain.Auth{User: user, Pass: pass}.AsMechanism()
-	case "SCRAM-SHA-256":
-		sec.SASL = scram.Auth{User: user, Pass: pass}.AsSha256Mechanism()
-	case "SCRAM-SHA-512":
-		sec.SASL = scram.Auth{User: user, Pass: pass}.AsSha512Mechanism()
-	default:
+	if sec.SASL, ok = security.ClientMechanism(mech, user, pass, false); !ok {
 		return sec, fmt.Errorf("sasl.mechanism.inter.broker.protocol %s is not supported, only PLAIN, SCRAM-SHA-256 and SCRAM-SHA-512: %w", mech, brokerconfig.ErrConfig)
 	}
 	return sec, nil

@@ -24,6 +24,7 @@ import (
 // leaders and partition counts, refreshed by Metadata requests.
 type cluster struct {
 	clientID  string
+	security  wire.Security // how every connection meets the brokers' listener
 	stats     *counters
 	bootstrap func(context.Context) ([]string, error) // addresses to ask first
 	log       *zap.Logger
@@ -41,9 +42,9 @@ type cluster struct {
 	topicErrors string
 }
 
-func newCluster(clientID string, stats *counters, bootstrap func(context.Context) ([]string, error), log *zap.Logger) *cluster {
+func newCluster(clientID string, sec wire.Security, stats *counters, bootstrap func(context.Context) ([]string, error), log *zap.Logger) *cluster {
 	return &cluster{
-		clientID: clientID, stats: stats, bootstrap: bootstrap, log: log,
+		clientID: clientID, security: sec, stats: stats, bootstrap: bootstrap, log: log,
 		conns: map[int32]*wire.Client{}, addrs: map[int32]string{},
 		leaders: map[kafka.TopicPartition]int32{}, partitions: map[string]int32{},
 	}
@@ -66,6 +67,11 @@ func (k *cluster) request(ctx context.Context, cl *wire.Client, req kmsg.Request
 	return cl.Request(ctx, req)
 }
 
+// dial connects to a broker with the consumer's client id and security.
+func (k *cluster) dial(ctx context.Context, addr string) (*wire.Client, error) {
+	return wire.DialSecure(ctx, addr, k.clientID, k.security)
+}
+
 // broker returns a connection to broker id, dialing it if needed.
 func (k *cluster) broker(ctx context.Context, id int32) (*wire.Client, error) {
 	k.mu.Lock()
@@ -77,7 +83,7 @@ func (k *cluster) broker(ctx context.Context, id int32) (*wire.Client, error) {
 	if addr == "" {
 		return nil, fmt.Errorf("broker %d: address unknown: %w", id, kerr.LeaderNotAvailable)
 	}
-	cl, err := wire.Dial(ctx, addr, k.clientID)
+	cl, err := k.dial(ctx, addr)
 	if err != nil {
 		return nil, err
 	}
@@ -116,7 +122,7 @@ func (k *cluster) any(ctx context.Context) (*wire.Client, int32, error) {
 	}
 	errs := []error{}
 	for _, addr := range addrs {
-		cl, err := wire.Dial(ctx, addr, k.clientID)
+		cl, err := k.dial(ctx, addr)
 		if err == nil {
 			return cl, -1, nil
 		}

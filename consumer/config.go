@@ -8,6 +8,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kerr"
 	"go.uber.org/zap"
 
+	"github.com/zkafka/zkafka/wire"
 	"github.com/zkafka/zkafka/zkpaths"
 )
 
@@ -31,6 +32,9 @@ type Config struct {
 	ZooKeeperConnect      string   // zookeeper.connect: legacy mode
 	BootstrapServers      []string // bootstrap.servers: coordinator mode
 	ClientID              string   // client.id; default "zkafka-consumer"
+	// Security is how the consumer meets the brokers' listener: TLS and
+	// SASL (security.protocol, ssl.*, sasl.*); zero for PLAINTEXT.
+	Security wire.Security
 
 	// DisableAutoCommit turns off auto.commit.enable (0.8) /
 	// enable.auto.commit: offsets are then committed only by Commit.

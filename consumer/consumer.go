@@ -84,9 +84,9 @@ func New(ctx context.Context, cfg Config) (*Consumer, error) {
 	if cfg.legacy() {
 		g := newZKGroup(c)
 		c.group = g
-		c.cluster = newCluster(cfg.ClientID, &c.stats, g.brokerAddrs, c.log)
+		c.cluster = newCluster(cfg.ClientID, cfg.Security, &c.stats, g.brokerAddrs, c.log)
 	} else {
-		c.cluster = newCluster(cfg.ClientID, &c.stats, func(context.Context) ([]string, error) {
+		c.cluster = newCluster(cfg.ClientID, cfg.Security, &c.stats, func(context.Context) ([]string, error) {
 			return cfg.BootstrapServers, nil
 		}, c.log)
 		c.group = newCoordinatorGroup(c)

@@ -123,7 +123,7 @@ func (g *coordinatorGroup) findCoordinator(ctx context.Context) error {
 		return fmt.Errorf("find coordinator: %w", err)
 	}
 	addr := net.JoinHostPort(host, strconv.Itoa(int(port)))
-	conn, err := wire.Dial(ctx, addr, g.c.cfg.ClientID)
+	conn, err := g.c.cluster.dial(ctx, addr)
 	if err != nil {
 		return fmt.Errorf("coordinator: %w", err)
 	}
@@ -163,7 +163,7 @@ func (g *coordinatorGroup) offsetConn(ctx context.Context) (*wire.Client, error)
 	if addr == "" {
 		return nil, fmt.Errorf("coordinator unknown: %w", kerr.CoordinatorNotAvailable)
 	}
-	cl, err := wire.Dial(ctx, addr, g.c.cfg.ClientID)
+	cl, err := g.c.cluster.dial(ctx, addr)
 	if err != nil {
 		return nil, fmt.Errorf("coordinator: %w", err)
 	}

@@ -5,12 +5,16 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/zkafka/zkafka/security"
 )
 
 // ConfigFromProperties builds a Config from Kafka consumer properties, both
 // 0.8 names (zookeeper.connect, auto.commit.enable, smallest/largest) and
 // the new consumer's (bootstrap.servers, enable.auto.commit,
-// earliest/latest). Topics are not a property: set Config.Topics.
+// earliest/latest), and the security configs (security.protocol, ssl.*,
+// sasl.*) the brokers' listener needs. Topics are not a property: set
+// Config.Topics.
 func ConfigFromProperties(props map[string]string) (Config, error) {
 	var cfg Config
 	ms := func(key, v string, dst *time.Duration) error {
@@ -21,7 +25,12 @@ func ConfigFromProperties(props map[string]string) (Config, error) {
 		*dst = time.Duration(n) * time.Millisecond
 		return nil
 	}
+	secProps := map[string]string{}
 	for key, v := range props {
+		if security.IsClientSecurityConfig(key) {
+			secProps[key] = v
+			continue
+		}
 		var err error
 		switch key {
 		case "group.id":
@@ -83,6 +92,11 @@ func ConfigFromProperties(props map[string]string) (Config, error) {
 			return Config{}, err
 		}
 	}
+	sec, err := security.ClientSecurity(secProps)
+	if err != nil {
+		return Config{}, fmt.Errorf("%w: %v", ErrInvalidConfig, err)
+	}
+	cfg.Security = sec
 	return cfg, nil
 }
 

@@ -70,11 +70,7 @@ build_base() {
 		log "$BASE_IMAGE: present"
 		return 0
 	fi
-	command -v debootstrap >/dev/null || {
-		log "installing debootstrap with apt-get"
-		as_root apt-get update -qq
-		as_root env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq debootstrap >/dev/null
-	}
+	ensure_command debootstrap
 	local root
 	root=$(mktemp -d "${TMPDIR:-/var/tmp}/zkafka-rootfs.XXXXXX")
 	# shellcheck disable=SC2064 # expand now: root is local

@@ -21,15 +21,27 @@ as_root() {
 	fi
 }
 
+# apt_install PACKAGE... installs Debian packages, quietly.
+apt_install() {
+	as_root apt-get update -qq
+	as_root env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "$@" >/dev/null
+}
+
 # ensure_packages installs ZooKeeper (with a JRE) and kcat when any of them is missing.
 ensure_packages() {
 	if [ -f "$ZK_JAR" ] && [ -x "$ZK_CLI" ] && command -v java >/dev/null && command -v kcat >/dev/null; then
 		return 0
 	fi
 	log "installing zookeeper and kcat with apt-get"
-	as_root apt-get update -qq
-	as_root env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq zookeeper kcat >/dev/null
+	apt_install zookeeper kcat
 	[ -f "$ZK_JAR" ] || die "apt-get finished but $ZK_JAR is missing"
+}
+
+# ensure_command NAME installs the Debian package of that name when no such command is found.
+ensure_command() {
+	command -v "$1" >/dev/null && return 0
+	log "installing $1 with apt-get"
+	apt_install "$1"
 }
 
 # ensure_test_tools installs what only the full check needs, beyond ensure_packages: shellcheck,
@@ -40,9 +52,7 @@ ensure_test_tools() {
 	command -v shellcheck >/dev/null && /usr/bin/python3 -c 'import confluent_kafka, kafka, lz4, xxhash' 2>/dev/null &&
 		command -v chromium >/dev/null && return 0
 	log "installing shellcheck, Python's Kafka clients and chromium with apt-get"
-	as_root apt-get update -qq
-	as_root env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq shellcheck python3-confluent-kafka python3-kafka \
-		python3-lz4 python3-xxhash chromium >/dev/null
+	apt_install shellcheck python3-confluent-kafka python3-kafka python3-lz4 python3-xxhash chromium
 }
 
 # ensure_docker starts the Docker engine when its client is installed but no engine answers (a CI run

@@ -206,7 +206,7 @@ func (c *aclCommand) connect() error {
 	ctx, cancel := context.WithTimeout(context.Background(), adminTimeout)
 	defer cancel()
 	if c.opts.has("bootstrap-server") {
-		cl, _, err := dialAdmin(c.opts.value("bootstrap-server"))
+		cl, _, err := dialAdmin(c.opts.value("bootstrap-server"), c.opts.value("command-config"))
 		if err != nil {
 			return err
 		}

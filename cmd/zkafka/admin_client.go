@@ -175,14 +175,46 @@ func (o toolOptions) int32Option(name string) (int32, error) {
 }
 
 // dialAdmin returns a kgo client on the bootstrap servers and its kadm
-// wrapper; the caller closes the kgo client.
-func dialAdmin(bootstrap string) (*kgo.Client, *kadm.Client, error) {
-	cl, err := kgo.NewClient(kgo.SeedBrokers(strings.Split(bootstrap, ",")...),
-		kgo.ClientID("adminclient-1"), kgo.RetryTimeout(adminTimeout))
+// wrapper; the caller closes the kgo client. commandConfig, when not empty,
+// is the tool's --command-config file, whose security configs the client
+// connects with.
+func dialAdmin(bootstrap, commandConfig string) (*kgo.Client, *kadm.Client, error) {
+	opts := []kgo.Opt{kgo.SeedBrokers(strings.Split(bootstrap, ",")...),
+		kgo.ClientID("adminclient-1"), kgo.RetryTimeout(adminTimeout)}
+	if commandConfig != "" {
+		props, err := brokerconfig.ReadPropertiesFile(commandConfig)
+		if err != nil {
+			return nil, nil, err
+		}
+		sec, err := securityOpts(props)
+		if err != nil {
+			return nil, nil, err
+		}
+		opts = append(opts, sec...)
+	}
+	cl, err := kgo.NewClient(opts...)
 	if err != nil {
 		return nil, nil, fmt.Errorf("bootstrap servers %q: %w", bootstrap, err)
 	}
 	return cl, kadm.NewClient(cl), nil
+}
+
+// securityOpts are the kgo options of a client with these properties: TLS
+// and SASL as security.ClientSecurity reads them from security.protocol,
+// ssl.* and sasl.*.
+func securityOpts(props map[string]string) ([]kgo.Opt, error) {
+	sec, err := security.ClientSecurity(props)
+	if err != nil {
+		return nil, err
+	}
+	var opts []kgo.Opt
+	if sec.TLS != nil {
+		opts = append(opts, kgo.DialTLSConfig(sec.TLS))
+	}
+	if sec.SASL != nil {
+		opts = append(opts, kgo.SASL(sec.SASL))
+	}
+	return opts, nil
 }
 
 // dialZooKeeper opens a session for a tool's --zookeeper mode. As 2.8's tools do, it
@@ -252,10 +284,19 @@ func zkTLSConfigFile(path string) (map[string]string, error) {
 
 // kafkaMessage is what Kafka's tools print for err: a broker's error message
 // when it sent one, else the exception's own text (kerr's description).
+// kgo puts a broker's message after the code (a SaslAuthenticate answer's
+// "Authentication failed during authentication due to invalid credentials
+// with SASL mechanism SCRAM-SHA-256"); the message alone is the Java
+// exception's.
 func kafkaMessage(err error) string {
 	var ke *kerr.Error
 	if errors.As(err, &ke) && err.Error() == ke.Error() {
 		return ke.Description
+	}
+	if ke != nil {
+		if msg, ok := strings.CutPrefix(err.Error(), ke.Error()+": "); ok {
+			return msg
+		}
 	}
 	return err.Error()
 }

@@ -15,6 +15,7 @@ import (
 
 var brokerAPIVersionsOptions = []optionSpec{
 	argOpt("bootstrap-server", "server(s) to use for bootstrapping", "REQUIRED: The server to connect to."),
+	argOpt("command-config", "command config property file", "A property file containing configs to be passed to Admin Client."),
 	helpOption,
 }
 
@@ -55,7 +56,7 @@ func runBrokerAPIVersions(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintln(stderr, err)
 		return 1
 	}
-	cl, _, err := dialAdmin(opts.value("bootstrap-server"))
+	cl, _, err := dialAdmin(opts.value("bootstrap-server"), opts.value("command-config"))
 	if err != nil {
 		fmt.Fprintln(stderr, err)
 		return 1

@@ -23,6 +23,8 @@ var configsOptions = []optionSpec{
 	argOpt("zookeeper", "urls", "DEPRECATED. The connection string for the zookeeper connection in the form host:port. "+
 		"Multiple URLS can be given to allow fail-over. Replaced by --bootstrap-server, REQUIRED unless --bootstrap-server is given."),
 	argOpt("bootstrap-server", "server to connect to", "The Kafka server to connect to. This is required for describing and altering broker configs."),
+	argOpt("command-config", "command config property file", "Property file containing configs to be passed to Admin Client. "+
+		"This is used only with --bootstrap-server option for describing and altering broker configs."),
 	flagOpt("alter", "Alter the configuration for the entity."),
 	flagOpt("describe", "List configs for the given entity."),
 	flagOpt("all", "List all configs for the given topic, broker, or broker-logger entity (includes static configuration when the entity type is brokers)"),
@@ -78,7 +80,7 @@ func runConfigs(args []string, stdout, stderr io.Writer) int {
 		}
 		return cmd.finish(err, args, stderr)
 	}
-	cl, _, err := dialAdmin(opts.value("bootstrap-server"))
+	cl, _, err := dialAdmin(opts.value("bootstrap-server"), opts.value("command-config"))
 	if err == nil {
 		defer cl.Close()
 		err = cmd.runAdmin(ctx, cl, stdout)

@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"maps"
 	mathrand "math/rand/v2"
 	"os/signal"
 	"strconv"
@@ -31,6 +32,7 @@ var consoleConsumerOptions = []optionSpec{
 	argOpt("offset", "consume offset", "The offset id to consume from (a non-negative number), or 'earliest' which means from beginning, "+
 		"or 'latest' which means from end").defaults("latest"),
 	argOpt("consumer-property", "consumer_prop", "A mechanism to pass user-defined properties in the form key=value to the consumer."),
+	argOpt("consumer.config", "config file", "Consumer config properties file. Note that [consumer-property] takes precedence over this config."),
 	argOpt("formatter", "class", "The name of a class to use for formatting kafka messages for display: the default, or "+
 		"the transaction log's for __transaction_state.").defaults(defaultFormatterClass),
 	argOpt("property", "prop", "The properties to initialize the message formatter. Default properties include:\n"+
@@ -159,12 +161,20 @@ func runConsoleConsumer(args []string, stdout, stderr io.Writer) int {
 		return 2
 	}
 
+	props := map[string]string{}
+	if file := opts.value("consumer.config"); file != "" {
+		if props, err = brokerconfig.ReadPropertiesFile(file); err != nil {
+			fmt.Fprintf(stderr, "zkafka console-consumer: %v\n", err)
+			return 2
+		}
+	}
 	extra, err := brokerconfig.ParseOverrides(opts.all("consumer-property"))
 	if err != nil {
 		fmt.Fprintf(stderr, "zkafka console-consumer: %v\n", err)
 		return 2
 	}
-	cfg, err := consumer.ConfigFromProperties(extra)
+	maps.Copy(props, extra)
+	cfg, err := consumer.ConfigFromProperties(props)
 	if err != nil {
 		fmt.Fprintf(stderr, "zkafka console-consumer: %v\n", err)
 		return 2

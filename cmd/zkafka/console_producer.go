@@ -18,6 +18,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kgo"
 
 	"github.com/zkafka/zkafka/brokerconfig"
+	"github.com/zkafka/zkafka/security"
 )
 
 var consoleProducerOptions = []optionSpec{
@@ -159,14 +160,23 @@ var consoleProducerMergedOptions = []struct{ option, property, fallback string }
 }
 
 // producerOpts maps the producer properties the console producer uses onto
-// kgo options; an unknown property is refused rather than ignored.
+// kgo options, the security configs (security.protocol, ssl.*, sasl.*)
+// included; an unknown property is refused rather than ignored.
 func producerOpts(servers string, props map[string]string) ([]kgo.Opt, error) {
 	opts := []kgo.Opt{kgo.SeedBrokers(strings.Split(servers, ",")...), kgo.ClientID("console-producer"),
 		kgo.DefaultProduceTopic(""), kgo.RecordPartitioner(kgo.StickyKeyPartitioner(nil)),
 		// The Java producer's Metadata requests ask the broker to create a
 		// missing topic (auto.create.topics.enable decides).
 		kgo.AllowAutoTopicCreation()}
+	sec, err := securityOpts(props)
+	if err != nil {
+		return nil, err
+	}
+	opts = append(opts, sec...)
 	for k, v := range props {
+		if security.IsClientSecurityConfig(k) {
+			continue
+		}
 		bad := fmt.Errorf("Invalid value %s for configuration %s", v, k)
 		switch k {
 		case "acks":

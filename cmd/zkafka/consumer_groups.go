@@ -10,6 +10,7 @@ import (
 
 var consumerGroupsOptions = []optionSpec{
 	argOpt("bootstrap-server", "server to connect to", "REQUIRED: The server(s) to connect to."),
+	argOpt("command-config", "command config property file", "Property file containing configs to be passed to Admin Client and Consumer."),
 	argOpt("zookeeper", "urls", "The connection string for the zookeeper connection in the form host:port, for the groups of the old "+
 		"(ZooKeeper-based) consumer. Multiple URLS can be given to allow fail-over. May be used with --list, --describe --group and --delete --group only."),
 	argOpt("group", "consumer group", "The consumer group we wish to act on."),
@@ -84,7 +85,7 @@ func runConsumerGroups(args []string, stdout, stderr io.Writer) int {
 		}
 		return g.finish(err)
 	}
-	cl, adm, err := dialAdmin(opts.value("bootstrap-server"))
+	cl, adm, err := dialAdmin(opts.value("bootstrap-server"), opts.value("command-config"))
 	if err == nil {
 		defer cl.Close()
 		err = g.run(ctx, &adminGroupService{groupCommand: g, cl: cl, adm: adm})

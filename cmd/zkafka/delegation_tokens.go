@@ -21,13 +21,8 @@ import (
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kgo"
 	"github.com/twmb/franz-go/pkg/kmsg"
-	"github.com/twmb/franz-go/pkg/sasl"
-	"github.com/twmb/franz-go/pkg/sasl/plain"
-	"github.com/twmb/franz-go/pkg/sasl/scram"
 
-	"github.com/zkafka/zkafka/brokerconfig"
 	"github.com/zkafka/zkafka/kafka"
-	"github.com/zkafka/zkafka/security"
 )
 
 const delegationTokensMessage = "This tool helps to create, renew, expire, or describe delegation tokens."
@@ -145,56 +140,6 @@ func principalList(ps []kafka.Principal) string {
 // tokenDate is SimpleDateFormat("yyyy-MM-dd'T'HH:mm") in the local zone.
 func tokenDate(ms int64) string { return time.UnixMilli(ms).Format("2006-01-02T15:04") }
 
-// adminSecurityOpts reads what a --command-config file needs for kgo:
-// TLS for SSL and SASL_SSL, the SASL mechanism and its JAAS credentials
-// (ScramLoginModule's tokenauth="true" authenticates with a token).
-func adminSecurityOpts(path string) ([]kgo.Opt, error) {
-	props, err := brokerconfig.ReadPropertiesFile(path)
-	if err != nil {
-		return nil, err
-	}
-	var opts []kgo.Opt
-	protocol := strings.ToUpper(strings.TrimSpace(props["security.protocol"]))
-	switch protocol {
-	case "", "PLAINTEXT":
-		return nil, nil
-	case "SSL", "SASL_SSL":
-		cfg, err := security.ClientTLS(func(key string) string { return props[key] })
-		if err != nil {
-			return nil, err
-		}
-		opts = append(opts, kgo.DialTLSConfig(cfg))
-	case "SASL_PLAINTEXT":
-	default:
-		return nil, fmt.Errorf("Invalid value %s for configuration security.protocol", protocol)
-	}
-	if !strings.HasPrefix(protocol, "SASL_") {
-		return opts, nil
-	}
-	mech := strings.TrimSpace(props["sasl.mechanism"])
-	if mech == "" {
-		mech = "GSSAPI"
-	}
-	entries, err := security.ParseJaasConfig(props["sasl.jaas.config"])
-	if err != nil {
-		return nil, fmt.Errorf("sasl.jaas.config: %w", err)
-	}
-	o := entries[0].Options
-	user, pass, token := o["username"], o["password"], strings.EqualFold(o["tokenauth"], "true")
-	var m sasl.Mechanism
-	switch mech {
-	case "PLAIN":
-		m = plain.Auth{User: user, Pass: pass}.AsMechanism()
-	case "SCRAM-SHA-256":
-		m = scram.Auth{User: user, Pass: pass, IsToken: token}.AsSha256Mechanism()
-	case "SCRAM-SHA-512":
-		m = scram.Auth{User: user, Pass: pass, IsToken: token}.AsSha512Mechanism()
-	default:
-		return nil, fmt.Errorf("sasl.mechanism %s is not supported here, only PLAIN, SCRAM-SHA-256 and SCRAM-SHA-512", mech)
-	}
-	return append(opts, kgo.SASL(m)), nil
-}
-
 func delegationTokenCommand(o toolOptions, out io.Writer) error {
 	if err := checkDelegationTokenArgs(o); err != nil {
 		return err
@@ -209,12 +154,7 @@ func delegationTokenCommand(o toolOptions, out io.Writer) error {
 			periods[name] = v
 		}
 	}
-	secOpts, err := adminSecurityOpts(o.value("command-config"))
-	if err != nil {
-		return err
-	}
-	cl, err := kgo.NewClient(append([]kgo.Opt{kgo.SeedBrokers(strings.Split(o.value("bootstrap-server"), ",")...),
-		kgo.ClientID("adminclient-1"), kgo.RetryTimeout(adminTimeout)}, secOpts...)...)
+	cl, _, err := dialAdmin(o.value("bootstrap-server"), o.value("command-config"))
 	if err != nil {
 		return err
 	}

@@ -16,6 +16,7 @@ import (
 
 var deleteRecordsOptions = []optionSpec{
 	argOpt("bootstrap-server", "server(s) to use for bootstrapping", "REQUIRED: The server to connect to."),
+	argOpt("command-config", "command config property file path", "A property file containing configs to be passed to Admin Client."),
 	argOpt("offset-json-file", "Offset json file path", "REQUIRED: The JSON file with offset per partition. The format to use is:\n"+
 		`{"partitions":`+"\n"+`  [{"topic": "foo", "partition": 1, "offset": 1}],`+"\n"+` "version":1`+"\n}"),
 	helpOption,
@@ -49,7 +50,7 @@ func deleteRecords(args []string, stdout io.Writer) error {
 	if err != nil {
 		return err
 	}
-	cl, adm, err := dialAdmin(opts.value("bootstrap-server"))
+	cl, adm, err := dialAdmin(opts.value("bootstrap-server"), opts.value("command-config"))
 	if err != nil {
 		return err
 	}

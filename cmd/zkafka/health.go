@@ -11,6 +11,8 @@ import (
 
 	"github.com/twmb/franz-go/pkg/kmsg"
 
+	"github.com/zkafka/zkafka/brokerconfig"
+	"github.com/zkafka/zkafka/security"
 	"github.com/zkafka/zkafka/wire"
 )
 
@@ -24,6 +26,7 @@ func runBrokerHealth(args []string, stdout, stderr io.Writer) int {
 	bootstrap := fs.String("bootstrap-server", "localhost:9092", "the broker to check, host:port")
 	brokerID := fs.Int("broker-id", -1, "the id the broker must be registered under (default: $KAFKA_BROKER_ID, else any)")
 	timeout := fs.Duration("timeout", 5*time.Second, "give up after this long")
+	commandConfig := fs.String("command-config", "", "a client properties file with the security configs of the broker's listener (security.protocol, ssl.*, sasl.*)")
 	if err := fs.Parse(args); err != nil {
 		return 2
 	}
@@ -42,9 +45,20 @@ func runBrokerHealth(args []string, stdout, stderr io.Writer) int {
 			id = int32(n)
 		}
 	}
+	var sec wire.Security
+	if *commandConfig != "" {
+		props, err := brokerconfig.ReadPropertiesFile(*commandConfig)
+		if err == nil {
+			sec, err = security.ClientSecurity(props)
+		}
+		if err != nil {
+			fmt.Fprintf(stderr, "zkafka broker-health: --command-config: %v\n", err)
+			return 2
+		}
+	}
 	ctx, cancel := context.WithTimeout(context.Background(), *timeout)
 	defer cancel()
-	msg, err := brokerHealth(ctx, *bootstrap, id)
+	msg, err := brokerHealth(ctx, *bootstrap, id, sec)
 	if err != nil {
 		fmt.Fprintf(stderr, "zkafka broker-health: %s: %v\n", *bootstrap, err)
 		return 1
@@ -53,9 +67,10 @@ func runBrokerHealth(args []string, stdout, stderr io.Writer) int {
 	return 0
 }
 
-// brokerHealth checks one broker; id < 0 accepts any registered broker.
-func brokerHealth(ctx context.Context, addr string, id int32) (string, error) {
-	cl, err := wire.Dial(ctx, addr, "zkafka-broker-health")
+// brokerHealth checks one broker, connecting with sec; id < 0 accepts any
+// registered broker.
+func brokerHealth(ctx context.Context, addr string, id int32, sec wire.Security) (string, error) {
+	cl, err := wire.DialSecure(ctx, addr, "zkafka-broker-health", sec)
 	if err != nil {
 		return "", err
 	}

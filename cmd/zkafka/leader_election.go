@@ -22,6 +22,7 @@ import (
 
 var leaderElectionOptions = []optionSpec{
 	argOpt("bootstrap-server", "host:port", "A hostname and port for the broker to connect to, in the form host:port. Multiple comma separated URLs can be given. REQUIRED."),
+	argOpt("admin.config", "config file", "Configuration properties files to pass to the admin client"),
 	argOpt("path-to-json-file", "Path to JSON file", "The JSON file with the list  of partition for which leader elections should be performed. This is an example format. \n"+
 		`{"partitions":`+"\n\t"+`[{"topic": "foo", "partition": 1},`+"\n\t"+` {"topic": "foobar", "partition": 2}]`+"\n}\n"+
 		"Not allowed if --all-topic-partitions or --topic flags are specified."),
@@ -90,7 +91,7 @@ func leaderElection(args []string, stdout io.Writer) error {
 		}
 		partitions = []kafka.TopicPartition{{Topic: opts.value("topic"), Partition: p}}
 	}
-	cl, _, err := dialAdmin(opts.value("bootstrap-server"))
+	cl, _, err := dialAdmin(opts.value("bootstrap-server"), opts.value("admin.config"))
 	if err != nil {
 		return err
 	}
@@ -116,6 +117,7 @@ var preferredReplicaElectionOptions = []optionSpec{
 		"Replaced by --bootstrap-server, REQUIRED unless --bootstrap-server is given."),
 	argOpt("bootstrap-server", "host:port", "A hostname and port for the broker to connect to, in the form host:port. Multiple comma-separated URLs can be given. "+
 		"REQUIRED unless --zookeeper is given."),
+	argOpt("admin.config", "config file", "Admin client config properties file to pass to the admin client when --bootstrap-server is given."),
 	helpOption,
 }
 
@@ -159,7 +161,7 @@ func preferredReplicaElection(args []string, stdout io.Writer) error {
 		defer zkc.Close()
 		return writePreferredReplicaElection(zkc, partitions, stdout)
 	}
-	cl, _, err := dialAdmin(opts.value("bootstrap-server"))
+	cl, _, err := dialAdmin(opts.value("bootstrap-server"), opts.value("admin.config"))
 	if err != nil {
 		return err
 	}

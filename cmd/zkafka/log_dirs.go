@@ -16,6 +16,7 @@ import (
 
 var logDirsOptions = []optionSpec{
 	argOpt("bootstrap-server", "The server(s) to use for bootstrapping", "REQUIRED: the server(s) to use for bootstrapping"),
+	argOpt("command-config", "Admin client property file", "Property file containing configs to be passed to Admin Client."),
 	flagOpt("describe", "Describe the specified log directories on the specified brokers."),
 	argOpt("topic-list", "Topic list", `The list of topics to be queried in the form "topic1,topic2,topic3". All topics will be queried if no topic list is specified`),
 	argOpt("broker-list", "Broker list", `The list of brokers to be queried in the form "0,1,2". All brokers in the cluster will be queried if no broker list is specified`),
@@ -74,7 +75,7 @@ func logDirs(args []string, stdout io.Writer) error {
 			topics = append(topics, t)
 		}
 	}
-	cl, _, err := dialAdmin(opts.value("bootstrap-server"))
+	cl, _, err := dialAdmin(opts.value("bootstrap-server"), opts.value("command-config"))
 	if err != nil {
 		return err
 	}

@@ -27,6 +27,7 @@ var reassignOptions = []optionSpec{
 	flagOpt("list", "List all active partition reassignments."),
 	argOpt("bootstrap-server", "Server(s) to use for bootstrapping", "the server(s) to use for bootstrapping. REQUIRED if an absolute path of the log directory "+
 		"is specified for any replica in the reassignment json file, or if --zookeeper is not given."),
+	argOpt("command-config", "Admin client property file", "Property file containing configs to be passed to Admin Client."),
 	argOpt("zookeeper", "urls", "DEPRECATED: The connection string for the zookeeper connection in the form host:port. "+
 		"Multiple URLS can be given to allow fail-over.  Please use --bootstrap-server instead."),
 	argOpt("reassignment-json-file", "manual assignment json file path", "The JSON file with the partition reassignment configurationThe format to use is - \n"+
@@ -60,14 +61,14 @@ var (
 		"execute": {"reassignment-json-file"}, "cancel": {"reassignment-json-file"}, "list": nil,
 	}
 	reassignPermitted = map[string][]string{
-		"verify":   {"bootstrap-server", "preserve-throttles", "zookeeper"},
-		"generate": {"bootstrap-server", "broker-list", "disable-rack-aware", "zookeeper"},
-		"execute": {"additional", "bootstrap-server", "throttle",
+		"verify":   {"bootstrap-server", "command-config", "preserve-throttles", "zookeeper"},
+		"generate": {"bootstrap-server", "broker-list", "command-config", "disable-rack-aware", "zookeeper"},
+		"execute": {"additional", "bootstrap-server", "command-config", "throttle",
 			"replica-alter-log-dirs-throttle", "timeout", "zookeeper"},
-		"cancel": {"bootstrap-server", "preserve-throttles", "timeout"},
-		"list":   {"bootstrap-server"},
+		"cancel": {"bootstrap-server", "command-config", "preserve-throttles", "timeout"},
+		"list":   {"bootstrap-server", "command-config"},
 	}
-	reassignBootstrapOnly = []string{"additional", "cancel", "replica-alter-log-dirs-throttle", "list", "timeout"}
+	reassignBootstrapOnly = []string{"additional", "cancel", "command-config", "replica-alter-log-dirs-throttle", "list", "timeout"}
 )
 
 // The throttle configs a reassignment sets and --verify clears.
@@ -110,7 +111,7 @@ func runReassignPartitions(args []string, stdout, stderr io.Writer) int {
 				"The --zookeeper option will be removed in a future version of Kafka.")
 		}
 		var cl *kgo.Client
-		if cl, _, err = dialAdmin(opts.value("bootstrap-server")); err == nil {
+		if cl, _, err = dialAdmin(opts.value("bootstrap-server"), opts.value("command-config")); err == nil {
 			defer cl.Close()
 			err = r.run(&adminReassigner{reassigner: r, cl: cl}, opts, action)
 		}

@@ -26,6 +26,8 @@ import (
 
 var topicsOptions = []optionSpec{
 	argOpt("bootstrap-server", "server to connect to", "REQUIRED: The Kafka server to connect to. In case of providing this, a direct Zookeeper connection won't be required."),
+	argOpt("command-config", "command config property file", "Property file containing configs to be passed to Admin Client. "+
+		"This is used only with --bootstrap-server option for describing and altering broker configs."),
 	argOpt("zookeeper", "hosts", "DEPRECATED, The connection string for the zookeeper connection in the form host:port. Multiple hosts can be given to allow fail-over."),
 	flagOpt("list", "List all available topics."),
 	flagOpt("create", "Create a new topic."),
@@ -93,7 +95,7 @@ func runTopics(args []string, stdout, stderr io.Writer) int {
 		defer zkc.Close()
 		svc = &zkTopicService{zk: zkc, admin: newAdminZk(zkc), out: stdout}
 	} else {
-		cl, adm, err := dialAdmin(opts.value("bootstrap-server"))
+		cl, adm, err := dialAdmin(opts.value("bootstrap-server"), opts.value("command-config"))
 		if err != nil {
 			return finishTool(err, "topic", stderr)
 		}
