@@ -15,8 +15,8 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/zkafka/zkafka/acl"
-	"github.com/zkafka/zkafka/brokerconfig"
 	"github.com/zkafka/zkafka/adminzk"
+	"github.com/zkafka/zkafka/brokerconfig"
 	"github.com/zkafka/zkafka/kafka"
 )
 
