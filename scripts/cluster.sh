@@ -272,6 +272,14 @@ cmd_up() {
 	"" | --secure) ;;
 	*) usage ;;
 	esac
+	local n
+	if [ -n "${1:-}" ] && ! secure; then
+		# A running broker would be left as it is: in PLAINTEXT.
+		for n in "${BROKERS[@]}"; do
+			[ -z "$(pid_of "broker-$n" "$(broker_pattern "$n")")" ] ||
+				die "broker $n runs without security; ./scripts/cluster.sh down first, then up --secure"
+		done
+	fi
 	ensure_packages
 	zk_start
 	if ! build; then
@@ -280,7 +288,6 @@ cmd_up() {
 		exit 1
 	fi
 	[ -z "${1:-}" ] || secure_setup
-	local n
 	# The first broker alone until a controller is elected: on a fresh cluster, the controller is
 	# broker 1 every time, not whichever broker won a race.
 	broker_start "${BROKERS[0]}"
