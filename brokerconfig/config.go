@@ -354,7 +354,7 @@ func New(props map[string]string) (*Config, error) {
 		return nil, err
 	}
 	for k := range props {
-		if _, ok := brokerConfigDefs[k]; !ok && !isListenerMaxConnectionsKey(k) && !isListenerOverride(k) {
+		if _, ok := brokerConfigDefs[k]; !ok && !authorizerConfigs[k] && !isListenerMaxConnectionsKey(k) && !isListenerOverride(k) {
 			c.Unknown = append(c.Unknown, k)
 		}
 	}
@@ -521,6 +521,10 @@ func isListenerMaxConnectionsKey(k string) bool {
 	name, ok = strings.CutSuffix(name, ".max.connections")
 	return ok && name != "" && !strings.Contains(name, ".")
 }
+
+// authorizerConfigs are the configs the AclAuthorizer reads from the
+// broker's properties: not KafkaConfig's, yet not unknown to the broker.
+var authorizerConfigs = map[string]bool{"super.users": true, "allow.everyone.if.no.acl.found": true}
 
 // isListenerOverride reports whether k is listener.name.<listener>.<config>
 // or listener.name.<listener>.<mechanism>.<config> of a config the broker

@@ -53,6 +53,7 @@ listeners=PLAINTEXT://127.0.0.1:9093,\
 listener.security.protocol.map=PLAINTEXT:PLAINTEXT,INTERNAL:PLAINTEXT
 inter.broker.listener.name=INTERNAL
 advertised.listeners=PLAINTEXT://localhost:9093,INTERNAL://b3:19093
+super.users=User:admin
 made.up.key=1
 `))
 	if err != nil {
@@ -68,6 +69,7 @@ made.up.key=1
 	if l, ok := c.AdvertisedListener("INTERNAL"); !ok || l.Host != "b3" || l.Port != 19093 {
 		t.Fatalf("advertised INTERNAL = %+v %v", l, ok)
 	}
+	// super.users is the AclAuthorizer's: known, though not KafkaConfig's.
 	if len(c.Unknown) != 1 || c.Unknown[0] != "made.up.key" {
 		t.Fatalf("unknown keys %v", c.Unknown)
 	}

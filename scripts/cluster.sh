@@ -3,6 +3,7 @@
 # Everything it writes (data, logs, pid files) lives under ./data.
 #
 #   ./scripts/cluster.sh up           install ZooKeeper if needed, build, start all, wait for registration
+#   ./scripts/cluster.sh up --secure  the same with SASL_SSL, SCRAM users and ACLs (docs/SECURITY.md)
 #   ./scripts/cluster.sh down         stop the brokers (SIGTERM, then SIGKILL), then ZooKeeper
 #   ./scripts/cluster.sh status       each process: running, paused or stopped, pid, port
 #   ./scripts/cluster.sh logs [N|zk]  follow all logs, broker N's, or ZooKeeper's
@@ -17,6 +18,12 @@
 # A ZooKeeper ensemble instead of one server: ZKAFKA_ZK_SERVERS=3 (or 5) runs servers 1-3 on client
 # ports ZK_PORT, ZK_PORT+1, ZK_PORT+2, their quorum ports next and their election ports after those;
 # zk then names all of them and zkI one (`kill zk2`, `pause zk1`), and status shows each one's mode.
+#
+# A secure cluster (up --secure) stays secure until reset: its brokers listen on SASL_SSL with the
+# settings of config/server-secure.properties, and ./data/secure holds its CA, the brokers' keys and
+# certificates and the client configs of its users (admin, a super user, and alice), made once with
+# scripts/secure-files.sh; the users' SCRAM credentials are created in ZooKeeper before the brokers
+# first start.
 #
 # A second cluster beside the first: ZKAFKA_BASE_PORT (broker N on BASE+N-1, default 9092),
 # ZKAFKA_ZK_PORT (default 2181), ZKAFKA_DATA (default ./data); ZKAFKA_BIN runs that zkafka binary
@@ -44,6 +51,11 @@ BASE_PORT=${ZKAFKA_BASE_PORT:-9092}
 BROKERS=(1 2 3)
 BROKER_STOP_TIMEOUT=30
 SLF4J_SIMPLE=/usr/share/java/slf4j-simple.jar
+
+# The secure cluster's files, and its users as USER:PASSWORD (teaching passwords, as in Kafka's
+# documentation; admin's is also the brokers' login in config/server-secure.properties).
+SECURE=$DATA/secure
+SECURE_USERS=(admin:admin-secret alice:alice-secret)
 
 broker_port() { echo $((BASE_PORT + $1 - 1)); }
 broker_pattern() { echo "log.dirs=$DATA/broker-$1"; }
@@ -155,8 +167,43 @@ broker_host() {
 	echo "${host:-127.0.0.1}"
 }
 
+# secure succeeds when this cluster is a secure one: scripts/secure-files.sh writes ca.pem last.
+secure() { [ -f "$SECURE/ca.pem" ]; }
+
+# secure_setup makes, once, the secure cluster's files and its users' SCRAM credentials, which must
+# be in ZooKeeper before a broker logs in to another: as 2.8's documentation does it, with
+# kafka-configs --zookeeper. The credentials come first, so that a cluster with ca.pem is complete.
+secure_setup() {
+	secure && return 0
+	local login user config out
+	ensure_command openssl
+	rm -rf "$SECURE"
+	for login in "${SECURE_USERS[@]}"; do
+		user=${login%%:*} config="SCRAM-SHA-256=[iterations=8192,password=${login#*:}]"
+		log "creating user $user: kafka-configs --zookeeper $(zk_connect 127.0.0.1) --alter --add-config '$config' --entity-type users --entity-name $user"
+		out=$("$BIN" configs --zookeeper "$(zk_connect 127.0.0.1)" --alter --add-config "$config" --entity-type users --entity-name "$user" 2>&1) ||
+			die "kafka-configs failed: $out"
+	done
+	log "making the CA, the brokers' certificates and the client configs in $SECURE (openssl)"
+	scripts/secure-files.sh "$SECURE" "" "${SECURE_USERS[@]}" || {
+		rm -rf "$SECURE"
+		die "scripts/secure-files.sh failed"
+	}
+}
+
+# secure_overrides prints the --override words that make broker N a secure one: every property of
+# config/server-secure.properties, then its key store and trust store.
+secure_overrides() {
+	local line
+	while IFS= read -r line || [ -n "$line" ]; do
+		case $line in '' | '#'* | '!'*) continue ;; esac
+		printf '%s\0' --override "$line"
+	done <config/server-secure.properties
+	printf '%s\0' --override "ssl.keystore.location=$SECURE/broker-$1.pem" --override "ssl.truststore.location=$SECURE/ca.pem"
+}
+
 broker_start() {
-	local n=$1 pid port ns host zk
+	local n=$1 pid port ns host zk protocol=PLAINTEXT security=()
 	port=$(broker_port "$n")
 	pid=$(pid_of "broker-$n" "$(broker_pattern "$n")")
 	if [ -n "$pid" ]; then
@@ -173,13 +220,20 @@ broker_start() {
 	if port_open "$port" "$listen"; then
 		die "port $port (broker $n) is in use by a process this script did not start"
 	fi
+	if secure; then
+		# Its certificate names localhost and 127.0.0.1, not a namespace's address.
+		[ -z "$ns" ] || die "broker $n has a network namespace ($RUN/broker-$n.netns): the secure cluster runs without"
+		protocol=SASL_SSL
+		mapfile -d '' -t security < <(secure_overrides "$n")
+	fi
 	log "starting broker $n on $listen:$port${ns:+ in network namespace $ns} (log $LOGS/broker-$n.log)"
 	# server-N.properties with this cluster's ports and data dir (the same values by default).
 	start_detached "broker-$n" "${run[@]}" broker "config/server-$n.properties" \
-		--override "listeners=PLAINTEXT://$listen:$port" \
-		--override "advertised.listeners=PLAINTEXT://$advertise:$port" \
+		--override "listeners=$protocol://$listen:$port" \
+		--override "advertised.listeners=$protocol://$advertise:$port" \
 		--override "log.dirs=$DATA/broker-$n" \
-		--override "zookeeper.connect=$(zk_connect "${zk:-localhost}")"
+		--override "zookeeper.connect=$(zk_connect "${zk:-localhost}")" \
+		"${security[@]}"
 }
 
 broker_wait() {
@@ -214,6 +268,18 @@ build() {
 }
 
 cmd_up() {
+	case ${1:-} in
+	"" | --secure) ;;
+	*) usage ;;
+	esac
+	local n
+	if [ -n "${1:-}" ] && ! secure; then
+		# A running broker would be left as it is: in PLAINTEXT.
+		for n in "${BROKERS[@]}"; do
+			[ -z "$(pid_of "broker-$n" "$(broker_pattern "$n")")" ] ||
+				die "broker $n runs without security; ./scripts/cluster.sh down first, then up --secure"
+		done
+	fi
 	ensure_packages
 	zk_start
 	if ! build; then
@@ -221,7 +287,7 @@ cmd_up() {
 		log "fix the build and run ./scripts/cluster.sh up again, or ./scripts/cluster.sh down"
 		exit 1
 	fi
-	local n
+	[ -z "${1:-}" ] || secure_setup
 	# The first broker alone until a controller is elected: on a fresh cluster, the controller is
 	# broker 1 every time, not whichever broker won a race.
 	broker_start "${BROKERS[0]}"
@@ -236,6 +302,10 @@ cmd_up() {
 	fi
 	local env
 	env=$(cluster_env)
+	if secure; then
+		secure_hints "$env"
+		return
+	fi
 	cat <<-MSG
 		zkafka is up: ZooKeeper $(zk_connect 127.0.0.1), brokers localhost:$(broker_port 1), localhost:$(broker_port 2), localhost:$(broker_port 3)
 
@@ -243,6 +313,22 @@ cmd_up() {
 		  ./scripts/zookeeper-shell.sh localhost:$ZK_PORT ls /brokers/ids
 		  ./scripts/zookeeper-shell.sh localhost:$ZK_PORT get /controller
 		  ${env}./bin/zkafka ui --zookeeper localhost:$ZK_PORT --bootstrap-server localhost:$(broker_port 1)   # dashboard on http://127.0.0.1:8080/ (--allow-actions: kill, pause, restart from the page)
+		  ${env}./scripts/cluster.sh status | logs [N] | kill N | pause N | resume N | restart N | down
+	MSG
+}
+
+# secure_hints ENV prints what cmd_up prints for a secure cluster: the same commands, each logging
+# in with a client config of $SECURE (named from the checkout when it is inside it).
+secure_hints() {
+	local env=$1 dir=${SECURE#"$ROOT"/}
+	cat <<-MSG
+		zkafka is up, secure: ZooKeeper $(zk_connect 127.0.0.1), brokers localhost:$(broker_port 1), localhost:$(broker_port 2), localhost:$(broker_port 3) (SASL_SSL, SCRAM-SHA-256)
+		users admin (super user) and alice; their client configs are in $dir
+
+		  kcat -F $dir/admin.kcat.conf -b localhost:$(broker_port 1) -L       # cluster metadata, as admin
+		  ./scripts/kafka-topics.sh --bootstrap-server localhost:$(broker_port 1) --command-config $dir/admin.properties --list
+		  ./scripts/kafka-acls.sh --bootstrap-server localhost:$(broker_port 1) --command-config $dir/admin.properties --list
+		  ./scripts/zookeeper-shell.sh localhost:$ZK_PORT get /config/users/alice
 		  ${env}./scripts/cluster.sh status | logs [N] | kill N | pause N | resume N | restart N | down
 	MSG
 }
@@ -450,12 +536,12 @@ cmd_reset() {
 }
 
 usage() {
-	sed -n '2,23s/^# \{0,1\}//p' "${BASH_SOURCE[0]}" >&2
+	sed -n '2,30s/^# \{0,1\}//p' "${BASH_SOURCE[0]}" >&2
 	exit 2
 }
 
 case ${1:-} in
-up) cmd_up ;;
+up) cmd_up "${2:-}" ;;
 down)
 	cmd_down
 	log "data kept in $DATA (./scripts/cluster.sh reset deletes it)"

@@ -57,13 +57,14 @@ func ClientSecurity(props map[string]string) (wire.Security, error) {
 			return sec, err
 		}
 	default:
+		//lint:ignore ST1005 the Java client's ConfigException, which the tools print
 		return sec, fmt.Errorf("Invalid value %s for configuration security.protocol: String must be one of: PLAINTEXT, SSL, SASL_PLAINTEXT, SASL_SSL", get("security.protocol"))
 	}
 	if !strings.HasPrefix(protocol, "SASL_") {
 		return sec, nil
 	}
 	if get("sasl.jaas.config") == "" {
-		// What the Java client says when neither the config nor a JAAS file has its login.
+		//lint:ignore ST1005 what the Java client says when neither the config nor a JAAS file has its login
 		return sec, fmt.Errorf("Could not find a 'KafkaClient' entry in the JAAS configuration. System property 'java.security.auth.login.config' is not set")
 	}
 	entries, err := ParseJaasConfig(get("sasl.jaas.config"))

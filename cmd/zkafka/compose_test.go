@@ -15,6 +15,7 @@ import (
 	"go.yaml.in/yaml/v3"
 
 	"github.com/zkafka/zkafka/brokerconfig"
+	"github.com/zkafka/zkafka/security"
 )
 
 // These tests check, without a Docker engine, that what the compose files say
@@ -37,6 +38,7 @@ type composeService struct {
 	DependsOn   map[string]struct{ Condition string } `yaml:"depends_on"`
 	Volumes     []string                              `yaml:"volumes"`
 	Command     []string                              `yaml:"command"`
+	Entrypoint  []string                              `yaml:"entrypoint"`
 }
 
 func readCompose(t *testing.T, names ...string) composeFile {
@@ -316,6 +318,7 @@ func TestDockerComposeOffline(t *testing.T) {
 	}{
 		{"docker-compose.offline.yml", []string{"docker-compose.yml"}},
 		{"docker-compose.ensemble-offline.yml", []string{"docker-compose.yml", "docker-compose.ensemble.yml"}},
+		{"docker-compose.secure-offline.yml", []string{"docker-compose.yml", "docker-compose.secure.yml"}},
 	} {
 		base := readCompose(t, tc.base...)
 		data, err := os.ReadFile(filepath.Join("..", "..", tc.override))
@@ -343,6 +346,93 @@ func TestDockerComposeOffline(t *testing.T) {
 			if img, _ := s["image"].(string); !strings.HasSuffix(img, ":offline") {
 				t.Errorf("%s: %s's image %q is not one of scripts/docker-images.sh's", tc.override, name, img)
 			}
+		}
+	}
+}
+
+// TestDockerComposeSecure checks docker-compose.secure.yml against what its
+// brokers run with and against cluster.sh's secure cluster: each broker
+// reads config/server-secure.properties, mounted where its command names
+// it, under SASL_SSL listeners and its own key store from the secure volume;
+// secure-files fills that volume and admin-user and alice-user create the
+// users before any broker starts, with cluster.sh's users and the password
+// the brokers log in with; the healthcheck logs in as admin.
+func TestDockerComposeSecure(t *testing.T) {
+	f := readCompose(t, "docker-compose.yml", "docker-compose.secure.yml")
+	file := filepath.Join("..", "..", "config", "server-secure.properties")
+	script, err := os.ReadFile(filepath.Join("..", "..", "scripts", "cluster.sh"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	m := regexp.MustCompile(`(?m)^SECURE_USERS=\(([^)]*)\)$`).FindSubmatch(script)
+	if m == nil {
+		t.Fatal("scripts/cluster.sh sets no SECURE_USERS")
+	}
+	users := strings.Fields(string(m[1]))
+
+	want := "/zkafka/scripts/secure-files.sh /secure kafka%d " + strings.Join(users, " ")
+	if sf := f.Services["secure-files"]; !strings.Contains(strings.Join(sf.Entrypoint, " "), want) || !slices.Contains(sf.Volumes, "secure:/secure") {
+		t.Errorf("secure-files: entrypoint %q, volumes %v; want it to run %q into the secure volume", sf.Entrypoint, sf.Volumes, want)
+	}
+	for _, login := range users {
+		user, password, _ := strings.Cut(login, ":")
+		s := f.Services[user+"-user"]
+		wantCommand := []string{"configs", "--zookeeper", "zookeeper:2181", "--alter", "--add-config",
+			"SCRAM-SHA-256=[iterations=8192,password=" + password + "]", "--entity-type", "users", "--entity-name", user}
+		if !slices.Equal(s.Command, wantCommand) || s.DependsOn["zookeeper"].Condition != "service_healthy" {
+			t.Errorf("%s-user: command %q, depends_on %v; want %q once ZooKeeper is healthy", user, s.Command, s.DependsOn, wantCommand)
+		}
+	}
+	if !slices.Contains(f.Services["tools"].Volumes, "secure:/secure:ro") {
+		t.Errorf("tools: volumes %v, want the secure volume at /secure", f.Services["tools"].Volumes)
+	}
+
+	for n := 1; n <= 3; n++ {
+		name := fmt.Sprintf("kafka%d", n)
+		s := f.Services[name]
+		if len(s.Command) != 2 || s.Command[0] != "broker" || !slices.Contains(s.Volumes, "./config/server-secure.properties:"+s.Command[1]+":ro") {
+			t.Fatalf("%s: command %q, volumes %v; want it to run with config/server-secure.properties, mounted", name, s.Command, s.Volumes)
+		}
+		props, err := brokerProperties(file, s.environ(), nil)
+		if err != nil {
+			t.Fatalf("%s: %v", name, err)
+		}
+		cfg, err := brokerconfig.New(props)
+		if err != nil {
+			t.Fatalf("%s: %v", name, err)
+		}
+		if len(cfg.Unknown) > 0 {
+			t.Errorf("%s: keys the broker does not know: %v", name, cfg.Unknown)
+		}
+		for _, l := range cfg.AdvertisedListeners {
+			if l.SecurityProtocol != "SASL_SSL" {
+				t.Errorf("%s: listener %s is %s", name, l.Name, l.SecurityProtocol)
+			}
+		}
+		inter, ok := cfg.AdvertisedListener(cfg.InterBrokerListenerName)
+		if !ok || inter.Host != name {
+			t.Errorf("%s: the inter-broker listener %s is advertised as %v", name, cfg.InterBrokerListenerName, inter)
+		}
+		jaas, err := security.ParseJaasConfig(cfg.ListenerMechanismConfig(cfg.InterBrokerListenerName, cfg.SaslMechanismInterBrokerProtocol, "sasl.jaas.config"))
+		if err != nil {
+			t.Fatalf("%s: the inter-broker login: %v", name, err)
+		}
+		if login := jaas[0].Options["username"] + ":" + jaas[0].Options["password"]; !slices.Contains(users, login) {
+			t.Errorf("%s: the brokers log in as %s, which is not one of the users %v", name, login, users)
+		}
+		if props["ssl.keystore.location"] != fmt.Sprintf("/secure/broker-%d.pem", n) || props["ssl.truststore.location"] != "/secure/ca.pem" ||
+			!slices.Contains(s.Volumes, "secure:/secure:ro") {
+			t.Errorf("%s: key store %s, trust store %s, volumes %v; want its own key store and the CA of the secure volume",
+				name, props["ssl.keystore.location"], props["ssl.truststore.location"], s.Volumes)
+		}
+		for _, dep := range []string{"secure-files", "admin-user", "alice-user"} {
+			if s.DependsOn[dep].Condition != "service_completed_successfully" {
+				t.Errorf("%s: depends_on %s is %+v, want condition service_completed_successfully", name, dep, s.DependsOn[dep])
+			}
+		}
+		hc := strings.Join(s.Healthcheck.Test, " ")
+		if want := fmt.Sprintf("zkafka broker-health --bootstrap-server localhost:%d --command-config /secure/admin.properties", inter.Port); !strings.Contains(hc, want) {
+			t.Errorf("%s: healthcheck %q, want %q", name, hc, want)
 		}
 	}
 }

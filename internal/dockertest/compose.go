@@ -103,10 +103,12 @@ func BuildImages(t testing.TB) {
 	}
 }
 
-// The compose files of the two topologies, on the offline images.
+// The compose files of the two topologies and of the secure cluster, on the
+// offline images.
 var (
 	Single   = []string{"docker-compose.yml", "docker-compose.offline.yml"}
 	Ensemble = []string{"docker-compose.yml", "docker-compose.ensemble.yml", "docker-compose.offline.yml", "docker-compose.ensemble-offline.yml"}
+	Secure   = []string{"docker-compose.yml", "docker-compose.secure.yml", "docker-compose.offline.yml", "docker-compose.secure-offline.yml"}
 )
 
 // Project is one compose project: its own name, so its containers, networks

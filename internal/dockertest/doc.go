@@ -10,6 +10,6 @@
 //
 // The package's own tests are the teaching cluster's end-to-end checks:
 // listeners seen from the host and from inside the network, container faults
-// (kill, pause, network disconnect), restarts with and without volumes, and
-// the ZooKeeper ensemble.
+// (kill, pause, network disconnect), restarts with and without volumes, the
+// ZooKeeper ensemble, and the secure cluster of docker-compose.secure.yml.
 package dockertest

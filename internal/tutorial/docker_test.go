@@ -2,8 +2,6 @@ package tutorial
 
 import (
 	"fmt"
-	"path/filepath"
-	"runtime"
 	"strings"
 	"testing"
 	"time"
@@ -18,9 +16,8 @@ import (
 // brokers, and `exec`/`run` get -T because the test has no terminal.
 func TestTutorialDocker(t *testing.T) {
 	t.Parallel()
-	_, file, _, _ := runtime.Caller(0)
 	var steps []step
-	for _, st := range parseTutorial(t, filepath.Join(filepath.Dir(file), "..", "..", "docs", "TUTORIAL.md")) {
+	for _, st := range parseTutorial(t, docPath("TUTORIAL.md")) {
 		switch st.kind {
 		case "tutorial-docker":
 			st.kind = "tutorial"
@@ -46,6 +43,7 @@ func TestTutorialDocker(t *testing.T) {
 	}
 	r := &tutorialRun{
 		t:     t,
+		doc:   "TUTORIAL.md",
 		s:     &sandbox{t: t, root: dockertest.Root(), env: p.Env()},
 		ports: strings.NewReplacer(pairs...),
 		bound: map[string]string{},

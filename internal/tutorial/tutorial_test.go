@@ -29,7 +29,7 @@ const stopBackground = "<!-- tutorial: stop background -->"
 
 type step struct {
 	kind    string // "tutorial", "tutorial-wait", "tutorial-background", "stop" or "tutorial-docker[-wait]"
-	line    int    // in docs/TUTORIAL.md
+	line    int    // in the doc
 	command string
 	want    []string
 }
@@ -68,9 +68,10 @@ func parseTutorial(t *testing.T, path string) []step {
 	return steps
 }
 
-// tutorialRun holds what one run of the tutorial has learnt and started.
+// tutorialRun holds what one run of a tested doc has learnt and started.
 type tutorialRun struct {
 	t          *testing.T
+	doc        string // the doc's file name, for messages
 	s          *sandbox
 	ports      *strings.Replacer // the doc's ports to the sandbox's, in commands and doc lines
 	reader     readerView
@@ -93,14 +94,23 @@ type background struct {
 	done chan struct{}
 }
 
-func TestTutorial(t *testing.T) {
+func TestTutorial(t *testing.T) { playDoc(t, "TUTORIAL.md", 20) }
+
+// docPath is the path of a doc under docs/.
+func docPath(name string) string {
 	_, file, _, _ := runtime.Caller(0)
-	steps := parseTutorial(t, filepath.Join(filepath.Dir(file), "..", "..", "docs", "TUTORIAL.md"))
-	if len(steps) < 20 {
-		t.Fatalf("only %d tested commands in docs/TUTORIAL.md", len(steps))
+	return filepath.Join(filepath.Dir(file), "..", "..", "docs", name)
+}
+
+// playDoc runs the tested blocks of docs/<name>, which has at least
+// minSteps commands, in a fresh sandbox, as a reader of it would.
+func playDoc(t *testing.T, name string, minSteps int) {
+	steps := parseTutorial(t, docPath(name))
+	if len(steps) < minSteps {
+		t.Fatalf("only %d tested commands in docs/%s", len(steps), name)
 	}
 	s := newSandbox(t)
-	r := &tutorialRun{t: t, s: s, bound: map[string]string{}}
+	r := &tutorialRun{t: t, doc: name, s: s, bound: map[string]string{}}
 	// The tutorial's ports become the sandbox's.
 	var pairs []string
 	for i, p := range []int{9092, 9093, 9094} {
@@ -130,7 +140,7 @@ func (r *tutorialRun) play(steps []step) {
 			r.startBackground(st)
 		case "tutorial":
 			if out, err := r.runOnce(st); err != nil {
-				t.Fatalf("TUTORIAL.md:%d: %s\n%v\noutput:\n%s", st.line, st.command, err, out)
+				t.Fatalf("%s:%d: %s\n%v\noutput:\n%s", r.doc, st.line, st.command, err, out)
 			}
 		case "tutorial-wait":
 			deadline := time.Now().Add(90 * time.Second)
@@ -140,7 +150,7 @@ func (r *tutorialRun) play(steps []step) {
 					break
 				}
 				if time.Now().After(deadline) {
-					t.Fatalf("TUTORIAL.md:%d: %s\nstill failing after 90s: %v\noutput:\n%s", st.line, st.command, err, out)
+					t.Fatalf("%s:%d: %s\nstill failing after 90s: %v\noutput:\n%s", r.doc, st.line, st.command, err, out)
 				}
 				time.Sleep(time.Second)
 			}
@@ -154,7 +164,7 @@ func (r *tutorialRun) command(st step) string {
 	r.t.Helper()
 	cmd, err := r.substitute(r.ports.Replace(st.command))
 	if err != nil {
-		r.t.Fatalf("TUTORIAL.md:%d: %v", st.line, err)
+		r.t.Fatalf("%s:%d: %v", r.doc, st.line, err)
 	}
 	return cmd
 }
@@ -367,7 +377,7 @@ func (r *tutorialRun) startBackground(st step) {
 	bg := &background{step: st, cmd: cmd, out: &bytes.Buffer{}, done: make(chan struct{})}
 	cmd.Stdout, cmd.Stderr = bg.out, bg.out
 	if err := cmd.Start(); err != nil {
-		r.t.Fatalf("TUTORIAL.md:%d: %v", st.line, err)
+		r.t.Fatalf("%s:%d: %v", r.doc, st.line, err)
 	}
 	go func() { cmd.Wait(); close(bg.done) }()
 	r.background = append(r.background, bg)
@@ -383,11 +393,11 @@ func (r *tutorialRun) stopBackground() {
 		case <-time.After(30 * time.Second):
 			syscall.Kill(-bg.cmd.Process.Pid, syscall.SIGKILL)
 			<-bg.done
-			r.t.Errorf("TUTORIAL.md:%d: %s ignored Ctrl-C for 30s", bg.step.line, bg.step.command)
+			r.t.Errorf("%s:%d: %s ignored Ctrl-C for 30s", r.doc, bg.step.line, bg.step.command)
 			continue
 		}
 		if err := r.match(bg.step, bg.out.String()); err != nil {
-			r.t.Errorf("TUTORIAL.md:%d: %s: %v\noutput:\n%s", bg.step.line, bg.step.command, err, bg.out)
+			r.t.Errorf("%s:%d: %s: %v\noutput:\n%s", r.doc, bg.step.line, bg.step.command, err, bg.out)
 		}
 	}
 	r.background = nil
