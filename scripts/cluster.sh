@@ -56,6 +56,12 @@ SLF4J_SIMPLE=/usr/share/java/slf4j-simple.jar
 # documentation; admin's is also the brokers' login in config/server-secure.properties).
 SECURE=$DATA/secure
 SECURE_USERS=(admin:admin-secret alice:alice-secret)
+# The brokers' own login to ZooKeeper (SASL DIGEST-MD5): ZooKeeper's JAAS Server context knows it,
+# and the brokers find it in the Client context of the file KAFKA_OPTS names, as 2.8's did.
+ZK_LOGIN=kafka:kafka-secret
+ZK_CLIENT_JAAS=$SECURE/zookeeper_client_jaas.conf
+# SECURE_UP is set by up --secure, before the cluster's files exist.
+SECURE_UP=
 
 broker_port() { echo $((BASE_PORT + $1 - 1)); }
 broker_pattern() { echo "log.dirs=$DATA/broker-$1"; }
@@ -102,6 +108,15 @@ zk_configure() {
 	mkdir -p "$dir"
 	sed -e "s|@DATA_DIR@|$dir|" -e "s|^clientPort=.*|clientPort=$(zk_client_port "$i")|" \
 		config/zookeeper.cfg >"$dir/zoo.cfg"
+	if zk_sasl; then
+		{
+			echo
+			echo "# The secure cluster: SASL logins (JAAS Server context in zookeeper_jaas.conf), which ACLs name sasl:<user>."
+			echo "authProvider.sasl=org.apache.zookeeper.server.auth.SASLAuthenticationProvider"
+		} >>"$dir/zoo.cfg"
+		printf 'Server {\n  org.apache.zookeeper.server.auth.DigestLoginModule required\n  user_%s="%s";\n};\n' \
+			"${ZK_LOGIN%%:*}" "${ZK_LOGIN#*:}" >"$dir/zookeeper_jaas.conf"
+	fi
 	[ "$i" -ne 0 ] || return 0
 	echo "$i" >"$dir/myid"
 	{
@@ -136,7 +151,9 @@ zk_launch() {
 		run=(sh -c 'echo $$ >"$1/cgroup.procs" && shift && exec "$@"' _ "$cg")
 	fi
 	log "starting $(zk_label "$i") on 127.0.0.1:$port${cg:+ in cgroup $cg} (log $LOGS/$name.log)"
-	start_detached "$name" "${run[@]}" java -Xmx128m -cp "$cp" \
+	local jaas=()
+	zk_sasl && jaas=("-Djava.security.auth.login.config=$DATA/$name/zookeeper_jaas.conf")
+	start_detached "$name" "${run[@]}" java -Xmx128m -cp "$cp" "${jaas[@]}" \
 		-Dorg.slf4j.simpleLogger.showDateTime=true \
 		-Dorg.slf4j.simpleLogger.dateTimeFormat=HH:mm:ss.SSS \
 		org.apache.zookeeper.server.quorum.QuorumPeerMain "$(zk_pattern "$i")"
@@ -170,6 +187,9 @@ broker_host() {
 # secure succeeds when this cluster is a secure one: scripts/secure-files.sh writes ca.pem last.
 secure() { [ -f "$SECURE/ca.pem" ]; }
 
+# zk_sasl succeeds when ZooKeeper takes SASL logins: on a secure cluster, or one up --secure makes.
+zk_sasl() { [ -n "$SECURE_UP" ] || secure; }
+
 # secure_setup makes, once, the secure cluster's files and its users' SCRAM credentials, which must
 # be in ZooKeeper before a broker logs in to another: as 2.8's documentation does it, with
 # kafka-configs --zookeeper. The credentials come first, so that a cluster with ca.pem is complete.
@@ -184,6 +204,9 @@ secure_setup() {
 		out=$("$BIN" configs --zookeeper "$(zk_connect 127.0.0.1)" --alter --add-config "$config" --entity-type users --entity-name "$user" 2>&1) ||
 			die "kafka-configs failed: $out"
 	done
+	mkdir -p "$SECURE"
+	printf 'Client {\n  org.apache.zookeeper.server.auth.DigestLoginModule required\n  username="%s"\n  password="%s";\n};\n' \
+		"${ZK_LOGIN%%:*}" "${ZK_LOGIN#*:}" >"$ZK_CLIENT_JAAS"
 	log "making the CA, the brokers' certificates and the client configs in $SECURE (openssl)"
 	scripts/secure-files.sh "$SECURE" "" "${SECURE_USERS[@]}" || {
 		rm -rf "$SECURE"
@@ -225,6 +248,8 @@ broker_start() {
 		[ -z "$ns" ] || die "broker $n has a network namespace ($RUN/broker-$n.netns): the secure cluster runs without"
 		protocol=SASL_SSL
 		mapfile -d '' -t security < <(secure_overrides "$n")
+		# The brokers log in to ZooKeeper as kafka-run-class.sh would have them: through KAFKA_OPTS.
+		run=(env "KAFKA_OPTS=-Djava.security.auth.login.config=$ZK_CLIENT_JAAS" "${run[@]}")
 	fi
 	log "starting broker $n on $listen:$port${ns:+ in network namespace $ns} (log $LOGS/broker-$n.log)"
 	# server-N.properties with this cluster's ports and data dir (the same values by default).
@@ -272,6 +297,7 @@ cmd_up() {
 	"" | --secure) ;;
 	*) usage ;;
 	esac
+	[ -z "${1:-}" ] || SECURE_UP=1
 	local n
 	if [ -n "${1:-}" ] && ! secure; then
 		# A running broker would be left as it is: in PLAINTEXT.

@@ -83,7 +83,8 @@ ensure_go() {
 zk_cli() {
 	local cp=/etc/zookeeper/conf:$ZK_JAR
 	[ -f "$SLF4J_NOP" ] && cp=$cp:$SLF4J_NOP
-	CLIENT_JVMFLAGS="${CLIENT_JVMFLAGS:-} -cp $cp" JMXDISABLE=true "$ZK_CLI" "$@"
+	# KAFKA_OPTS reaches the JVM as kafka-run-class.sh passes it: a JAAS file's Client login too.
+	CLIENT_JVMFLAGS="${CLIENT_JVMFLAGS:-} ${KAFKA_OPTS:-} -cp $cp" JMXDISABLE=true "$ZK_CLI" "$@"
 }
 
 # zk_srvr prints the answer of ZooKeeper's "srvr" four-letter word on 127.0.0.1:$1.

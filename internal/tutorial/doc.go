@@ -24,7 +24,8 @@
 //   - Runs of blanks count as one space, and blank lines are not compared.
 //   - zkCli.sh's chatter around its answer is not compared: its connection
 //     lines ("Connecting to …", "WATCHER::", "WatchedEvent
-//     state:SyncConnected …", printed from an event thread, so anywhere) and,
+//     state:SyncConnected …" and, with a login, "WatchedEvent
+//     state:SaslAuthenticated …", printed from an event thread, so anywhere) and,
 //     in the ZooKeeper container, the ERROR line that logs its normal exit.
 //     The tutorial says so.
 //   - The sandbox is not quite a reader's checkout: the doc's ports (2181,

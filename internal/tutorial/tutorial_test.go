@@ -181,11 +181,11 @@ func (r *tutorialRun) runOnce(st step) (string, error) {
 // connecting (the WATCHER block from an event thread, so anywhere), and, with
 // the container's logging, as it exits (ZooKeeper 3.8.0 logs a normal exit
 // as an ERROR). The tutorial says so and does not show them.
-var zkCliChatter = regexp.MustCompile(`^(Connecting to \S+|WATCHER::|WatchedEvent state:SyncConnected type:None path:null|` +
+var zkCliChatter = regexp.MustCompile(`^(Connecting to \S+|WATCHER::|WatchedEvent state:(SyncConnected|SaslAuthenticated) type:None path:null|` +
 	`\S+ \S+ \[myid:\] - ERROR \[main:ServiceUtils@\d+\] - Exiting JVM with code 0)$`)
 
 // zkCliEventInLine is zkCli's event line written into another line.
-var zkCliEventInLine = regexp.MustCompile(`\nWatchedEvent state:SyncConnected type:None path:null\n`)
+var zkCliEventInLine = regexp.MustCompile(`\nWatchedEvent state:(SyncConnected|SaslAuthenticated) type:None path:null\n`)
 
 var placeholder = regexp.MustCompile(`<([a-z][a-z0-9-]*)(\+1)?>`)
 
