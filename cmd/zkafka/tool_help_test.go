@@ -94,7 +94,10 @@ func TestHelpFormatterGolden(t *testing.T) {
 		specs []optionSpec
 		want  string
 	}{
-		{brokerAPIVersionsOptions, "" +
+		{[]optionSpec{
+			argOpt("bootstrap-server", "server(s) to use for bootstrapping", "REQUIRED: The server to connect to."),
+			helpOption,
+		}, "" +
 			"Option                                 Description                        \n" +
 			"------                                 -----------                        \n" +
 			"--bootstrap-server <String: server(s)  REQUIRED: The server to connect to.\n" +
