@@ -6,7 +6,9 @@ package broker
 //	v2: same as v1
 //	v3: group instance id (KIP-345)
 //	v4: flexible
-//	v5: protocol type and name, checked against the group's (KIP-559)
+//	v5: protocol type and name, mandatory (INCONSISTENT_GROUP_PROTOCOL
+//	    without them, before the ACL check) and checked against the
+//	    group's (KIP-559)
 //
 // The leader's request carries every member's assignment; every member's
 // request parks until that assignment is stored with acks=all.
@@ -23,10 +25,16 @@ import (
 var syncGroupAPI = api{
 	key: 14, min: 0, max: maxVersion(14),
 	handle: func(ctx context.Context, s *Server, r *request) kmsg.Response {
-		if resp := s.deniedOn(r, acl.OpRead, acl.ResourceGroup, r.body.(*kmsg.SyncGroupRequest).Group, kerr.GroupAuthorizationFailed.Code); resp != nil {
+		req := r.body.(*kmsg.SyncGroupRequest)
+		// v5's protocol type and name are mandatory, and 2.8 checks them
+		// before the group's ACLs.
+		if req.Version >= 5 && (req.ProtocolType == nil || req.Protocol == nil) {
+			return s.apis[r.hdr.APIKey].errorResponse(req, kerr.InconsistentGroupProtocol.Code)
+		}
+		if resp := s.deniedOn(r, acl.OpRead, acl.ResourceGroup, req.Group, kerr.GroupAuthorizationFailed.Code); resp != nil {
 			return resp
 		}
-		resp := s.groupCoordinator.SyncGroup(ctx, r.body.(*kmsg.SyncGroupRequest))
+		resp := s.groupCoordinator.SyncGroup(ctx, req)
 		if resp == nil {
 			return nil
 		}

@@ -35,6 +35,13 @@ var describeLogDirsAPI = api{
 		}
 		return s.handleDescribeLogDirs(r.body.(*kmsg.DescribeLogDirsRequest))
 	},
+	// 2.8's error answer, an unauthorized one's too, describes no
+	// directory; only v3+ (Kafka 3.0's) carry the error itself.
+	errorResponse: func(req kmsg.Request, code int16) kmsg.Response {
+		resp := req.ResponseKind().(*kmsg.DescribeLogDirsResponse)
+		resp.ErrorCode = code
+		return resp
+	},
 }
 
 func (s *Server) handleDescribeLogDirs(req *kmsg.DescribeLogDirsRequest) *kmsg.DescribeLogDirsResponse {

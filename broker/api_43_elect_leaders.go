@@ -34,9 +34,19 @@ var electLeadersAPI = api{
 		}
 		return s.handleElectLeaders(ctx, r.body.(*kmsg.ElectLeadersRequest))
 	},
+	// The error is top-level (v1+) and on every partition asked, as 2.8's
+	// getErrorResponse: v0 has only the latter.
 	errorResponse: func(req kmsg.Request, code int16) kmsg.Response {
-		resp := req.ResponseKind().(*kmsg.ElectLeadersResponse)
+		r := req.(*kmsg.ElectLeadersRequest)
+		resp := r.ResponseKind().(*kmsg.ElectLeadersResponse)
 		resp.ErrorCode = code
+		for _, t := range r.Topics {
+			rt := kmsg.ElectLeadersResponseTopic{Topic: t.Topic}
+			for _, p := range t.Partitions {
+				rt.Partitions = append(rt.Partitions, kmsg.ElectLeadersResponseTopicPartition{Partition: p, ErrorCode: code})
+			}
+			resp.Topics = append(resp.Topics, rt)
+		}
 		return resp
 	},
 }

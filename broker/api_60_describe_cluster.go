@@ -19,8 +19,9 @@ var describeClusterAPI = api{
 		resp := s.handleDescribeCluster(req, r.listener)
 		if req.IncludeClusterAuthorizedOperations && s.authorizer != nil {
 			// Only a principal that may describe the cluster learns what
-			// else it may do there (2.8's handleDescribeCluster).
-			resp.ClusterAuthorizedOperations = kmsg.NewDescribeClusterResponse().ClusterAuthorizedOperations
+			// else it may do there; others are told none (2.8's
+			// handleDescribeCluster).
+			resp.ClusterAuthorizedOperations = 0
 			if s.authorizeCluster(r, acl.OpDescribe) {
 				resp.ClusterAuthorizedOperations = s.authorizedOperations(r, acl.ResourceCluster, acl.ClusterName)
 			}

@@ -62,3 +62,15 @@ func TestAPIVersionsMatchKafka28(t *testing.T) {
 		}
 	}
 }
+
+// TestEveryAPIHasAnErrorResponse: an unsupported version, a refused
+// authorization and a panicking handler are each answered by the API's
+// errorResponse, so every API has one; ApiVersions alone does without, as
+// unsupportedVersion answers it itself.
+func TestEveryAPIHasAnErrorResponse(t *testing.T) {
+	for key, a := range apiTable() {
+		if a.errorResponse == nil && key != apiVersionsAPI.key {
+			t.Errorf("%s (%d) has no errorResponse", kmsg.NameForKey(key), key)
+		}
+	}
+}

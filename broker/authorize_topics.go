@@ -103,7 +103,7 @@ func (s *Server) metadataAuthorized(r *request, req *kmsg.MetadataRequest, mutat
 		resp.Topics = append(resp.Topics, mt)
 	}
 	if req.IncludeClusterAuthorizedOperations && req.Version >= 8 && req.Version <= 10 {
-		resp.AuthorizedOperations = kmsg.NewMetadataResponse().AuthorizedOperations
+		resp.AuthorizedOperations = 0 // none without DESCRIBE, as 2.8 answers
 		if s.authorizeCluster(r, acl.OpDescribe) {
 			resp.AuthorizedOperations = s.authorizedOperations(r, acl.ResourceCluster, acl.ClusterName)
 		}

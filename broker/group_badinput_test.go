@@ -68,6 +68,8 @@ func TestGroupBadInput(t *testing.T) {
 	wantErr(t, "Heartbeat with a wrong generation", raw(t, addr, hb, 4).(*kmsg.HeartbeatResponse).ErrorCode, kerr.IllegalGeneration)
 	sg := kmsg.NewPtrSyncGroupRequest()
 	sg.Group, sg.MemberID, sg.Generation = group, memberID, gen-1
+	wantErr(t, "SyncGroup v5 without its protocol type and name", raw(t, addr, sg, 5).(*kmsg.SyncGroupResponse).ErrorCode, kerr.InconsistentGroupProtocol)
+	sg.ProtocolType, sg.Protocol = kmsg.StringPtr("consumer"), kmsg.StringPtr("range")
 	wantErr(t, "SyncGroup with an old generation", raw(t, addr, sg, 5).(*kmsg.SyncGroupResponse).ErrorCode, kerr.IllegalGeneration)
 	sg.Generation, sg.Protocol = gen, kmsg.StringPtr("roundrobin")
 	wantErr(t, "SyncGroup naming another protocol", raw(t, addr, sg, 5).(*kmsg.SyncGroupResponse).ErrorCode, kerr.InconsistentGroupProtocol)

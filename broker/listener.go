@@ -9,6 +9,7 @@ import (
 	"io"
 	"net"
 	"reflect"
+	"slices"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -403,33 +404,36 @@ func (s *Server) unknownServerError(r *request) kmsg.Response {
 	}
 	code := kerr.UnknownServerError.Code
 	resp := s.apis[r.hdr.APIKey].errorResponse(r.body, code)
-	if !holdsErrorCode(reflect.ValueOf(resp), code) {
+	if !slices.Contains(errorCodes(nil, reflect.ValueOf(resp)), code) {
 		return nil
 	}
 	return resp
 }
 
-// holdsErrorCode reports whether any ErrorCode field in v, a kmsg response
-// or part of one, is code.
-func holdsErrorCode(v reflect.Value, code int16) bool {
+// errorCodes appends the value of every ErrorCode field in v, a kmsg
+// response or part of one, to codes: the enclosing struct's before those of
+// its entries.
+func errorCodes(codes []int16, v reflect.Value) []int16 {
 	switch v.Kind() {
 	case reflect.Pointer, reflect.Interface:
-		return !v.IsNil() && holdsErrorCode(v.Elem(), code)
+		if !v.IsNil() {
+			codes = errorCodes(codes, v.Elem())
+		}
 	case reflect.Slice:
 		for i := range v.Len() {
-			if holdsErrorCode(v.Index(i), code) {
-				return true
-			}
+			codes = errorCodes(codes, v.Index(i))
 		}
 	case reflect.Struct:
 		for i := range v.NumField() {
-			f := v.Field(i)
-			if v.Type().Field(i).Name == "ErrorCode" && f.Kind() == reflect.Int16 && f.Int() == int64(code) || holdsErrorCode(f, code) {
-				return true
+			if f := v.Field(i); v.Type().Field(i).Name == "ErrorCode" && f.Kind() == reflect.Int16 {
+				codes = append(codes, int16(f.Int()))
 			}
 		}
+		for i := range v.NumField() {
+			codes = errorCodes(codes, v.Field(i))
+		}
 	}
-	return false
+	return codes
 }
 
 // handle dispatches a decoded request to its API handler.
