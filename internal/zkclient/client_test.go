@@ -596,7 +596,9 @@ func TestConnectGivesUpOnASilentServer(t *testing.T) {
 func TestSessionSurvivesASilentServerOnReconnect(t *testing.T) {
 	connect := zktest.NewChroot(t)
 	server, chroot, _ := strings.Cut(connect, "/")
-	const sessionTimeout = 9 * time.Second
+	// Long enough that one unanswered handshake (a third of it) and a retry leave ample slack on a
+	// loaded machine, while a client that waited the whole timeout could not be back in time.
+	const sessionTimeout = 15 * time.Second
 	r := newRelay(t, server, 1)
 	ctx, cancel := context.WithTimeout(t.Context(), waitTimeout)
 	defer cancel()
