@@ -253,7 +253,15 @@ func aclMatrix(logDir string) []aclMatrixCase {
 				}
 				return nil
 			}},
-		{name: "AlterPartitionReassignments", req: reassign, version: 0, grant: clusterACLs(kmsg.ACLOperationAlter), denials: clusterAlter},
+		// 2.8's getErrorResponse puts the error on every partition asked for too.
+		{name: "AlterPartitionReassignments", req: reassign, version: 0, grant: clusterACLs(kmsg.ACLOperationAlter), denials: clusterAlter,
+			refused: func(resp kmsg.Response) error {
+				r := resp.(*kmsg.AlterPartitionAssignmentsResponse)
+				if r.ErrorCode != caf || len(r.Topics) != 1 || len(r.Topics[0].Partitions) != 1 || r.Topics[0].Partitions[0].ErrorCode != caf {
+					return fmt.Errorf("answer %+v, want %v at the top and on t-0", r, kerr.ErrorForCode(caf))
+				}
+				return nil
+			}},
 		{name: "ListPartitionReassignments", req: listReassignments, version: 0, grant: clusterACLs(kmsg.ACLOperationDescribe), denials: clusterDescribe},
 		{name: "AlterReplicaLogDirs", req: alterDirs, version: 2, grant: clusterACLs(kmsg.ACLOperationAlter), denials: clusterAlter},
 		// Without DESCRIBE, 2.8 describes no directory (and v0-2 have no

@@ -25,9 +25,21 @@ var alterPartitionReassignmentsAPI = api{
 		}
 		return s.handleAlterPartitionReassignments(ctx, r.body.(*kmsg.AlterPartitionAssignmentsRequest))
 	},
+	// As 2.8's AlterPartitionReassignmentsRequest.getErrorResponse: the error at the top and on
+	// every partition asked for.
 	errorResponse: func(req kmsg.Request, code int16) kmsg.Response {
 		resp := req.ResponseKind().(*kmsg.AlterPartitionAssignmentsResponse)
 		resp.ErrorCode = code
+		for _, t := range req.(*kmsg.AlterPartitionAssignmentsRequest).Topics {
+			rt := kmsg.NewAlterPartitionAssignmentsResponseTopic()
+			rt.Topic = t.Topic
+			for _, p := range t.Partitions {
+				rp := kmsg.NewAlterPartitionAssignmentsResponseTopicPartition()
+				rp.Partition, rp.ErrorCode = p.Partition, code
+				rt.Partitions = append(rt.Partitions, rp)
+			}
+			resp.Topics = append(resp.Topics, rt)
+		}
 		return resp
 	},
 }
