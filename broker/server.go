@@ -269,18 +269,12 @@ func listenerStringers(ls []brokerconfig.Listener) []fmt.Stringer {
 // failure, so a broker started before ZooKeeper waits instead of dying.
 // A refused SASL login ends the start at once, as 2.8's ZooKeeperClientAuthFailedException does.
 func (s *Server) connectZooKeeper(ctx context.Context) error {
-	login, err := zkclient.SystemLogin()
+	zkSec, err := security.ZooKeeperClientSecurity(s.cfg.Properties, &s.cfg.ZooKeeperSetACL)
 	if err != nil {
-		return err
-	}
-	zkTLS, err := security.ZooKeeperTLS(s.cfg.Properties)
-	if err != nil {
-		return err
-	}
-	if s.cfg.ZooKeeperSetACL && login == nil && !security.ZooKeeperTLSClientAuth(s.cfg.Properties) {
-		return fmt.Errorf("zookeeper.set.acl is true, but ZooKeeper client TLS configuration identifying at least zookeeper.ssl.client.enable, "+
-			"zookeeper.clientCnxnSocket, and zookeeper.ssl.keystore.location was not present and the verification of the JAAS login file failed %s: %w",
-			security.ZkSecuritySysConfig(security.SystemProperties()), brokerconfig.ErrConfig)
+		if errors.Is(err, security.ErrConfig) {
+			return err
+		}
+		return fmt.Errorf("%w: %w", err, brokerconfig.ErrConfig)
 	}
 	ctx, cancel := context.WithTimeout(ctx, s.cfg.ZooKeeperConnectionTimeout)
 	defer cancel()
@@ -289,7 +283,7 @@ func (s *Server) connectZooKeeper(ctx context.Context) error {
 		attempt, cancelAttempt := context.WithTimeout(ctx, 5*time.Second)
 		zkc, err := zkclient.Connect(attempt, zkclient.Config{
 			Connect: s.cfg.ZooKeeperConnect, SessionTimeout: s.cfg.ZooKeeperSessionTimeout, Logger: s.log,
-			SASL: login, TLS: zkTLS, SecureACLs: s.cfg.ZooKeeperSetACL,
+			SASL: zkSec.Login, TLS: zkSec.TLS, SecureACLs: zkSec.SecureACLs,
 		})
 		cancelAttempt()
 		if err == nil {

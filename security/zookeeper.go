@@ -169,3 +169,39 @@ func storeTypeOfFile(path string) string {
 	}
 	return "JKS"
 }
+
+// ZooKeeperSecurity is how a Kafka process reaches ZooKeeper: its SASL login,
+// its TLS config, and whether the znodes it creates get secure ACLs.
+type ZooKeeperSecurity struct {
+	Login      *ZooKeeperLogin
+	TLS        *tls.Config
+	SecureACLs bool
+}
+
+// ZooKeeperClientSecurity resolves ZooKeeperSecurity as 2.8's brokers and
+// tools do: the SASL login of the system properties, TLS from tlsProps
+// (zookeeper.ssl.*), and secure ACLs when setACL says so or, without it,
+// whenever the client is authenticated. Secure ACLs without authentication
+// are refused with Kafka's message.
+func ZooKeeperClientSecurity(tlsProps map[string]string, setACL *bool) (ZooKeeperSecurity, error) {
+	props := SystemProperties()
+	login, err := ZooKeeperSASL(props)
+	if err != nil {
+		return ZooKeeperSecurity{}, err
+	}
+	tlsCfg, err := ZooKeeperTLS(tlsProps)
+	if err != nil {
+		return ZooKeeperSecurity{}, err
+	}
+	authenticated := login != nil || ZooKeeperTLSClientAuth(tlsProps)
+	secure := authenticated
+	if setACL != nil {
+		secure = *setACL
+	}
+	if secure && !authenticated {
+		return ZooKeeperSecurity{}, fmt.Errorf("zookeeper.set.acl is true, but ZooKeeper client TLS configuration identifying at least zookeeper.ssl.client.enable, "+
+			"zookeeper.clientCnxnSocket, and zookeeper.ssl.keystore.location was not present and the verification of the JAAS login file failed %s",
+			ZkSecuritySysConfig(props))
+	}
+	return ZooKeeperSecurity{Login: login, TLS: tlsCfg, SecureACLs: secure}, nil
+}

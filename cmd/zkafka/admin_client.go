@@ -228,30 +228,16 @@ func dialZooKeeper(ctx context.Context, connect string) (*zkclient.Client, error
 // client certificate also makes the ACLs secure) and, for kafka-acls' --authorizer-properties,
 // zookeeper.set.acl given rather than implied by the login.
 func dialZooKeeperSecure(ctx context.Context, connect, tlsConfigFile string, setACL *bool) (*zkclient.Client, error) {
-	login, err := zkclient.SystemLogin()
-	if err != nil {
-		return nil, err
-	}
 	tlsProps, err := zkTLSConfigFile(tlsConfigFile)
 	if err != nil {
 		return nil, err
 	}
-	zkTLS, err := security.ZooKeeperTLS(tlsProps)
+	zkSec, err := security.ZooKeeperClientSecurity(tlsProps, setACL)
 	if err != nil {
 		return nil, err
 	}
-	authenticated := login != nil || security.ZooKeeperTLSClientAuth(tlsProps)
-	secure := authenticated
-	if setACL != nil {
-		secure = *setACL
-	}
-	if secure && !authenticated {
-		return nil, fmt.Errorf("zookeeper.set.acl is true, but ZooKeeper client TLS configuration identifying at least zookeeper.ssl.client.enable, "+
-			"zookeeper.clientCnxnSocket, and zookeeper.ssl.keystore.location was not present and the verification of the JAAS login file failed %s",
-			security.ZkSecuritySysConfig(security.SystemProperties()))
-	}
 	zkc, err := zkclient.Connect(ctx, zkclient.Config{Connect: connect, SessionTimeout: adminTimeout, Logger: zap.NewNop(),
-		SASL: login, TLS: zkTLS, SecureACLs: secure})
+		SASL: zkSec.Login, TLS: zkSec.TLS, SecureACLs: zkSec.SecureACLs})
 	if err != nil {
 		return nil, fmt.Errorf("connect to ZooKeeper %s: %w", connect, err)
 	}
