@@ -234,6 +234,17 @@ func TestZombieControllerIsFencedAcrossProcesses(t *testing.T) {
 		id, _ := pc.controller()
 		return ok && czxid > oldCzxid && id != zombie
 	})
+	// A broker takes the epoch from the new controller's first request; until
+	// that reaches the resumed broker, it rightly still knows the old one.
+	newController, _ := pc.controller()
+	pc.waitFor("every broker's metadata naming the new controller", func() bool {
+		for _, addr := range pc.addrs {
+			if resp := rawMetadata(t, addr); resp == nil || resp.ControllerID != newController {
+				return false
+			}
+		}
+		return true
+	})
 
 	data, stat, err := pc.zk.Get(zkpaths.ControllerEpoch)
 	if err != nil {
