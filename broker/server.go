@@ -89,10 +89,12 @@ type Server struct {
 	// tokens are the delegation tokens (KIP-48); disabled without a secret key.
 	tokens *delegationTokens
 	// fatal receives what must stop the broker at once, without a controlled shutdown (Fatal).
-	fatal    chan error
-	ctx      context.Context // cancelled at shutdown; parent of every request
-	cancel   context.CancelFunc
-	wg       sync.WaitGroup
+	fatal     chan error
+	ctx       context.Context // cancelled at shutdown; parent of every request
+	cancel    context.CancelFunc
+	wg        sync.WaitGroup
+	pprofAddr string // bound address of zkafka.pprof.listener, "" when off
+
 	stopOnce sync.Once
 	stopErr  error
 }
@@ -168,6 +170,9 @@ func (s *Server) Start(ctx context.Context) (err error) {
 	}()
 	s.wg.Go(s.watchLogDirs)
 	s.wg.Go(s.watchFeatures)
+	if err := s.startPprof(); err != nil {
+		return err
+	}
 	if err := s.bindListeners(); err != nil {
 		return err
 	}

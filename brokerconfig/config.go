@@ -97,6 +97,9 @@ type Config struct {
 	// broker's wall clock from the machine's, for clock faults (`zkafka
 	// chaos run --faults clock`); 0 in any real use.
 	ClockSkew time.Duration
+	// PprofListener (zkafka.pprof.listener) is where the broker serves
+	// net/http/pprof; empty serves nothing.
+	PprofListener string
 
 	// Connection and memory limits.
 	MaxConnections               int32            // max.connections
@@ -150,6 +153,8 @@ var zkafkaConfigDefs = []brokerConfigDef{
 		Doc: "Advertise Kafka 3.0's batched FindCoordinator v4 and OffsetFetch v8; when false the broker stops at Kafka 2.8's v3 and v7."},
 	{Name: "zkafka.clock.skew.ms", Type: TypeLong, Default: "0",
 		Doc: "How far this broker's wall clock is moved from the machine's, for clock faults; 0 in any real use."},
+	{Name: "zkafka.pprof.listener", Type: TypeString, Null: true,
+		Doc: "host:port where the broker serves Go's pprof profiles over HTTP (/debug/pprof/), for performance work; empty (the default) serves none. The profiles show request contents, so bind it to localhost."},
 }
 
 // brokerConfigDefs are the broker configs by name: Kafka's and zkafka's own.
@@ -272,6 +277,7 @@ func New(props map[string]string) (*Config, error) {
 		LeaderImbalanceCheckInterval:     time.Duration(p.Int64("leader.imbalance.check.interval.seconds")) * time.Second,
 		BatchedCoordinatorAPIs:           p.Bool("zkafka.batched.coordinator.apis.enable"),
 		ClockSkew:                        p.Ms("zkafka.clock.skew.ms"),
+		PprofListener:                    p.str("zkafka.pprof.listener"),
 		MaxConnections:                   p.Int32("max.connections"),
 		MaxConnectionsPerIP:              p.Int32("max.connections.per.ip"),
 		QueuedMaxRequestBytes:            p.Int64("queued.max.request.bytes"),

@@ -87,6 +87,7 @@ func TestBrokerConfigTypesAndDefaults(t *testing.T) {
 		{"create.topic.policy.class.name", TypeClass, "", false, false},
 		{"sasl.enabled.mechanisms", TypeList, "GSSAPI", true, false},
 		{"zkafka.clock.skew.ms", TypeLong, "0", true, false},
+		{"zkafka.pprof.listener", TypeString, "", false, false},
 		// KafkaConfig.configType finds the throttles in DynamicConfig.Broker
 		// and a listener override's type in its base config.
 		{"leader.replication.throttled.rate", TypeLong, "", false, false},
