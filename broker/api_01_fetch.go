@@ -52,9 +52,9 @@ var fetchAPI = api{
 		req := r.body.(*kmsg.FetchRequest)
 		if req.ReplicaID >= 0 {
 			// Followers answer to replication throttles, not client quotas.
-			resp := s.fetchAuthorized(ctx, r, req)
-			s.replicationQuotas.leader.Record(throttledBytes(resp, s.replicationQuotas.leader))
-			return resp
+			res := s.fetchAuthorized(ctx, r, req)
+			s.replicationQuotas.leader.Record(res.throttledBytes(s.replicationQuotas.leader))
+			return res.response()
 		}
 		q, limited := s.clientQuotas.Lookup(quota.Fetch, r.principal().Name, r.clientID())
 		if limited {
@@ -64,11 +64,11 @@ var fetchAPI = api{
 			}
 			req.MaxBytes = int32(max(min(limit, q.MaxValueInWindow()), 1))
 		}
-		resp := s.fetchAuthorized(ctx, r, req)
+		res := s.fetchAuthorized(ctx, r, req)
 		// consumer_byte_rate counts the records sent, request_percentage the
 		// handler's time; a fetch that takes either above its quota is
 		// answered empty and its bytes taken back.
-		bytes := float64(fetchedBytes(resp))
+		bytes := float64(res.bytes())
 		var bandwidth time.Duration
 		if limited {
 			bandwidth = q.Record(bytes)
@@ -78,11 +78,12 @@ var fetchAPI = api{
 				q.Unrecord(bytes)
 			}
 			r.throttle(d)
+			res.close()
 			throttled := req.ResponseKind().(*kmsg.FetchResponse)
-			throttled.ThrottleMillis, throttled.SessionID = throttleMillis(d), resp.SessionID
+			throttled.ThrottleMillis, throttled.SessionID = throttleMillis(d), res.resp.SessionID
 			return throttled
 		}
-		return resp
+		return res.response()
 	},
 	errorResponse: func(req kmsg.Request, code int16) kmsg.Response {
 		resp := req.ResponseKind().(*kmsg.FetchResponse)
@@ -100,26 +101,29 @@ var fetchAPI = api{
 	},
 }
 
-func (s *Server) handleFetch(ctx context.Context, req *kmsg.FetchRequest) *kmsg.FetchResponse {
+// handleFetch answers a Fetch; with zeroCopy (a plain TCP connection) the
+// records stay in their segment files for the listener to send from there.
+func (s *Server) handleFetch(ctx context.Context, req *kmsg.FetchRequest, zeroCopy bool) *fetchResult {
 	if req.Version >= 7 && req.SessionID != 0 {
 		resp := req.ResponseKind().(*kmsg.FetchResponse)
 		resp.ErrorCode = kerr.FetchSessionIDNotFound.Code
-		return resp
+		return &fetchResult{resp: resp}
 	}
 	deadline := time.Now().Add(time.Duration(req.MaxWaitMillis) * time.Millisecond)
 	for first := true; ; first = false {
-		resp, size, failed, wait := s.readFetch(req, first)
+		res, size, failed, wait := s.readFetch(req, first, zeroCopy)
 		if size >= int64(req.MinBytes) || failed || req.MaxWaitMillis <= 0 || len(wait) == 0 {
-			return resp
+			return res
 		}
 		remaining := time.Until(deadline)
 		if remaining <= 0 {
-			return resp
+			return res
 		}
+		res.close()
 		if !waitAny(ctx, wait, remaining) {
 			// Timed out or shutting down: answer with what there is now.
-			resp, _, _, _ = s.readFetch(req, false)
-			return resp
+			res, _, _, _ = s.readFetch(req, false, zeroCopy)
+			return res
 		}
 	}
 }
@@ -159,16 +163,17 @@ func waitAny(ctx context.Context, chans []<-chan struct{}, timeout time.Duration
 // the record bytes in it, whether any partition failed, and the channels to
 // wait on for more data. The first read of a follower's fetch records the
 // follower's position.
-func (s *Server) readFetch(req *kmsg.FetchRequest, first bool) (resp *kmsg.FetchResponse, size int64, failed bool, wait []<-chan struct{}) {
-	resp = req.ResponseKind().(*kmsg.FetchResponse)
+func (s *Server) readFetch(req *kmsg.FetchRequest, first, zeroCopy bool) (res *fetchResult, size int64, failed bool, wait []<-chan struct{}) {
+	resp := req.ResponseKind().(*kmsg.FetchResponse)
+	res = &fetchResult{resp: resp}
 	maxBytes := int64(req.MaxBytes)
 	if req.Version < 3 || maxBytes <= 0 {
 		maxBytes = 1<<31 - 1
 	}
 	follower := req.ReplicaID >= 0
-	for _, t := range req.Topics {
+	for ti, t := range req.Topics {
 		rt := kmsg.FetchResponseTopic{Topic: t.Topic}
-		for _, fp := range t.Partitions {
+		for pi, fp := range t.Partitions {
 			rp := kmsg.NewFetchResponseTopicPartition()
 			rp.Partition = fp.Partition
 			rp.HighWatermark, rp.LastStableOffset, rp.LogStartOffset = -1, -1, -1
@@ -228,11 +233,30 @@ func (s *Server) readFetch(req *kmsg.FetchRequest, first bool) (resp *kmsg.Fetch
 			// KIP-74: the first partition returns at least one batch even
 			// when it is larger than the limits, so consumers make progress.
 			var records []byte
-			if !throttled {
+			var file *storage.FileRecords
+			// Records that need no conversion may stay in the file.
+			inFile := zeroCopy && (follower || req.Version >= 4)
+			switch {
+			case throttled:
+			case inFile:
+				file, err = p.log.ReadFileRecords(fp.FetchOffset, int32(max(limit, 0)), bound, size == 0)
+			default:
 				records, err = p.log.Read(fp.FetchOffset, int32(max(limit, 0)), bound, size == 0)
 			}
-			if err == nil {
+			lastOffset := int64(-1)
+			switch {
+			case err != nil:
+			case file != nil:
+				size += int64(file.Len())
+				lastOffset = file.LastOffset()
+				if file.Len() > 0 {
+					res.files = addFile(res.files, ti, pi, file)
+				} else {
+					records = []byte{}
+				}
+			default:
 				size += int64(len(records))
+				lastOffset = lastOffsetOf(records)
 				if req.Version <= 3 && !follower && len(records) > 0 {
 					records, err = downConvert(p, records, req.Version, fp.FetchOffset)
 				}
@@ -243,25 +267,35 @@ func (s *Server) readFetch(req *kmsg.FetchRequest, first bool) (resp *kmsg.Fetch
 			} else {
 				rp.RecordBatches = records
 				if readCommitted {
-					rp.AbortedTransactions = abortedTransactions(p, fp.FetchOffset, records)
+					rp.AbortedTransactions = abortedTransactions(p, fp.FetchOffset, lastOffset)
 				}
 			}
 			rt.Partitions = append(rt.Partitions, rp)
 		}
 		resp.Topics = append(resp.Topics, rt)
 	}
-	return resp, size, failed, wait
+	return res, size, failed, wait
 }
 
-// fetchedBytes is the record bytes of a fetch response.
-func fetchedBytes(resp *kmsg.FetchResponse) int {
-	n := 0
-	for _, t := range resp.Topics {
-		for _, p := range t.Partitions {
-			n += len(p.RecordBatches)
-		}
+// addFile records partition pi of topic ti's records in file.
+func addFile(files map[[2]int]*storage.FileRecords, ti, pi int, file *storage.FileRecords) map[[2]int]*storage.FileRecords {
+	if files == nil {
+		files = map[[2]int]*storage.FileRecords{}
 	}
-	return n
+	files[[2]int{ti, pi}] = file
+	return files
+}
+
+// lastOffsetOf is the last offset in whole batches, or -1 when there are none.
+func lastOffsetOf(records []byte) int64 {
+	last := int64(-1)
+	for b, err := range wire.Batches(records) {
+		if err != nil {
+			break
+		}
+		last = b.LastOffset()
+	}
+	return last
 }
 
 // divergingEpoch checks a follower's fetch against the epoch of its last
@@ -306,17 +340,12 @@ func downConvert(p *Partition, records []byte, version int16, fetchOffset int64)
 }
 
 // abortedTransactions lists the aborted transactions overlapping the
-// records a read_committed fetch from fetchOffset returns: an empty list
-// when there are none, as Kafka answers every read_committed fetch.
-func abortedTransactions(p *Partition, fetchOffset int64, records []byte) []kmsg.FetchResponseTopicPartitionAbortedTransaction {
+// records a read_committed fetch from fetchOffset returns, up to lastOffset:
+// an empty list when there are none, as Kafka answers every read_committed
+// fetch.
+func abortedTransactions(p *Partition, fetchOffset, lastOffset int64) []kmsg.FetchResponseTopicPartitionAbortedTransaction {
 	out := []kmsg.FetchResponseTopicPartitionAbortedTransaction{}
-	upTo := fetchOffset
-	for b, err := range wire.Batches(records) {
-		if err != nil {
-			break
-		}
-		upTo = b.LastOffset() + 1
-	}
+	upTo := lastOffset + 1
 	if upTo <= fetchOffset {
 		return out
 	}

@@ -39,9 +39,9 @@ func (s *Server) produceAuthorized(ctx context.Context, r *request, req *kmsg.Pr
 // fetchAuthorized handles a Fetch: a follower's needs CLUSTER_ACTION, else
 // every partition is TOPIC_AUTHORIZATION_FAILED (as 2.8 answers); a
 // consumer's needs READ on each topic.
-func (s *Server) fetchAuthorized(ctx context.Context, r *request, req *kmsg.FetchRequest) *kmsg.FetchResponse {
+func (s *Server) fetchAuthorized(ctx context.Context, r *request, req *kmsg.FetchRequest) *fetchResult {
 	if s.authorizer == nil {
-		return s.handleFetch(ctx, req)
+		return s.handleFetch(ctx, req, r.conn.zeroCopy)
 	}
 	name := func(t kmsg.FetchRequestTopic) string { return t.Topic }
 	ok := map[string]bool{}
@@ -55,11 +55,12 @@ func (s *Server) fetchAuthorized(ctx context.Context, r *request, req *kmsg.Fetc
 	}
 	allowed, denied := *req, *req
 	allowed.Topics, denied.Topics = splitTopics(req.Topics, ok, name)
-	resp := s.handleFetch(ctx, &allowed)
+	res := s.handleFetch(ctx, &allowed, r.conn.zeroCopy)
 	if len(denied.Topics) > 0 {
-		resp.Topics = append(resp.Topics, s.apis[r.hdr.APIKey].errorResponse(&denied, kerr.TopicAuthorizationFailed.Code).(*kmsg.FetchResponse).Topics...)
+		// After the allowed topics: the files' indexes stay right.
+		res.resp.Topics = append(res.resp.Topics, s.apis[r.hdr.APIKey].errorResponse(&denied, kerr.TopicAuthorizationFailed.Code).(*kmsg.FetchResponse).Topics...)
 	}
-	return resp
+	return res
 }
 
 // metadataAuthorized handles a Metadata request: a requested topic the

@@ -58,6 +58,10 @@ type connState struct {
 	// others), owned by the connection's goroutine too.
 	sasl   *saslConn
 	remote string // the client's address, for logs
+	// zeroCopy: the connection is plain TCP, so a Fetch's records go from
+	// the segment file to the socket (sendFile); over TLS they are read
+	// into memory to be encrypted.
+	zeroCopy bool
 }
 
 func newListener(s *Server, name string, ln net.Listener, sec *listenerSecurity) *listener {
@@ -232,8 +236,10 @@ func (l *listener) serveConn(c net.Conn, st *connState) {
 		}
 		c = tc
 	}
+	_, st.zeroCopy = c.(*net.TCPConn)
 	r := bufio.NewReader(c)
 	var out []byte
+	var gaps []wire.Gap
 	// held is the request memory taken from queued.max.request.bytes for the
 	// request in hand, returned once it is handled.
 	var held int64
@@ -310,7 +316,10 @@ func (l *listener) serveConn(c net.Conn, st *connState) {
 		}
 		l.s.memoryPool.release(held)
 		held = 0
+		files, _ := resp.(*fileFetchResponse)
 		switch {
+		case files != nil:
+			out, gaps = files.appendFrame(out[:0], hdr)
 		case resp != nil:
 			out = wire.AppendResponse(out[:0], hdr, resp)
 		case handled:
@@ -329,9 +338,15 @@ func (l *listener) serveConn(c net.Conn, st *connState) {
 		// (KIP-219) gets the response first, an older one after the wait.
 		muteAfter := throttle > 0 && throttlesItself(resp)
 		if throttle > 0 && !muteAfter && !st.mute(throttle) {
+			files.close()
 			return
 		}
-		if _, err := c.Write(out); err != nil {
+		if files != nil {
+			if err := files.writeFrame(c, out, gaps); err != nil {
+				log.Debug("Closing connection after a failed fetch response", zap.Error(err))
+				return
+			}
+		} else if _, err := c.Write(out); err != nil {
 			return
 		}
 		if muteAfter && !st.mute(throttle) {

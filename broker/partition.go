@@ -30,6 +30,7 @@ type PartitionLog interface {
 	Truncate(to int64) error
 	TruncateFullyAndStartAt(offset int64) error
 	Read(offset int64, maxBytes int32, maxOffset int64, minOneMessage bool) ([]byte, error)
+	ReadFileRecords(offset int64, maxBytes int32, maxOffset int64, minOneMessage bool) (*storage.FileRecords, error)
 	FetchOffsetByTimestamp(ts int64) (offset, timestamp int64, ok bool)
 	EndOffsetForEpoch(epoch int32) (int32, int64)
 	LatestEpoch() (int32, bool)

@@ -22,7 +22,6 @@ package broker
 import (
 	"strconv"
 
-	"github.com/twmb/franz-go/pkg/kmsg"
 	"go.uber.org/zap"
 
 	"github.com/zkafka/zkafka/brokerconfig"
@@ -84,18 +83,4 @@ func (s *Server) applyReplicationThrottles(topic string, overrides map[string]st
 		}
 		q.MarkThrottled(topic, list)
 	}
-}
-
-// throttledBytes is the record bytes of the partitions of resp that q
-// throttles (Kafka's sizeOfThrottledPartitions).
-func throttledBytes(resp *kmsg.FetchResponse, q *quota.Replication) int {
-	n := 0
-	for _, t := range resp.Topics {
-		for _, p := range t.Partitions {
-			if len(p.RecordBatches) > 0 && q.IsThrottled(t.Topic, p.Partition) {
-				n += len(p.RecordBatches)
-			}
-		}
-	}
-	return n
 }

@@ -164,6 +164,15 @@ func (x *offsetIndex) lookup(offset int64) int64 {
 	return int64(x.entries[i-1].position)
 }
 
+// positionBefore is the position of the nth-last entry at or below position, or 0.
+func (x *offsetIndex) positionBefore(position int64, nth int) int64 {
+	i := sort.Search(len(x.entries), func(i int) bool { return int64(x.entries[i].position) > position })
+	if i < nth {
+		return 0
+	}
+	return int64(x.entries[i-nth].position)
+}
+
 // lastPosition is the position of the last entry, or 0.
 func (x *offsetIndex) lastPosition() int64 {
 	if len(x.entries) == 0 {

@@ -471,25 +471,56 @@ func (s *segment) publishAppend(n, lastOffset, maxTimestamp, offsetOfMaxTimestam
 func (l *Log) Read(offset int64, maxBytes int32, maxOffset int64, minOneMessage bool) ([]byte, error) {
 	l.segMu.RLock()
 	defer l.segMu.RUnlock()
+	seg, pos, size, _, err := l.regionLocked(offset, maxBytes, maxOffset, minOneMessage)
+	if err != nil || size == 0 {
+		return []byte{}, err
+	}
+	buf := make([]byte, size)
+	if _, err := seg.log.ReadAt(buf, pos); err != nil {
+		return nil, storageError("read "+l.dir, err)
+	}
+	return buf, nil
+}
+
+// ReadFileRecords finds what Read returns and leaves it in the segment file, for a Fetch to send from
+// there (zero-copy). The FileRecords hold their own descriptor of the file, so they stay readable after
+// the segment is deleted, until Close.
+func (l *Log) ReadFileRecords(offset int64, maxBytes int32, maxOffset int64, minOneMessage bool) (*FileRecords, error) {
+	l.segMu.RLock()
+	defer l.segMu.RUnlock()
+	seg, pos, size, last, err := l.regionLocked(offset, maxBytes, maxOffset, minOneMessage)
+	if err != nil || size == 0 {
+		return &FileRecords{lastOffset: -1}, err
+	}
+	f, err := dupFile(seg.log)
+	if err != nil {
+		return nil, storageError("read "+l.dir, err)
+	}
+	return &FileRecords{f: f, pos: pos, size: int(size), lastOffset: last}, nil
+}
+
+// regionLocked is Read's search: the segment and the stretch of it to return. The caller holds segMu.
+func (l *Log) regionLocked(offset int64, maxBytes int32, maxOffset int64, minOneMessage bool) (seg *segment, pos, size, lastOffset int64, err error) {
 	if err := l.usable(); err != nil {
-		return nil, err
+		return nil, 0, 0, -1, err
 	}
 	if offset < l.logStartOffset || offset > l.logEndOffset {
-		return nil, fmt.Errorf("offset %d is outside [%d, %d] in %s: %w", offset, l.logStartOffset, l.logEndOffset, l.dir, kerr.OffsetOutOfRange)
+		return nil, 0, 0, -1, fmt.Errorf("offset %d is outside [%d, %d] in %s: %w", offset, l.logStartOffset, l.logEndOffset, l.dir, kerr.OffsetOutOfRange)
 	}
 	if offset == l.logEndOffset {
-		return []byte{}, nil
+		return nil, 0, 0, -1, nil
 	}
 	for i := l.floorSegment(offset); i < len(l.segments); i++ {
-		data, found, err := l.segments[i].read(offset, maxBytes, maxOffset, minOneMessage)
+		seg = l.segments[i]
+		pos, size, lastOffset, found, err := seg.region(offset, maxBytes, maxOffset, minOneMessage)
 		if err != nil {
-			return nil, storageError("read "+l.dir, err)
+			return nil, 0, 0, -1, storageError("read "+l.dir, err)
 		}
 		if found {
-			return data, nil
+			return seg, pos, size, lastOffset, nil
 		}
 	}
-	return []byte{}, nil
+	return nil, 0, 0, -1, nil
 }
 
 // FetchOffsetByTimestamp answers ListOffsets: the first record at or after the log start offset whose

@@ -15,7 +15,8 @@ import (
 // or size would delete every segment, the active one included, a new empty segment is rolled first.
 // The log start offset rises to the first remaining segment. Kafka renames deleted segments to
 // `.deleted` and removes them a minute later (file.delete.delay.ms) so that in-flight reads finish;
-// here readers hold the segment lock, so the files are removed at once.
+// here readers hold the segment lock or a descriptor of their own (FileRecords), so the files are
+// removed at once.
 func (l *Log) DeleteOldSegments(nowMs int64) (int, error) {
 	l.mu.Lock()
 	defer l.mu.Unlock()

@@ -299,36 +299,50 @@ func (s *segment) locate(offset int64) (pos int64, h wire.BatchHeader, ok bool, 
 	return 0, h, false, nil
 }
 
-// read returns whole batches starting with the one holding offset; see Log.Read. found is false when the
-// segment has nothing at or past offset, so the caller moves on to the next segment.
-func (s *segment) read(offset int64, maxBytes int32, maxOffset int64, minOneMessage bool) (data []byte, found bool, err error) {
+// region finds the whole batches a read returns (see Log.Read) without reading them: their position and
+// size in the file and the last offset among them (-1 when there are none). found is false when the
+// segment has nothing at or past offset, so the caller moves on to the next segment. Only batch headers
+// are read: the first batch's, those from an index entry before the end, and the batch holding maxOffset.
+func (s *segment) region(offset int64, maxBytes int32, maxOffset int64, minOneMessage bool) (pos, size, lastOffset int64, found bool, err error) {
 	pos, h, ok, err := s.locate(offset)
 	if err != nil || !ok {
-		return nil, ok, err
+		return 0, 0, -1, ok, err
 	}
 	if h.LastOffset() >= maxOffset {
-		return []byte{}, true, nil
+		return pos, 0, -1, true, nil
 	}
-	want := min(int64(max(maxBytes, 0)), s.size-pos)
-	if h.Size() > want {
+	limit := pos + min(int64(max(maxBytes, 0)), s.size-pos)
+	if pos+h.Size() > limit {
 		if !minOneMessage {
-			return []byte{}, true, nil
+			return pos, 0, -1, true, nil
 		}
-		want = h.Size() // KIP-74: the first batch is returned whole even past maxBytes
+		return pos, h.Size(), h.LastOffset(), true, nil // KIP-74: the first batch whole, even past maxBytes
 	}
-	buf := make([]byte, want)
-	if _, err := s.log.ReadAt(buf, pos); err != nil {
-		return nil, true, err
+	if maxOffset < s.nextOffset {
+		// The batch holding maxOffset and those after it stay out.
+		at, _, ok, err := s.locate(maxOffset)
+		if err != nil {
+			return 0, 0, -1, true, err
+		}
+		if ok {
+			limit = min(limit, at)
+		}
 	}
-	// Only whole batches below maxOffset go out: the buffer may end inside one.
-	end := 0
-	for b, err := range wire.Batches(buf) {
-		if err != nil || b.LastOffset() >= maxOffset {
+	// Only whole batches go out. Every batch between the last two index entries at or below limit ends
+	// by limit, so scanning from the earlier of them finds the last whole one.
+	end, last := pos+h.Size(), h.LastOffset()
+	for p := max(end, s.index.positionBefore(limit, 2)); limit-p >= wire.BatchHeaderSize; {
+		bh, err := s.readHeader(p)
+		if err != nil {
+			return 0, 0, -1, true, err
+		}
+		if p+bh.Size() > limit {
 			break
 		}
-		end += len(b.Raw)
+		p += bh.Size()
+		end, last = p, bh.LastOffset()
 	}
-	return buf[:end:end], true, nil
+	return pos, end - pos, last, true, nil
 }
 
 // findByTimestamp returns the first record at or after startingOffset whose timestamp is at least ts,
