@@ -61,9 +61,14 @@ func TestReadFrameLimits(t *testing.T) {
 	if _, err := ReadFrame(bytes.NewReader(neg), 100); !errors.Is(err, ErrNegativeSize) {
 		t.Fatalf("negative frame: %v", err)
 	}
-	large := append(binary.BigEndian.AppendUint32(nil, 3<<20), make([]byte, 3<<20)...)
-	if got, err := ReadFrame(bytes.NewReader(large), 100<<20); err != nil || len(got) != 3<<20 {
-		t.Fatalf("large frame: %d bytes, %v", len(got), err)
+	// Read in 1 MiB chunks: a body that ends inside its fourth must come back whole and in order.
+	body := make([]byte, 3<<20+17)
+	for i := range body {
+		body[i] = byte(i * 7 / 5)
+	}
+	large := append(binary.BigEndian.AppendUint32(nil, uint32(len(body))), body...)
+	if got, err := ReadFrame(bytes.NewReader(large), 100<<20); err != nil || !bytes.Equal(got, body) {
+		t.Fatalf("large frame: %d bytes (equal: %v), %v", len(got), bytes.Equal(got, body), err)
 	}
 	if _, err := ReadFrame(bytes.NewReader(large[:2<<20]), 100<<20); !errors.Is(err, io.ErrUnexpectedEOF) {
 		t.Fatalf("truncated large frame: %v", err)
