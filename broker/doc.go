@@ -44,6 +44,12 @@
 // stable offset and lists the aborted transactions; ListOffsets answers
 // the last stable offset as the latest offset for it.
 //
+// Fetch responses on plain TCP connections are zero-copy (fetch_files.go):
+// the handler leaves each partition's records in its segment file
+// (storage.FileRecords), and the listener writes the frame around them
+// (wire.AppendFetchResponseFrame) and the records by sendfile(2). Over TLS,
+// and for the down-converted Fetch v0–v3, the records are read into memory.
+//
 // Dynamic configuration (config_manager*.go) is Kafka's DynamicConfigManager:
 // the broker config is layered /config/brokers/<id> over
 // /config/brokers/<default> over server.properties over Kafka's defaults, and

@@ -48,8 +48,10 @@
 //
 // Fetch: Log.Read finds the segment holding an offset, looks up the offset index for a nearby position,
 // scans batch headers from there, and returns whole batches bounded by maxBytes and by maxOffset (the high
-// watermark for consumers). Reads share a read lock with each other and only wait for appends while those
-// publish their new size; they see exactly the batches below the LEO they observed.
+// watermark for consumers); it finds their end from headers too (segment.region), so Log.ReadFileRecords
+// can leave the same bytes in the file, with a descriptor of its own, for the broker to sendfile to the
+// socket. Reads share a read lock with each other and only wait for appends while those publish their
+// new size; they see exactly the batches below the LEO they observed.
 //
 // ListOffsets: Log.FetchOffsetByTimestamp uses the time index to skip ahead, then scans batches and, in
 // the first batch recent enough, the records (decompressing if needed).
