@@ -40,7 +40,6 @@ import (
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
-	"github.com/zkafka/zkafka/internal/reqclock"
 	"github.com/zkafka/zkafka/quota"
 	"github.com/zkafka/zkafka/storage"
 	"github.com/zkafka/zkafka/wire"
@@ -110,9 +109,11 @@ func (s *Server) handleFetch(ctx context.Context, req *kmsg.FetchRequest, zeroCo
 		return &fetchResult{resp: resp}
 	}
 	deadline := time.Now().Add(time.Duration(req.MaxWaitMillis) * time.Millisecond)
+	w := newPartitionWaiter()
+	defer w.stop()
 	for first := true; ; first = false {
-		res, size, failed, wait := s.readFetch(req, first, zeroCopy)
-		if size >= int64(req.MinBytes) || failed || req.MaxWaitMillis <= 0 || len(wait) == 0 {
+		res, size, failed := s.readFetch(req, first, zeroCopy, w)
+		if size >= int64(req.MinBytes) || failed || req.MaxWaitMillis <= 0 || !w.watching() {
 			return res
 		}
 		remaining := time.Until(deadline)
@@ -120,50 +121,19 @@ func (s *Server) handleFetch(ctx context.Context, req *kmsg.FetchRequest, zeroCo
 			return res
 		}
 		res.close()
-		if !waitAny(ctx, wait, remaining) {
+		if !w.wait(ctx, remaining) {
 			// Timed out or shutting down: answer with what there is now.
-			res, _, _, _ = s.readFetch(req, false, zeroCopy)
+			res, _, _ = s.readFetch(req, false, zeroCopy, w)
 			return res
 		}
 	}
 }
 
-// waitAny waits until one of chans closes (true) or the timeout or ctx ends
-// (false).
-func waitAny(ctx context.Context, chans []<-chan struct{}, timeout time.Duration) bool {
-	defer reqclock.Waited(ctx, time.Now())
-	woke := make(chan struct{}, 1)
-	stop := make(chan struct{})
-	defer close(stop)
-	for _, ch := range chans {
-		go func() {
-			select {
-			case <-ch:
-				select {
-				case woke <- struct{}{}:
-				default:
-				}
-			case <-stop:
-			}
-		}()
-	}
-	t := time.NewTimer(timeout)
-	defer t.Stop()
-	select {
-	case <-woke:
-		return true
-	case <-t.C:
-		return false
-	case <-ctx.Done():
-		return false
-	}
-}
-
 // readFetch reads every requested partition once. It returns the response,
-// the record bytes in it, whether any partition failed, and the channels to
-// wait on for more data. The first read of a follower's fetch records the
+// the record bytes in it and whether any partition failed; the first read
+// has w watch each partition it reads, for more data, and records a
 // follower's position.
-func (s *Server) readFetch(req *kmsg.FetchRequest, first, zeroCopy bool) (res *fetchResult, size int64, failed bool, wait []<-chan struct{}) {
+func (s *Server) readFetch(req *kmsg.FetchRequest, first, zeroCopy bool, w *partitionWaiter) (res *fetchResult, size int64, failed bool) {
 	resp := req.ResponseKind().(*kmsg.FetchResponse)
 	res = &fetchResult{resp: resp}
 	maxBytes := int64(req.MaxBytes)
@@ -205,7 +175,10 @@ func (s *Server) readFetch(req *kmsg.FetchRequest, first, zeroCopy bool) (res *f
 					continue
 				}
 			}
-			wait = append(wait, p.waitChan(follower))
+			if first {
+				// Before the read, so no change after it is missed.
+				w.watch(p, follower)
+			}
 			var bound int64
 			// throttled: the records of an out-of-sync follower are held
 			// back while the leader's replication throttle is exceeded; the
@@ -274,7 +247,7 @@ func (s *Server) readFetch(req *kmsg.FetchRequest, first, zeroCopy bool) (res *f
 		}
 		resp.Topics = append(resp.Topics, rt)
 	}
-	return res, size, failed, wait
+	return res, size, failed
 }
 
 // addFile records partition pi of topic ti's records in file.

@@ -31,20 +31,22 @@ type pendingProduce struct {
 // NOT_LEADER_OR_FOLLOWER (leadership moved), or REQUEST_TIMED_OUT.
 func (s *Server) awaitReplication(ctx context.Context, resp *kmsg.ProduceResponse, pending []*pendingProduce, timeout time.Duration) {
 	deadline := time.Now().Add(timeout)
+	w := newPartitionWaiter()
+	defer w.stop()
+	for _, pp := range pending {
+		// Before the first check, so no change is missed.
+		w.watch(pp.p, false)
+	}
 	for {
-		var wait []<-chan struct{}
+		waiting := false
 		for _, pp := range pending {
-			if pp.done {
-				continue
-			}
-			// Take the channel before checking, so no change is missed.
-			ch := pp.p.waitChan(false)
-			if pp.done, pp.err = pp.p.produceStatus(pp.requiredOffset, pp.leaderEpoch); !pp.done {
-				wait = append(wait, ch)
+			if !pp.done {
+				pp.done, pp.err = pp.p.produceStatus(pp.requiredOffset, pp.leaderEpoch)
+				waiting = waiting || !pp.done
 			}
 		}
 		remaining := time.Until(deadline)
-		if len(wait) == 0 || remaining <= 0 || !waitAny(ctx, wait, remaining) {
+		if !waiting || remaining <= 0 || !w.wait(ctx, remaining) {
 			break
 		}
 	}

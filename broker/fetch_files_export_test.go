@@ -52,3 +52,12 @@ func FetchBothWays(s *Server, req *kmsg.FetchRequest) (copying, zeroCopy []byte,
 	}
 	return copying, zeroCopy, inFiles, err
 }
+
+// Waiters counts the requests registered to be woken by topic-partition's changes.
+func Waiters(s *Server, topic string, partition int32) int {
+	p, _, err := s.replicas.leaderPartition(topic, partition, -1)
+	if err != nil {
+		return -1
+	}
+	return p.waiters()
+}

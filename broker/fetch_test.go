@@ -8,6 +8,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
+	"github.com/zkafka/zkafka/broker"
 	"github.com/zkafka/zkafka/internal/testcluster"
 	"github.com/zkafka/zkafka/wire"
 )
@@ -67,6 +68,11 @@ func TestFetchWaitsForMinBytes(t *testing.T) {
 		}
 	case <-ctx.Done():
 		t.Fatal("fetch was not woken by the append")
+	}
+	// Both waits, the timed-out one and the woken one, unregistered from the
+	// partition before they answered.
+	if n := broker.Waiters(c.Broker(1), "waiting", 0); n != 0 {
+		t.Fatalf("%d waiters left on the partition after the fetches answered", n)
 	}
 
 	// Out of range offsets are reported, not served.

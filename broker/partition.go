@@ -90,13 +90,14 @@ type Partition struct {
 	// remote is the leader's view of each follower, from its fetches.
 	remote map[int32]*replicaState
 	// hwChanged is closed and replaced whenever the high watermark, the ISR
-	// or the leadership changes: consumer fetches and acks=all produces wait
-	// on it. dataChanged is closed on every append and leadership change:
-	// follower fetches wait on it. As in Kafka, a follower's waiting fetch is
-	// not answered early because the high watermark moved, so a follower
-	// learns the high watermark one fetch late.
-	hwChanged   chan struct{}
-	dataChanged chan struct{}
+	// or the leadership changes: a one-partition wait (awaitHighWatermark)
+	// waits on it. hwWaiters, the partitionWaiters of consumer fetches and
+	// acks=all produces, are signalled at the same changes; dataWaiters,
+	// follower fetches', at every append and leadership change. As in Kafka,
+	// a follower's waiting fetch is not answered early because the high
+	// watermark moved, so a follower learns the high watermark one fetch late.
+	hwChanged              chan struct{}
+	hwWaiters, dataWaiters map[chan struct{}]struct{}
 }
 
 // replicaState is what the leader knows of one follower (Kafka's Replica).
@@ -117,7 +118,7 @@ func newPartition(topic string, index, brokerID int32, log PartitionLog, lagTime
 	return &Partition{
 		Topic: topic, Index: index, brokerID: brokerID, log: log, now: time.Now, lagTimeMax: lagTimeMax,
 		leader: -1, leaderEpoch: -1, minInsyncReplicas: 1, remote: map[int32]*replicaState{},
-		hwChanged: make(chan struct{}), dataChanged: make(chan struct{}),
+		hwChanged: make(chan struct{}),
 	}
 }
 
@@ -305,7 +306,7 @@ func (p *Partition) produceStatus(requiredOffset int64, leaderEpoch int32) (done
 func (p *Partition) awaitHighWatermark(ctx context.Context, requiredOffset int64, leaderEpoch int32) error {
 	defer reqclock.Waited(ctx, time.Now())
 	for {
-		ch := p.waitChan(false)
+		ch := p.waitChan()
 		if done, err := p.produceStatus(requiredOffset, leaderEpoch); done {
 			return err
 		}
@@ -564,11 +565,44 @@ func (p *Partition) notifyLocked() {
 func (p *Partition) notifyHighWatermarkLocked() {
 	close(p.hwChanged)
 	p.hwChanged = make(chan struct{})
+	signalWaiters(p.hwWaiters)
 }
 
 func (p *Partition) notifyDataLocked() {
-	close(p.dataChanged)
-	p.dataChanged = make(chan struct{})
+	signalWaiters(p.dataWaiters)
+}
+
+// addWaiter has ch signalled at each change of what a consumer (follower
+// false) or a follower (true) may read.
+func (p *Partition) addWaiter(ch chan struct{}, follower bool) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	m := &p.hwWaiters
+	if follower {
+		m = &p.dataWaiters
+	}
+	if *m == nil {
+		*m = map[chan struct{}]struct{}{}
+	}
+	(*m)[ch] = struct{}{}
+}
+
+// removeWaiter undoes addWaiter.
+func (p *Partition) removeWaiter(ch chan struct{}, follower bool) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if follower {
+		delete(p.dataWaiters, ch)
+	} else {
+		delete(p.hwWaiters, ch)
+	}
+}
+
+// waiters counts the registered partitionWaiters.
+func (p *Partition) waiters() int {
+	p.mu.RLock()
+	defer p.mu.RUnlock()
+	return len(p.hwWaiters) + len(p.dataWaiters)
 }
 
 // HighWatermark returns the offset below which records are committed and
@@ -576,13 +610,10 @@ func (p *Partition) notifyDataLocked() {
 func (p *Partition) HighWatermark() int64 { return p.log.HighWatermark() }
 
 // waitChan returns a channel closed at the next change of what a consumer
-// (follower false) or a follower (true) may read.
-func (p *Partition) waitChan(follower bool) <-chan struct{} {
+// may read.
+func (p *Partition) waitChan() <-chan struct{} {
 	p.mu.RLock()
 	defer p.mu.RUnlock()
-	if follower {
-		return p.dataChanged
-	}
 	return p.hwChanged
 }
 
