@@ -41,6 +41,7 @@ func Main(args []string, stdout, stderr io.Writer, ref *Reference) int {
 		compression = fs.String("compression", DefaultCompression, "batch compression: none, snappy, lz4, zstd or gzip")
 		idempotent  = fs.Bool("idempotent", false, "use the idempotent producer (needs InitProducerId and acks=all)")
 		linger      = fs.Duration("linger", 0, "producer linger (0 keeps kgo's default)")
+		rate        = fs.Int("rate", 0, "produce at most this many records a second, to read latency at that throughput (0: as fast as possible)")
 		txnSize     = fs.Int("transaction-size", 0, "produce in transactions of this many records (acks=all), beside an idempotent run of the same load, and compare them")
 		timeout     = fs.Duration("timeout", defaultTimeout, "give up if the whole benchmark takes longer")
 		compare     = new(bool)
@@ -90,6 +91,7 @@ func Main(args []string, stdout, stderr io.Writer, ref *Reference) int {
 		Compression: *compression,
 		Idempotent:  *idempotent,
 		Linger:      *linger,
+		Rate:        *rate,
 		// Transactions of N records, compared with an idempotent run.
 		TransactionSize: *txnSize,
 	}.withDefaults()

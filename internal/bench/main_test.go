@@ -37,6 +37,8 @@ func TestMainUsageErrors(t *testing.T) {
 		{"--replication-factor", "70000"},
 		{"--record-size", "-1"},
 		{"--linger", "soon"},
+		{"--rate", "-5"},
+		{"--rate", "100", "--transaction-size", "10"},
 		{"--idempotent", "--acks", "1"},
 		{"--compare-kfake"}, // only zkafka-bench has the in-memory reference
 		{"--bootstrap-server", " , "},

@@ -30,6 +30,9 @@ type Options struct {
 	Compression string        // "none" (default), "snappy", "lz4", "zstd", "gzip"
 	Idempotent  bool          // default false
 	Linger      time.Duration // kgo's default if 0
+	// Rate paces the producer at this many records a second (0: as fast as
+	// it goes), so produce latency can be read at a chosen throughput.
+	Rate int
 	// TransactionSize, when positive, makes the producer transactional:
 	// records go in transactions of this many, each committed before the
 	// next begins, and the consumer reads committed records only.
@@ -73,6 +76,10 @@ func (o Options) withDefaults() (Options, error) {
 		return o, fmt.Errorf("replication factor must be positive, got %d", o.Replication)
 	case o.Linger < 0:
 		return o, fmt.Errorf("linger must not be negative, got %v", o.Linger)
+	case o.Rate < 0:
+		return o, fmt.Errorf("rate must not be negative, got %d", o.Rate)
+	case o.Rate > 0 && o.TransactionSize > 0:
+		return o, fmt.Errorf("rate and transaction size cannot be combined")
 	case o.TransactionSize < 0:
 		return o, fmt.Errorf("transaction size must not be negative, got %d", o.TransactionSize)
 	}

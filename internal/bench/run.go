@@ -243,7 +243,12 @@ func produce(ctx context.Context, cl *kgo.Client, opts Options) (produceStats, e
 		acked atomic.Int64
 	)
 	begin := time.Now()
+	pace := newPacer(begin, opts.Rate)
+	defer pace.stop()
 	for i := 0; i < opts.Records && prodCtx.Err() == nil; i++ {
+		if !pace.wait(prodCtx, i) {
+			break
+		}
 		wg.Add(1)
 		enqueued := time.Now()
 		cl.Produce(prodCtx, &kgo.Record{Topic: opts.Topic, Value: values.value(i)}, func(r *kgo.Record, err error) {
@@ -422,4 +427,44 @@ func newLogger(w io.Writer) *zap.Logger {
 	}
 	enc := zapcore.NewConsoleEncoder(zap.NewDevelopmentEncoderConfig())
 	return zap.New(zapcore.NewCore(enc, zapcore.Lock(zapcore.AddSync(w)), zapcore.InfoLevel)).Named("bench")
+}
+
+// pacer holds a producer to a rate: record i is due i/rate seconds after the
+// start. It sleeps only when at least a millisecond ahead, so a fast rate
+// costs no timer per record.
+type pacer struct {
+	begin time.Time
+	rate  int
+	timer *time.Timer
+}
+
+func newPacer(begin time.Time, rate int) *pacer { return &pacer{begin: begin, rate: rate} }
+
+// wait returns when record i is due (true) or ctx ends first (false).
+func (p *pacer) wait(ctx context.Context, i int) bool {
+	if p.rate <= 0 {
+		return true
+	}
+	due := p.begin.Add(time.Duration(float64(i) / float64(p.rate) * float64(time.Second)))
+	ahead := time.Until(due)
+	if ahead < time.Millisecond {
+		return true
+	}
+	if p.timer == nil {
+		p.timer = time.NewTimer(ahead)
+	} else {
+		p.timer.Reset(ahead)
+	}
+	select {
+	case <-p.timer.C:
+		return true
+	case <-ctx.Done():
+		return false
+	}
+}
+
+func (p *pacer) stop() {
+	if p.timer != nil {
+		p.timer.Stop()
+	}
 }

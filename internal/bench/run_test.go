@@ -265,3 +265,21 @@ func TestPercentile(t *testing.T) {
 		}
 	}
 }
+
+// TestRunPacedByRate holds the producer to --rate: record i is not sent
+// before i/rate seconds, so the run cannot be faster than that (it may be
+// slower on a loaded machine), and every record still arrives.
+func TestRunPacedByRate(t *testing.T) {
+	c := newCluster(t)
+	const rate = 4000
+	opts := Options{Brokers: c.ListenAddrs(), Topic: "paced", Records: testRecords, Partitions: 3, Rate: rate}
+	var log bytes.Buffer
+	res, err := Run(testContext(t, 8*time.Second), opts, &log)
+	if err != nil {
+		t.Fatalf("Run: %v\nlog:\n%s", err, &log)
+	}
+	if floor := time.Duration(testRecords-1) * time.Second / rate; res.ProduceDuration < floor {
+		t.Errorf("%d records at %d/s produced in %v, faster than the %v the rate allows", testRecords, rate, res.ProduceDuration, floor)
+	}
+	checkResult(t, res, strings.Join(opts.Brokers, ","), testRecords, DefaultRecordSize)
+}
