@@ -12,6 +12,7 @@ import (
 	"github.com/go-zookeeper/zk"
 	"github.com/twmb/franz-go/pkg/kadm"
 	"github.com/twmb/franz-go/pkg/kerr"
+	"github.com/twmb/franz-go/pkg/kgo"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"github.com/zkafka/zkafka/broker"
@@ -545,9 +546,18 @@ func TestUncleanElectionConfigElectsOfflinePartition(t *testing.T) {
 		{"broker default", kmsg.ConfigResourceTypeBroker, ""},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			c := testcluster.Start(t, testcluster.Options{Brokers: 2})
+			c := testcluster.Start(t, testcluster.Options{Brokers: 2, Properties: map[string]string{"replica.lag.time.max.ms": "1000"}})
 			createTopicWithConfigs(t, c, "unclean", 2, nil)
 			c.StopBroker(2)
+			// A fetch broker 2 sent while shutting down can put it back in the
+			// ISR of the new leader after the controller removed it (2.8 checks
+			// no liveness in AlterIsr; KIP-841 fixed it in 3.3). An idle
+			// partition never shrinks a caught-up follower, so a record makes
+			// the dead one fall behind and leave after replica.lag.time.max.ms.
+			produce := c.Client(kgo.RequiredAcks(kgo.LeaderAck()), kgo.DisableIdempotentWrite())
+			if err := produce.ProduceSync(ctxT(t, 20*time.Second), &kgo.Record{Topic: "unclean", Value: []byte("lost to the unclean election")}).FirstErr(); err != nil {
+				t.Fatal(err)
+			}
 			c.WaitFor("the ISR to shrink to broker 1", func() bool {
 				s, ok := c.PartitionState("unclean", 0)
 				return ok && slices.Equal(s.ISR, []int32{1})

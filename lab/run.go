@@ -15,6 +15,7 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/zkafka/zkafka/consumer"
+	"github.com/zkafka/zkafka/internal/pace"
 	"github.com/zkafka/zkafka/internal/zkclient"
 	"github.com/zkafka/zkafka/zkpaths"
 )
@@ -296,9 +297,9 @@ func (r *runner) consumerEvent(mode, member string, ev consumer.Event) {
 // commitStart stores the topic's end offsets as the new group's committed
 // offsets, so a mode consumes only the records produced while it runs.
 func (r *runner) commitStart(ctx context.Context, m Mode, group string) (map[int32]int64, error) {
-	ends, err := r.adm.ListEndOffsets(ctx, r.o.Topic)
+	ends, err := r.listEndOffsets(ctx)
 	if err != nil {
-		return nil, fmt.Errorf("list end offsets: %w", err)
+		return nil, err
 	}
 	starts := map[int32]int64{}
 	offsets := kadm.Offsets{}
@@ -329,9 +330,9 @@ func (r *runner) commitStart(ctx context.Context, m Mode, group string) (map[int
 
 // endOffsets reads the topic's end offsets once producing stopped.
 func (r *runner) endOffsets(ctx context.Context) (map[int32]int64, error) {
-	ends, err := r.adm.ListEndOffsets(ctx, r.o.Topic)
+	ends, err := r.listEndOffsets(ctx)
 	if err != nil {
-		return nil, fmt.Errorf("list end offsets: %w", err)
+		return nil, err
 	}
 	out := map[int32]int64{}
 	for _, lo := range ends[r.o.Topic] {
@@ -341,4 +342,29 @@ func (r *runner) endOffsets(ctx context.Context) (map[int32]int64, error) {
 		out[lo.Partition] = lo.Offset
 	}
 	return out, nil
+}
+
+// listEndOffsets lists the topic's end offsets, asking again for up to 10 s
+// while a partition's answer is retriable, as a client would: a leader
+// that has not yet heard of a new topic, or one that just lost it to a
+// broker failure, answers UNKNOWN_TOPIC_OR_PARTITION or
+// NOT_LEADER_OR_FOLLOWER for a moment. The callers report a partition's
+// error that outlasts it.
+func (r *runner) listEndOffsets(ctx context.Context) (kadm.ListedOffsets, error) {
+	var ends kadm.ListedOffsets
+	var err error
+	_ = pace.Until(ctx, 10*time.Second, func() bool {
+		if ends, err = r.adm.ListEndOffsets(ctx, r.o.Topic); err != nil {
+			return true
+		}
+		settled := true
+		ends.Each(func(lo kadm.ListedOffset) {
+			settled = settled && (lo.Err == nil || !kerr.IsRetriable(lo.Err))
+		})
+		return settled
+	})
+	if err != nil {
+		return nil, fmt.Errorf("list end offsets: %w", err)
+	}
+	return ends, nil
 }
