@@ -92,6 +92,8 @@ func (c *Coordinator) load(partition int32, p *txnPartition) {
 	}
 	var resume []pendingCompletion
 	now := c.now()
+	// Counted before publishing: from then on requests add ids under mu.
+	loaded := len(txns)
 	c.mu.Lock()
 	published := c.partitions[partition] == p
 	if published {
@@ -110,7 +112,7 @@ func (c *Coordinator) load(partition int32, p *txnPartition) {
 	if !published {
 		return
 	}
-	c.log.Info("Finished loading transaction metadata", zap.Int32("partition", partition), zap.Int("transactional-ids", len(txns)),
+	c.log.Info("Finished loading transaction metadata", zap.Int32("partition", partition), zap.Int("transactional-ids", loaded),
 		zap.Int("completing", len(resume)), zap.Duration("took", time.Since(start)))
 	for _, r := range resume {
 		c.markers.addTxnMarkersToSend(r.coordinatorEpoch, r.commit, r.md, r.complete)
