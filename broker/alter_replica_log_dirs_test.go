@@ -308,9 +308,9 @@ func TestAlterReplicaLogDirsErrors(t *testing.T) {
 
 	// A log dir taken offline: moves to it, and any new future log while it
 	// is offline, are KAFKA_STORAGE_ERROR.
-	if err := os.RemoveAll(b); err != nil {
-		t.Fatal(err)
-	}
+	// The broker may write a checkpoint into b while it goes: ask again until
+	// the directory is gone.
+	c.WaitFor("log dir "+b+" removed", func() bool { return os.RemoveAll(b) == nil })
 	c.WaitFor("log dir "+b+" to go offline", func() bool {
 		for _, d := range raw(t, c.Addr(1), kmsg.NewPtrDescribeLogDirsRequest(), 2).(*kmsg.DescribeLogDirsResponse).Dirs {
 			if d.Dir == b {

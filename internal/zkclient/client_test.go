@@ -422,7 +422,15 @@ func TestSessionSurvivesAZooKeeperRestart(t *testing.T) {
 // (Kafka's retry-until-connected) and the caller sees success.
 func TestRequestInFlightWhenTheConnectionDropsIsRetried(t *testing.T) {
 	server := zktest.Start(t, zktest.Options{})
-	c := connect(t, server.Connect+"/inflight")
+	// A session timeout that outlasts the pause, the kill and the restart on
+	// a loaded machine: the retry waits at most that long for the session.
+	ctx, cancel := context.WithTimeout(t.Context(), waitTimeout)
+	defer cancel()
+	c, err := zkclient.Connect(ctx, zkclient.Config{Connect: server.Connect + "/inflight", SessionTimeout: 20 * time.Second, Logger: zaptest.NewLogger(t)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { c.Close() })
 	id := c.SessionID()
 	if err := server.Pause(); err != nil {
 		t.Fatal(err)
