@@ -223,7 +223,7 @@ func (s *Server) readFetch(req *kmsg.FetchRequest, first, zeroCopy bool, w *part
 				size += int64(file.Len())
 				lastOffset = file.LastOffset()
 				if file.Len() > 0 {
-					res.files = addFile(res.files, ti, pi, file)
+					res.files.add(ti, pi, file)
 				} else {
 					records = []byte{}
 				}
@@ -248,15 +248,6 @@ func (s *Server) readFetch(req *kmsg.FetchRequest, first, zeroCopy bool, w *part
 		resp.Topics = append(resp.Topics, rt)
 	}
 	return res, size, failed
-}
-
-// addFile records partition pi of topic ti's records in file.
-func addFile(files map[[2]int]*storage.FileRecords, ti, pi int, file *storage.FileRecords) map[[2]int]*storage.FileRecords {
-	if files == nil {
-		files = map[[2]int]*storage.FileRecords{}
-	}
-	files[[2]int{ti, pi}] = file
-	return files
 }
 
 // lastOffsetOf is the last offset in whole batches, or -1 when there are none.

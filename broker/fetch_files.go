@@ -19,13 +19,40 @@ import (
 // network layer. Whoever drops a fetchResult closes its files.
 type fetchResult struct {
 	resp  *kmsg.FetchResponse
-	files map[[2]int]*storage.FileRecords // by topic and partition index in resp.Topics
+	files recordFiles
+}
+
+// recordFiles are the records left in files, by topic and partition index in a response's Topics.
+type recordFiles map[[2]int]*storage.FileRecords
+
+// add records partition pi of topic ti's records in file.
+func (fs *recordFiles) add(ti, pi int, file *storage.FileRecords) {
+	if *fs == nil {
+		*fs = recordFiles{}
+	}
+	(*fs)[[2]int{ti, pi}] = file
+}
+
+// len is the size of partition pi of topic ti's records in a file, or -1 when they are not in one
+// (wire.AppendFetchResponseFrame's external).
+func (fs recordFiles) len(ti, pi int) int {
+	if fr, ok := fs[[2]int{ti, pi}]; ok {
+		return fr.Len()
+	}
+	return -1
+}
+
+// close releases the files.
+func (fs recordFiles) close() {
+	for _, fr := range fs {
+		fr.Close()
+	}
 }
 
 // recordsLen is the size of partition pi of topic ti's records, in memory or in a file.
 func (f *fetchResult) recordsLen(ti, pi int) int {
-	if fr, ok := f.files[[2]int{ti, pi}]; ok {
-		return fr.Len()
+	if n := f.files.len(ti, pi); n >= 0 {
+		return n
 	}
 	return len(f.resp.Topics[ti].Partitions[pi].RecordBatches)
 }
@@ -57,9 +84,7 @@ func (f *fetchResult) throttledBytes(q *quota.Replication) int {
 
 // close releases the files.
 func (f *fetchResult) close() {
-	for _, fr := range f.files {
-		fr.Close()
-	}
+	f.files.close()
 	f.files = nil
 }
 
@@ -76,17 +101,12 @@ func (f *fetchResult) response() kmsg.Response {
 // Fetch response.
 type fileFetchResponse struct {
 	*kmsg.FetchResponse
-	files map[[2]int]*storage.FileRecords
+	files recordFiles
 }
 
 // appendFrame appends the response's frame with gaps where the files' records go.
 func (f *fileFetchResponse) appendFrame(dst []byte, h wire.RequestHeader) ([]byte, []wire.Gap) {
-	return wire.AppendFetchResponseFrame(dst, h, f.FetchResponse, func(ti, pi int) int {
-		if fr, ok := f.files[[2]int{ti, pi}]; ok {
-			return fr.Len()
-		}
-		return -1
-	})
+	return wire.AppendFetchResponseFrame(dst, h, f.FetchResponse, f.files.len)
 }
 
 // writeFrame writes the frame to c, each gap filled from its file, and releases the files.
@@ -109,11 +129,8 @@ func (f *fileFetchResponse) writeFrame(c net.Conn, frame []byte, gaps []wire.Gap
 
 // close releases the files; a nil response has none.
 func (f *fileFetchResponse) close() {
-	if f == nil {
-		return
-	}
-	for _, fr := range f.files {
-		fr.Close()
+	if f != nil {
+		f.files.close()
 	}
 }
 

@@ -59,5 +59,7 @@ func Waiters(s *Server, topic string, partition int32) int {
 	if err != nil {
 		return -1
 	}
-	return p.waiters()
+	p.mu.RLock()
+	defer p.mu.RUnlock()
+	return len(p.hwWaiters) + len(p.dataWaiters)
 }

@@ -598,13 +598,6 @@ func (p *Partition) removeWaiter(ch chan struct{}, follower bool) {
 	}
 }
 
-// waiters counts the registered partitionWaiters.
-func (p *Partition) waiters() int {
-	p.mu.RLock()
-	defer p.mu.RUnlock()
-	return len(p.hwWaiters) + len(p.dataWaiters)
-}
-
 // HighWatermark returns the offset below which records are committed and
 // visible to consumers.
 func (p *Partition) HighWatermark() int64 { return p.log.HighWatermark() }
