@@ -5,7 +5,6 @@ import (
 	"context"
 	"fmt"
 	"math/rand/v2"
-	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -16,6 +15,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/zkafka/zkafka/internal/freeport"
 	"github.com/zkafka/zkafka/internal/wait"
 )
 
@@ -126,38 +126,16 @@ type Project struct {
 	DashboardPort int
 }
 
-// reservePort picks a host port for a project to publish. A port that a
-// test's listener got from the kernel a moment ago may be handed to another
-// test at once, and two projects publishing one port fail to start; so the
-// ports come from below the kernel's ephemeral range (32768 and up), are
-// held by a lock file per port across all test binaries until the test ends
-// (after its `down -v`), and must be free on every interface, as Docker binds
-// them.
+// reservePort picks a host port for a project to publish, free on every interface as Docker binds
+// them, and held until the test ends (after its `down -v`), so two projects never publish one port.
 func reservePort(t testing.TB) int {
 	t.Helper()
-	dir := filepath.Join(os.TempDir(), "zkafka-dockertest-ports")
-	if err := os.MkdirAll(dir, 0o755); err != nil {
+	port, release, err := freeport.Reserve(1, "")
+	if err != nil {
 		t.Fatal(err)
 	}
-	for range 1000 {
-		port := 10000 + rand.IntN(22000)
-		lock := filepath.Join(dir, strconv.Itoa(port))
-		f, err := os.OpenFile(lock, os.O_CREATE|os.O_EXCL|os.O_WRONLY, 0o644)
-		if err != nil {
-			continue // another project holds it
-		}
-		f.Close()
-		l, err := net.Listen("tcp", ":"+strconv.Itoa(port))
-		if err != nil {
-			os.Remove(lock)
-			continue
-		}
-		l.Close()
-		t.Cleanup(func() { os.Remove(lock) })
-		return port
-	}
-	t.Fatal("no free host port in 10000-31999")
-	return 0
+	t.Cleanup(release)
+	return port
 }
 
 // NewProject prepares a project of files (relative to the repository) plus

@@ -3,19 +3,17 @@ package testcluster
 import (
 	"bytes"
 	"fmt"
-	"math/rand/v2"
-	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"runtime"
 	"sort"
-	"strconv"
 	"sync"
 	"syscall"
 	"testing"
 	"time"
 
+	"github.com/zkafka/zkafka/internal/freeport"
 	"github.com/zkafka/zkafka/internal/wait"
 	"github.com/zkafka/zkafka/internal/zktest"
 )
@@ -80,38 +78,23 @@ func (b *logBuffer) String() string {
 	return b.buf.String()
 }
 
-// FreePort returns a port on 127.0.0.1 that was free a moment ago.
+// FreePort returns a port on 127.0.0.1 that was free a moment ago, outside the kernel's ephemeral
+// range and reserved until the test ends (see package freeport).
 func FreePort(t testing.TB) int {
 	t.Helper()
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer l.Close()
-	return l.Addr().(*net.TCPAddr).Port
+	return FreePortRun(t, 1)
 }
 
 // FreePortRun returns the first of n consecutive ports on 127.0.0.1 that were free a moment ago, for
 // a cluster whose brokers listen on a base port and the ports after it.
 func FreePortRun(t testing.TB, n int) int {
 	t.Helper()
-	for range 100 {
-		base := 20000 + rand.IntN(30000)
-		free := true
-		for p := base; p < base+n && free; p++ {
-			l, err := net.Listen("tcp", net.JoinHostPort("127.0.0.1", strconv.Itoa(p)))
-			if err != nil {
-				free = false
-				continue
-			}
-			l.Close()
-		}
-		if free {
-			return base
-		}
+	base, release, err := freeport.Reserve(n, "127.0.0.1")
+	if err != nil {
+		t.Fatal(err)
 	}
-	t.Fatalf("no %d consecutive free ports", n)
-	return 0
+	t.Cleanup(release)
+	return base
 }
 
 // StartProcess writes props to a server.properties and runs

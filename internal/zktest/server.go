@@ -18,6 +18,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/zkafka/zkafka/internal/freeport"
 	"github.com/zkafka/zkafka/internal/zkclient"
 )
 
@@ -221,15 +222,17 @@ func fileExists(p string) bool {
 	return err == nil
 }
 
-// freePort asks the kernel for an unused port on 127.0.0.1. Another process could take it before
-// ZooKeeper binds; the start then fails with the bind error from the log rather than hanging.
+// freePort picks an unused port on 127.0.0.1 outside the ephemeral range. Its reservation ends at
+// once, as ZooKeeper binds it within the second: another test drawing the same port then fails to
+// listen on it. Should both bind-less windows meet, the start fails with the bind error from the log
+// rather than hanging.
 func freePort() (int, error) {
-	l, err := net.Listen("tcp", "127.0.0.1:0")
+	port, release, err := freeport.Reserve(1, "127.0.0.1")
 	if err != nil {
-		return 0, fmt.Errorf("zktest: pick a free port: %w", err)
+		return 0, err
 	}
-	defer l.Close()
-	return l.Addr().(*net.TCPAddr).Port, nil
+	release()
+	return port, nil
 }
 
 // Addr is the client address, host:port, for raw TCP and four-letter words.
