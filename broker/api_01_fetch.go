@@ -11,7 +11,7 @@ package broker
 //	v4: isolation level, last stable offset, aborted transactions
 //	v5: log start offset
 //	v6: same as v5
-//	v7: fetch sessions (KIP-227); this broker never creates one (session id 0)
+//	v7: fetch sessions (KIP-227, fetch_session.go)
 //	v8: same as v7
 //	v9: current leader epoch per partition (KIP-320)
 //	v10: same as v9
@@ -48,11 +48,16 @@ import (
 var fetchAPI = api{
 	key: 1, min: 0, max: maxVersion(1),
 	handle: func(ctx context.Context, s *Server, r *request) kmsg.Response {
-		req := r.body.(*kmsg.FetchRequest)
+		fc := s.fetchSessions.newContext(r.body.(*kmsg.FetchRequest), s.replicas.now())
+		if fc.errorCode != 0 {
+			return fc.errorResponse()
+		}
+		req := fc.req
 		if req.ReplicaID >= 0 {
 			// Followers answer to replication throttles, not client quotas.
 			res := s.fetchAuthorized(ctx, r, req)
 			s.replicationQuotas.leader.Record(res.throttledBytes(s.replicationQuotas.leader))
+			fc.finish(res, s.replicas.now())
 			return res.response()
 		}
 		q, limited := s.clientQuotas.Lookup(quota.Fetch, r.principal().Name, r.clientID())
@@ -61,7 +66,9 @@ var fetchAPI = api{
 			if req.MaxBytes <= 0 {
 				limit = math.MaxInt32
 			}
-			req.MaxBytes = int32(max(min(limit, q.MaxValueInWindow()), 1))
+			capped := *req
+			capped.MaxBytes = int32(max(min(limit, q.MaxValueInWindow()), 1))
+			req = &capped
 		}
 		res := s.fetchAuthorized(ctx, r, req)
 		// consumer_byte_rate counts the records sent, request_percentage the
@@ -78,10 +85,9 @@ var fetchAPI = api{
 			}
 			r.throttle(d)
 			res.close()
-			throttled := req.ResponseKind().(*kmsg.FetchResponse)
-			throttled.ThrottleMillis, throttled.SessionID = throttleMillis(d), res.resp.SessionID
-			return throttled
+			return fc.throttledResponse(throttleMillis(d))
 		}
+		fc.finish(res, s.replicas.now())
 		return res.response()
 	},
 	errorResponse: func(req kmsg.Request, code int16) kmsg.Response {
@@ -103,11 +109,6 @@ var fetchAPI = api{
 // handleFetch answers a Fetch; with zeroCopy (a plain TCP connection) the
 // records stay in their segment files for the listener to send from there.
 func (s *Server) handleFetch(ctx context.Context, req *kmsg.FetchRequest, zeroCopy bool) *fetchResult {
-	if req.Version >= 7 && req.SessionID != 0 {
-		resp := req.ResponseKind().(*kmsg.FetchResponse)
-		resp.ErrorCode = kerr.FetchSessionIDNotFound.Code
-		return &fetchResult{resp: resp}
-	}
 	deadline := time.Now().Add(time.Duration(req.MaxWaitMillis) * time.Millisecond)
 	w := newPartitionWaiter()
 	defer w.stop()

@@ -82,6 +82,34 @@ func (f *fetchResult) throttledBytes(q *quota.Replication) int {
 	return n
 }
 
+// keep leaves in the response only the partitions for which want(ti, pi) is true, merging a topic
+// with the one before it when they meet (as Kafka groups a response's partitions by topic in
+// order); the files follow their partitions, and those of partitions left out are closed.
+func (f *fetchResult) keep(want func(ti, pi int) bool) {
+	var topics []kmsg.FetchResponseTopic
+	var files recordFiles
+	for ti, t := range f.resp.Topics {
+		for pi, p := range t.Partitions {
+			file, inFile := f.files[[2]int{ti, pi}]
+			if !want(ti, pi) {
+				if inFile {
+					file.Close()
+				}
+				continue
+			}
+			if n := len(topics); n == 0 || topics[n-1].Topic != t.Topic {
+				topics = append(topics, kmsg.FetchResponseTopic{Topic: t.Topic, TopicID: t.TopicID, UnknownTags: t.UnknownTags})
+			}
+			last := &topics[len(topics)-1]
+			if inFile {
+				files.add(len(topics)-1, len(last.Partitions), file)
+			}
+			last.Partitions = append(last.Partitions, p)
+		}
+	}
+	f.resp.Topics, f.files = topics, files
+}
+
 // close releases the files.
 func (f *fetchResult) close() {
 	f.files.close()

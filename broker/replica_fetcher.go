@@ -164,7 +164,8 @@ type replicaFetcher struct {
 	mu         sync.Mutex
 	partitions map[kafka.TopicPartition]*fetchState
 
-	client *wire.Client // used by the loop goroutine only
+	client  *wire.Client        // used by the loop goroutine only
+	session fetchSessionHandler // used by the loop goroutine only
 }
 
 func newReplicaFetcher(rm *ReplicaManager, leader int32, id int) *replicaFetcher {
@@ -223,6 +224,7 @@ func (f *replicaFetcher) doWork() bool {
 	if len(sent) == 0 {
 		return false
 	}
+	f.session.build(req)
 	ctx, cancel := context.WithTimeout(f.ctx, f.rm.cfg.fetchWaitMax+30*time.Second)
 	resp, err := f.client.RequestVersion(ctx, req, fetchVersion)
 	cancel()
@@ -231,9 +233,17 @@ func (f *replicaFetcher) doWork() bool {
 			f.log.Warn("Fetch from the leader failed", zap.Error(err))
 		}
 		f.disconnect()
+		f.session.handleError()
 		return false
 	}
-	return f.processFetch(resp.(*kmsg.FetchResponse), sent)
+	fr := resp.(*kmsg.FetchResponse)
+	f.session.handleResponse(fr)
+	if fr.ErrorCode == kerr.FetchSessionIDNotFound.Code || fr.ErrorCode == kerr.InvalidFetchSessionEpoch.Code {
+		// The next fetch is a full one, which no session error can meet: no back-off.
+		f.log.Info("Fetch session lost; the next fetch is full", zap.Int32("session-id", req.SessionID), zap.Int32("session-epoch", req.SessionEpoch), zap.Error(kerr.ErrorForCode(fr.ErrorCode)))
+		return true
+	}
+	return f.processFetch(fr, sent)
 }
 
 func (f *replicaFetcher) connect() error {
@@ -268,7 +278,6 @@ func (f *replicaFetcher) buildFetch() (*kmsg.FetchRequest, map[kafka.TopicPartit
 	req.MaxWaitMillis = int32(f.rm.cfg.fetchWaitMax.Milliseconds())
 	req.MinBytes = f.rm.cfg.fetchMinBytes
 	req.MaxBytes = replicaFetchResponseMaxBytes
-	req.SessionEpoch = -1
 	sent := map[kafka.TopicPartition]fetchState{}
 	now := time.Now()
 	throttle := f.rm.followerQuota
@@ -302,7 +311,8 @@ func (f *replicaFetcher) buildFetch() (*kmsg.FetchRequest, map[kafka.TopicPartit
 	return req, sent
 }
 
-// processFetch applies a fetch response; false means every partition failed.
+// processFetch applies a fetch response; false means every partition in it failed. An incremental
+// fetch's response leaves out the partitions with nothing new: none is progress too.
 func (f *replicaFetcher) processFetch(resp *kmsg.FetchResponse, sent map[kafka.TopicPartition]fetchState) bool {
 	if resp.ErrorCode != 0 {
 		f.log.Warn("Fetch failed", zap.Error(kerr.ErrorForCode(resp.ErrorCode)))
@@ -310,7 +320,7 @@ func (f *replicaFetcher) processFetch(resp *kmsg.FetchResponse, sent map[kafka.T
 	}
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	progressed := false
+	progressed := len(resp.Topics) == 0
 	for _, t := range resp.Topics {
 		for _, rp := range t.Partitions {
 			tp := kafka.TopicPartition{Topic: t.Topic, Partition: rp.Partition}

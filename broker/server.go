@@ -83,7 +83,9 @@ type Server struct {
 	// replicationQuotas are the leader and follower replication throttles
 	// (replication_quotas.go).
 	replicationQuotas replicationQuotas
-	memoryPool        *memoryPool // queued.max.request.bytes; nil when unbounded
+	// fetchSessions are the incremental fetch sessions of followers and consumers (fetch_session.go).
+	fetchSessions *fetchSessionCache
+	memoryPool    *memoryPool // queued.max.request.bytes; nil when unbounded
 	// authorizer is authorizer.class.name's ACL authorizer; nil allows everything.
 	authorizer *acl.Authorizer
 	// tokens are the delegation tokens (KIP-48); disabled without a secret key.
@@ -143,6 +145,7 @@ func (s *Server) Start(ctx context.Context) (err error) {
 	s.log.Info("Starting broker", zap.String("cluster-id", s.clusterID))
 	s.configs = newConfigManager(s)
 	s.replicationQuotas = newReplicationQuotas(s.cfg)
+	s.fetchSessions = newFetchSessionCache(int(s.cfg.MaxIncrementalFetchSessions))
 	if err := s.configs.loadBrokerConfigs(); err != nil {
 		return err
 	}

@@ -43,6 +43,7 @@ type Config struct {
 	ReplicaFetchMinBytes             int32         // replica.fetch.min.bytes
 	ReplicaFetchWaitMax              time.Duration // replica.fetch.wait.max.ms
 	ReplicaFetchBackoff              time.Duration // replica.fetch.backoff.ms
+	MaxIncrementalFetchSessions      int32         // max.incremental.fetch.session.cache.slots: fetch sessions (KIP-227) the broker keeps; 0 creates none
 	QuotaWindowNum                   int32         // quota.window.num: samples a client quota's rate is measured over
 	QuotaWindowSize                  time.Duration // quota.window.size.seconds: each sample's span
 	ReplicationQuotaWindowNum        int32         // replication.quota.window.num: samples a replication throttle's rate is measured over
@@ -244,6 +245,7 @@ func New(props map[string]string) (*Config, error) {
 		ReplicaFetchMinBytes:             p.Int32("replica.fetch.min.bytes"),
 		ReplicaFetchWaitMax:              p.Ms("replica.fetch.wait.max.ms"),
 		ReplicaFetchBackoff:              p.Ms("replica.fetch.backoff.ms"),
+		MaxIncrementalFetchSessions:      p.Int32("max.incremental.fetch.session.cache.slots"),
 		QuotaWindowNum:                   p.Int32("quota.window.num"),
 		QuotaWindowSize:                  time.Duration(p.Int32("quota.window.size.seconds")) * time.Second,
 		ReplicationQuotaWindowNum:        p.Int32("replication.quota.window.num"),
@@ -413,6 +415,8 @@ func (c *Config) validate() error {
 		return fmt.Errorf("controller.quota.window.num and controller.quota.window.size.seconds must be at least 1: %w", ErrConfig)
 	case c.ReplicaTruncationMode != TruncateByEpoch && c.ReplicaTruncationMode != TruncateToHighWatermark:
 		return fmt.Errorf("replica.truncation.mode %q must be epoch or hw: %w", c.ReplicaTruncationMode, ErrConfig)
+	case c.MaxIncrementalFetchSessions < 0:
+		return fmt.Errorf("max.incremental.fetch.session.cache.slots must be at least 0: %w", ErrConfig)
 	case c.MaxConnections < 0 || c.MaxConnectionsPerIP < 0:
 		return fmt.Errorf("max.connections and max.connections.per.ip must be at least 0: %w", ErrConfig)
 	case c.MaxConnectionsPerIP == 0 && len(c.MaxConnectionsPerIPOverrides) == 0:
