@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
-	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -14,69 +13,10 @@ import (
 	"github.com/zkafka/zkafka/internal/testcluster"
 )
 
-// startCluster runs `scripts/cluster.sh up` for a cluster of the test's own (ports, data dir,
-// the test binary's zkafka) with settings that make faults cheap: 4 s ZooKeeper sessions and
-// replica lag, 5 offsets partitions and small indexes so a restart loads quickly. It is torn down
-// (`down`) when the test ends.
-func startCluster(t *testing.T, env ...string) *chaos.Local {
-	t.Helper()
-	root, err := filepath.Abs("..")
-	if err != nil {
-		t.Fatal(err)
-	}
-	env = append(append(os.Environ(),
-		"ZKAFKA_DATA="+keepOnFailure(t, "data"),
-		"ZKAFKA_BASE_PORT="+strconv.Itoa(testcluster.FreePortRun(t, 3)),
-		// Room for an ensemble's client, quorum and election ports.
-		"ZKAFKA_ZK_PORT="+strconv.Itoa(testcluster.FreePortRun(t, 9)),
-		"ZKAFKA_BIN="+testcluster.Binary(t),
-		"KAFKA_ZOOKEEPER_SESSION_TIMEOUT_MS=4000",
-		"KAFKA_REPLICA_LAG_TIME_MAX_MS=4000",
-		"KAFKA_OFFSETS_TOPIC_NUM_PARTITIONS=5",
-		"KAFKA_LOG_INDEX_SIZE_MAX_BYTES=65536",
-		"KAFKA_GROUP_INITIAL_REBALANCE_DELAY_MS=0",
-	), env...)
-	l, err := chaos.NewLocal(root, env)
-	if err != nil {
-		t.Fatal(err)
-	}
-	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
-	defer cancel()
-	t.Cleanup(func() {
-		ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
-		defer cancel()
-		if out, err := l.Script(ctx, "down"); err != nil {
-			t.Errorf("cluster.sh down: %v\n%s", err, out)
-		}
-	})
-	if out, err := l.Script(ctx, "up"); err != nil {
-		t.Fatalf("cluster.sh up: %v\n%s", err, out)
-	}
-	return l
-}
-
-// keepOnFailure makes a directory that is removed when the test passes and kept, for its history and
-// the brokers' logs, when it fails.
-func keepOnFailure(t *testing.T, name string) string {
-	t.Helper()
-	dir, err := os.MkdirTemp("", "zkafka-chaos-"+name+"-")
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		if t.Failed() {
-			t.Logf("kept %s", dir)
-			return
-		}
-		os.RemoveAll(dir)
-	})
-	return dir
-}
-
 // ciOptions are a short run's settings: brief down times, a fast-moving group.
 func ciOptions(t *testing.T, l *chaos.Local) chaos.Options {
 	o := chaos.DefaultOptions()
-	o.Cluster, o.Out = l, keepOnFailure(t, "run")
+	o.Cluster, o.Out = l, testcluster.KeepOnFailure(t, "chaos-run")
 	o.WarmUp, o.DownMin, o.DownMax = 2*time.Second, 100*time.Millisecond, 500*time.Millisecond
 	o.GroupSessionTimeout = 6 * time.Second
 	o.HealTimeout, o.DrainTimeout = time.Minute, time.Minute
@@ -98,7 +38,7 @@ func logTable(t *testing.T, rep *chaos.Report) {
 // cooperative group. The checker must find nothing: no acknowledged record lost, none duplicated
 // or out of order, the group's committed offsets never going back, every record processed.
 func TestChaosCheapFaults(t *testing.T) {
-	l := startCluster(t)
+	l := testcluster.StartScripted(t)
 	o := ciOptions(t, l)
 	o.Faults = []string{chaos.KindKill, chaos.KindKill, chaos.KindKill, chaos.KindZKRestart, chaos.KindPause}
 	o.Count = 20
@@ -126,7 +66,7 @@ func TestChaosCheapFaults(t *testing.T) {
 // A clock jump: a leader's wall clock an hour ahead (every follower looks an hour behind at its next
 // ISR check) or behind, then set right; nothing acknowledged is lost.
 func TestChaosIsolatedLeaderAndFullDisk(t *testing.T) {
-	l := startCluster(t)
+	l := testcluster.StartScripted(t)
 	t.Run("isolated-leader", func(t *testing.T) {
 		o := ciOptions(t, l)
 		o.Scenario, o.Count = chaos.ScenarioIsolatedLeader, 2
@@ -179,7 +119,7 @@ func TestChaosIsolatedLeaderAndFullDisk(t *testing.T) {
 // it), and a follower cut likewise. Nothing acknowledged may be lost, and after each fault on the
 // leader another server must lead: the others elected one while it was gone.
 func TestChaosZooKeeperEnsemble(t *testing.T) {
-	l := startCluster(t, "ZKAFKA_ZK_SERVERS=3")
+	l := testcluster.StartScripted(t, "ZKAFKA_ZK_SERVERS=3")
 	o := ciOptions(t, l)
 	o.Faults, o.Count = []string{chaos.KindZKLeader, chaos.KindZKSplit}, 4
 	rep := runChaos(t, o)

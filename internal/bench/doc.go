@@ -18,6 +18,15 @@
 // committed records. Main then runs the same load idempotently beside it
 // and prints the transactional/idempotent ratio and the commit latency.
 //
+// RunScale (`zkafka bench partitions N`) is the scale run, on the cluster scripts/cluster.sh runs,
+// whose brokers it kills, stops and starts through cluster.sh (chaos.Local): it creates N
+// partitions over several topics and times, from the brokers' own Metadata answers, until every
+// broker knows a leader of each and every replica is in sync; then a kill -9 of the controller until
+// every live broker knows a live leader of each; the killed broker's restart (log recovery) and its
+// return to every ISR; a preferred election; and a controlled shutdown of a broker leading a third
+// of them. It reads each broker's resident memory and open files from /proc before and after the
+// creation, and ZooKeeper's live heap with jcmd, and reports them per 1,000 partitions.
+//
 // Run targets the brokers in Options. Main is the command line, shared by
 // `zkafka bench` and the separately built `zkafka-bench`, which passes a
 // Reference (franz-go's in-process kfake cluster, capped at Kafka 2.8) to run

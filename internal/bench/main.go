@@ -9,9 +9,12 @@ import (
 	"math"
 	"os"
 	"os/signal"
+	"strconv"
 	"strings"
 	"text/tabwriter"
 	"time"
+
+	"github.com/zkafka/zkafka/chaos"
 )
 
 // defaultTimeout bounds a whole `zkafka bench` invocation, so that a broker
@@ -27,6 +30,9 @@ func Main(args []string, stdout, stderr io.Writer, ref *Reference) int {
 	name := "zkafka bench"
 	if ref != nil {
 		name = "zkafka-bench"
+	}
+	if len(args) > 0 && args[0] == "partitions" {
+		return partitionsMain(name+" partitions", args[1:], stdout, stderr)
 	}
 	fs := flag.NewFlagSet(name, flag.ContinueOnError)
 	fs.SetOutput(io.Discard) // errors are reported on one line below
@@ -57,7 +63,7 @@ func Main(args []string, stdout, stderr io.Writer, ref *Reference) int {
 	}
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
-			fmt.Fprintf(stdout, "usage: %s [flags]\n", name)
+			fmt.Fprintf(stdout, "usage: %s [flags]\n       %s partitions N [flags]   (scale run on cluster.sh's cluster; partitions -h)\n", name, name)
 			fs.SetOutput(stdout)
 			fs.PrintDefaults()
 			return 0
@@ -192,4 +198,63 @@ func ratio(a, b float64) float64 {
 		return 0
 	}
 	return a / b
+}
+
+// partitionsMain is `zkafka bench partitions N`: the scale run (RunScale) on the cluster
+// scripts/cluster.sh runs, with the ZKAFKA_* variables of the environment selecting which.
+func partitionsMain(name string, args []string, stdout, stderr io.Writer) int {
+	fs := flag.NewFlagSet(name, flag.ContinueOnError)
+	fs.SetOutput(io.Discard)
+	var (
+		topics      = fs.Int("topics", 0, "topics the partitions are spread over (default one per 1,000 partitions)")
+		replication = fs.Int("replication-factor", 3, "replication factor of the topics")
+		root        = fs.String("root", ".", "the repository, whose scripts/cluster.sh runs the cluster")
+		stepTimeout = fs.Duration("step-timeout", 10*time.Minute, "give up if one step takes longer")
+	)
+	usageErr := func(err error) int {
+		fmt.Fprintf(stderr, "%s: %v (see %s -h)\n", name, err, name)
+		return 2
+	}
+	// The count comes first, as in `zkafka bench partitions 50000 --topics 50`.
+	var count string
+	if len(args) > 0 && !strings.HasPrefix(args[0], "-") {
+		count, args = args[0], args[1:]
+	}
+	if err := fs.Parse(args); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			fmt.Fprintf(stdout, "usage: %s N [flags]\n\nCreates N partitions on the cluster scripts/cluster.sh runs, then times a kill -9 of the controller,\nthe killed broker's restart and a controlled shutdown, and reports memory and open files per partition.\n\n", name)
+			fs.SetOutput(stdout)
+			fs.PrintDefaults()
+			return 0
+		}
+		return usageErr(err)
+	}
+	n, err := strconv.Atoi(count)
+	switch {
+	case count == "":
+		return usageErr(errors.New("the number of partitions is missing"))
+	case err != nil || n < 1:
+		return usageErr(fmt.Errorf("the number of partitions must be a positive integer, got %q", count))
+	case fs.NArg() > 0:
+		return usageErr(fmt.Errorf("unexpected argument %q", fs.Arg(0)))
+	case *topics < 0 || *topics > n:
+		return usageErr(fmt.Errorf("--topics must be between 1 and the partitions (%d), got %d", n, *topics))
+	case *replication < 1 || *replication > math.MaxInt16:
+		return usageErr(fmt.Errorf("--replication-factor must be between 1 and %d, got %d", math.MaxInt16, *replication))
+	case *stepTimeout <= 0:
+		return usageErr(fmt.Errorf("--step-timeout must be positive, got %v", *stepTimeout))
+	}
+	l, err := chaos.NewLocal(*root, os.Environ())
+	if err != nil {
+		return usageErr(err)
+	}
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
+	defer stop()
+	res, err := RunScale(ctx, ScaleOptions{Cluster: l, Partitions: n, Topics: *topics, Replication: int16(*replication), StepTimeout: *stepTimeout}, stderr)
+	if err != nil {
+		fmt.Fprintf(stderr, "%s: %v\n", name, err)
+		return 1
+	}
+	WriteScale(stdout, res)
+	return 0
 }

@@ -57,6 +57,28 @@ func TestMainUsageErrors(t *testing.T) {
 	}
 }
 
+func TestPartitionsUsageErrors(t *testing.T) {
+	for _, args := range [][]string{
+		{"partitions"},
+		{"partitions", "many"},
+		{"partitions", "0"},
+		{"partitions", "10", "--topics", "11"},
+		{"partitions", "10", "--replication-factor", "0"},
+		{"partitions", "10", "--step-timeout", "0s"},
+		{"partitions", "10", "extra"},
+		{"partitions", "10", "--root", "/nonexistent"},
+	} {
+		code, stdout, stderr := runMain(args...)
+		if code != 2 || stdout != "" || !strings.HasPrefix(stderr, "zkafka bench partitions: ") || strings.Count(stderr, "\n") != 1 {
+			t.Errorf("Main(%q) = %d, stdout %q, stderr %q; want 2 and one line on stderr", args, code, stdout, stderr)
+		}
+	}
+	code, stdout, _ := runMain("partitions", "-h")
+	if code != 0 || !strings.Contains(stdout, "usage: zkafka bench partitions N") || !strings.Contains(stdout, "-topics") {
+		t.Errorf("partitions -h = %d, stdout %q", code, stdout)
+	}
+}
+
 func TestMainReferenceUsageError(t *testing.T) {
 	code, stdout, stderr := runMainWith(kfakeReference(t), "--compare-kfake", "--only-kfake")
 	if code != 2 || stdout != "" || stderr != "zkafka-bench: --compare-kfake and --only-kfake are mutually exclusive (see zkafka-bench -h)\n" {
