@@ -23,8 +23,8 @@ type indexFile struct {
 	maxEntries int
 }
 
-// openIndexFile opens (creating if missing) an index file and returns its contents; a missing file reads
-// as nil, an empty existing one as an empty slice.
+// openIndexFile opens (creating if missing) an index file and returns its written contents; a missing
+// file reads as nil, an empty existing one as an empty slice.
 func openIndexFile(path string, entrySize int) (*indexFile, []byte, error) {
 	_, statErr := os.Stat(path)
 	missing := errors.Is(statErr, os.ErrNotExist)
@@ -32,7 +32,7 @@ func openIndexFile(path string, entrySize int) (*indexFile, []byte, error) {
 	if err != nil {
 		return nil, nil, err
 	}
-	raw, err := readAll(f)
+	raw, size, err := readWritten(f, entrySize)
 	if err != nil {
 		f.Close()
 		return nil, nil, err
@@ -40,20 +40,32 @@ func openIndexFile(path string, entrySize int) (*indexFile, []byte, error) {
 	if missing {
 		raw = nil
 	}
-	return &indexFile{f: f, entrySize: entrySize, maxEntries: len(raw) / entrySize}, raw, nil
+	return &indexFile{f: f, entrySize: entrySize, maxEntries: int(size) / entrySize}, raw, nil
 }
 
-// readAll reads the whole file from position 0.
-func readAll(f *os.File) ([]byte, error) {
+// readWritten reads an index file up to its first hole, in whole entries, and returns its size. The
+// preallocated end of an index that was not trimmed (the active segment's, after a crash) was never
+// written, so the file system keeps it as a hole: reading it would cost the whole
+// log.index.size.max.bytes (10 MiB by default) of zeros per index, per partition, at every restart
+// after kill -9. Where holes are unknown (SEEK_HOLE unsupported) the file is read whole; load skips
+// trailing zero entries either way.
+func readWritten(f *os.File, entrySize int) ([]byte, int64, error) {
 	st, err := f.Stat()
 	if err != nil {
-		return nil, err
+		return nil, 0, err
 	}
-	buf := make([]byte, st.Size())
+	size := st.Size()
+	n := size
+	if hole, err := f.Seek(0, seekHole); err == nil && hole < n {
+		// An entry that crossed into the next block would have made it data: the hole starts after
+		// the last whole written entry.
+		n = hole - hole%int64(entrySize)
+	}
+	buf := make([]byte, n)
 	if _, err := f.ReadAt(buf, 0); err != nil {
-		return nil, err
+		return nil, 0, err
 	}
-	return buf, nil
+	return buf, size, nil
 }
 
 func (x *indexFile) write(slot int, entry []byte) error {

@@ -328,3 +328,90 @@ func TestRecoveryRemovesLeftovers(t *testing.T) {
 		t.Fatalf("directory holds %v, want %v", names, want)
 	}
 }
+
+// BenchmarkOpenAfterCrash opens a log left as kill -9 leaves one: its active segment's indexes still
+// preallocated to Kafka's default log.index.size.max.bytes (10 MiB each, sparse, a few entries
+// written), and recovered from the start. A broker restarting after kill -9 does this once per
+// partition.
+func BenchmarkOpenAfterCrash(b *testing.B) {
+	cfg := DefaultLogConfig()
+	cfg.IndexIntervalBytes = 64
+	dir := filepath.Join(b.TempDir(), "t-0")
+	l, err := Open(dir, cfg, 0, zap.NewNop())
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer l.Close()
+	for i := range 50 {
+		mustAppend(b, l, makeBatch(int64(1000+i), fmt.Sprint(i)))
+	}
+	b.ReportAllocs()
+	for b.Loop() {
+		// The first log stays open, untrimmed: the files are as a crash leaves them.
+		l2, err := Open(dir, cfg, 0, zap.NewNop())
+		if err != nil {
+			b.Fatal(err)
+		}
+		if l2.LogEndOffset() != 50 {
+			b.Fatalf("log end offset %d after recovery, want 50", l2.LogEndOffset())
+		}
+		for _, s := range l2.segments {
+			s.closeFiles() // not Close, which would trim the indexes
+		}
+	}
+}
+
+// TestIndexReadStopsAtTheHole: an index preallocated to 10 MiB with a few entries written, as the
+// active segment's is after a crash, is read as its written entries, not 10 MiB of zeros, and a
+// log on such files recovers with its index whole.
+func TestIndexReadStopsAtTheHole(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "00000000000000000000.timeindex")
+	f, err := os.Create(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	const size = 10 << 20
+	if err := f.Truncate(size); err != nil {
+		t.Fatal(err)
+	}
+	// 400 time index entries (12 bytes each): the second block's start is written too.
+	entries := make([]byte, 400*timeEntrySize)
+	for i := range entries {
+		entries[i] = byte(i%251 + 1)
+	}
+	if _, err := f.WriteAt(entries, 0); err != nil {
+		t.Fatal(err)
+	}
+	raw, gotSize, err := readWritten(f, timeEntrySize)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if gotSize != size || len(raw) > 8192 || len(raw) < len(entries) || len(raw)%timeEntrySize != 0 || !bytes.Equal(raw[:len(entries)], entries) {
+		t.Fatalf("read %d bytes of a %d-byte file (size %d), want the %d written bytes in whole entries, at most two blocks",
+			len(raw), size, gotSize, len(entries))
+	}
+
+	cfg := DefaultLogConfig()
+	cfg.IndexIntervalBytes = 64
+	dir := filepath.Join(t.TempDir(), "t-0")
+	l := openTestLog(t, dir, cfg)
+	for i := range 50 {
+		mustAppend(t, l, makeBatch(int64(1000+i), fmt.Sprint(i)))
+	}
+	crashed, err := Open(dir, cfg, 0, testLogger(t)) // l stays open, its indexes untrimmed
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer func() {
+		for _, s := range crashed.segments {
+			s.closeFiles()
+		}
+	}()
+	if got, want := len(crashed.active().index.entries), len(l.active().index.entries); got != want || want == 0 {
+		t.Fatalf("recovered index has %d entries, the live one %d", got, want)
+	}
+	if off, ts, ok := crashed.FetchOffsetByTimestamp(1025); !ok || off != 25 || ts != 1025 {
+		t.Fatalf("timestamp lookup gave %d, %d, %v", off, ts, ok)
+	}
+}
