@@ -2,14 +2,11 @@ package controller
 
 import (
 	"context"
+	"flag"
 	"fmt"
-	"net"
-	"os"
-	"os/exec"
-	"path/filepath"
+	"strconv"
 	"strings"
 	"sync"
-	"syscall"
 	"testing"
 	"time"
 
@@ -19,6 +16,7 @@ import (
 
 	"github.com/zkafka/zkafka/internal/wait"
 	"github.com/zkafka/zkafka/internal/zkclient"
+	"github.com/zkafka/zkafka/internal/zktest"
 	"github.com/zkafka/zkafka/zkpaths"
 )
 
@@ -29,7 +27,7 @@ import (
 //	go test -run '^$' -bench . -benchtime 1x ./controller
 //
 // 3 brokers, replication factor 3, topics of 100 partitions. The benchmarks start their own
-// ZooKeeper with a 1 GiB heap: zktest's shared server runs in 64 MiB, which 50,000 partitions'
+// ZooKeeper with a 2 GiB heap: zktest's shared server runs in 64 MiB, which 50,000 partitions'
 // znodes fill, and the measurement would then be of the JVM's garbage collector.
 
 const benchPartitionsPerTopic = 100
@@ -128,34 +126,11 @@ func benchSession(tb testing.TB, connect string) *zkclient.Client {
 	return zkc
 }
 
-// startBenchZooKeeper starts a ZooKeeper 3.8 from the Debian package with a 1 GiB heap for one
-// benchmark, stopped (and its data removed) when the benchmark ends, and returns its address.
+// startBenchZooKeeper starts a ZooKeeper with a 2 GiB heap for one benchmark, stopped (and its data
+// removed) when the benchmark ends, and returns its address.
 func startBenchZooKeeper(b *testing.B) string {
 	b.Helper()
-	dir := b.TempDir()
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		b.Fatal(err)
-	}
-	port := l.Addr().(*net.TCPAddr).Port
-	l.Close()
-	cfg := fmt.Sprintf("tickTime=200\ndataDir=%s\nclientPort=%d\nclientPortAddress=127.0.0.1\nmaxClientCnxns=0\nmaxSessionTimeout=60000\nadmin.enableServer=false\n",
-		filepath.Join(dir, "data"), port)
-	if err := os.WriteFile(filepath.Join(dir, "zoo.cfg"), []byte(cfg), 0o644); err != nil {
-		b.Fatal(err)
-	}
-	cmd := exec.Command("java", "-Xmx1g", "-Dzookeeper.admin.enableServer=false",
-		"-cp", "/usr/share/java/zookeeper.jar:/usr/share/java/slf4j-nop.jar",
-		"org.apache.zookeeper.server.quorum.QuorumPeerMain", filepath.Join(dir, "zoo.cfg"))
-	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
-	if err := cmd.Start(); err != nil {
-		b.Fatal(err)
-	}
-	b.Cleanup(func() {
-		_ = cmd.Process.Kill()
-		_ = cmd.Wait()
-	})
-	return fmt.Sprintf("127.0.0.1:%d", port)
+	return zktest.Start(b, zktest.Options{MaxHeap: "2g"}).Addr()
 }
 
 func newBenchCluster(tb testing.TB, server string, partitions int) *benchCluster {
@@ -219,13 +194,26 @@ func (bc *benchCluster) failover(partitions int) time.Duration {
 	return elapsed
 }
 
-var benchSizes = []int{1000, 10000, 50000}
+var benchPartitions = flag.String("bench-partitions", "1000,10000,50000", "comma-separated partition counts the controller benchmarks run at")
+
+// benchSizes are -bench-partitions' counts.
+func benchSizes(b *testing.B) []int {
+	var sizes []int
+	for f := range strings.SplitSeq(*benchPartitions, ",") {
+		n, err := strconv.Atoi(strings.TrimSpace(f))
+		if err != nil || n < benchPartitionsPerTopic || n%benchPartitionsPerTopic != 0 {
+			b.Fatalf("-bench-partitions: %q is not a positive multiple of %d", f, benchPartitionsPerTopic)
+		}
+		sizes = append(sizes, n)
+	}
+	return sizes
+}
 
 // BenchmarkFailover: from the active controller's resignation to the new controller having
 // sent UpdateMetadata for every partition to every broker.
 func BenchmarkFailover(b *testing.B) {
 	server := startBenchZooKeeper(b)
-	for _, n := range benchSizes {
+	for _, n := range benchSizes(b) {
 		b.Run(fmt.Sprintf("partitions=%d", n), func(b *testing.B) {
 			bc := newBenchCluster(b, server, n)
 			b.ResetTimer()
@@ -243,7 +231,7 @@ func BenchmarkFailover(b *testing.B) {
 // removals for the others, all written to ZooKeeper before the answer.
 func BenchmarkControlledShutdown(b *testing.B) {
 	server := startBenchZooKeeper(b)
-	for _, n := range benchSizes {
+	for _, n := range benchSizes(b) {
 		b.Run(fmt.Sprintf("partitions=%d", n), func(b *testing.B) {
 			var total time.Duration
 			for range b.N {

@@ -2,6 +2,7 @@ package zktest
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -52,6 +53,9 @@ type Options struct {
 	// TLS, when set, opens a secure client port too (Server.SecureConnect), on Netty, that
 	// requires client certificates and makes them the sessions' x509 identities.
 	TLS *TLSOptions
+	// MaxHeap is the JVM's -Xmx; empty means 64m, which a test's few thousand znodes fit in
+	// (benchmarks of tens of thousands of partitions need more).
+	MaxHeap string
 }
 
 // TLSOptions are the server's key and trust stores (JKS or PKCS12 files, one password).
@@ -71,6 +75,7 @@ type Server struct {
 	port int
 	// jvmArgs are the -D options the server's configuration needs.
 	jvmArgs []string
+	maxHeap string
 
 	mu     sync.Mutex
 	cmd    *exec.Cmd
@@ -127,6 +132,7 @@ func StartServer(ctx context.Context, dir string, opts Options) (*Server, error)
 		Connect: net.JoinHostPort("127.0.0.1", strconv.Itoa(port)),
 		dir:     dir,
 		port:    port,
+		maxHeap: cmp.Or(opts.MaxHeap, "64m"),
 	}
 	if opts.SASLUsers != nil {
 		jaas := filepath.Join(dir, "zookeeper_jaas.conf")
@@ -250,7 +256,7 @@ func (s *Server) start(ctx context.Context, classpath string) error {
 	}
 	defer logFile.Close()
 
-	args := []string{"-Xmx64m", "-XX:+UseSerialGC", "-XX:TieredStopAtLevel=1",
+	args := []string{"-Xmx" + s.maxHeap, "-XX:+UseSerialGC", "-XX:TieredStopAtLevel=1",
 		"-Dorg.slf4j.simpleLogger.defaultLogLevel=warn",
 		"-Dzookeeper.admin.enableServer=false"}
 	args = append(args, s.jvmArgs...)
