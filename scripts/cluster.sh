@@ -29,6 +29,9 @@
 # ZKAFKA_ZK_PORT (default 2181), ZKAFKA_DATA (default ./data); ZKAFKA_BIN runs that zkafka binary
 # instead of building bin/zkafka.
 #
+# ZK_SERVER_HEAP is ZooKeeper's heap in MB, as in ZooKeeper's own zkEnv.sh (default 128 here, enough
+# for a few thousand partitions; `zkafka bench partitions N` reports what N partitions need).
+#
 # A broker with a $DATA/run/broker-N.netns file ("NAMESPACE ADDRESS ZOOKEEPER-ADDRESS", written by
 # `zkafka chaos`, which also creates the namespace) starts inside that network namespace, listening on
 # and advertising ADDRESS, and reaches ZooKeeper at ZOOKEEPER-ADDRESS. An ensemble server with a
@@ -73,6 +76,8 @@ case $ZK_SERVERS in
 1 | 3 | 5) ;;
 *) die "ZKAFKA_ZK_SERVERS=$ZK_SERVERS: give 1 (one server), 3 or 5 (an ensemble)" ;;
 esac
+ZK_HEAP=${ZK_SERVER_HEAP:-128}
+[[ $ZK_HEAP =~ ^[1-9][0-9]*$ ]] || die "ZK_SERVER_HEAP=$ZK_HEAP: give ZooKeeper's heap in MB, e.g. 512"
 if [ "$ZK_SERVERS" -eq 1 ]; then
 	ZK_IDS=(0)
 else
@@ -153,7 +158,7 @@ zk_launch() {
 	log "starting $(zk_label "$i") on 127.0.0.1:$port${cg:+ in cgroup $cg} (log $LOGS/$name.log)"
 	local jaas=()
 	zk_sasl && jaas=("-Djava.security.auth.login.config=$DATA/$name/zookeeper_jaas.conf")
-	start_detached "$name" "${run[@]}" java -Xmx128m -cp "$cp" "${jaas[@]}" \
+	start_detached "$name" "${run[@]}" java "-Xmx${ZK_HEAP}m" -cp "$cp" "${jaas[@]}" \
 		-Dorg.slf4j.simpleLogger.showDateTime=true \
 		-Dorg.slf4j.simpleLogger.dateTimeFormat=HH:mm:ss.SSS \
 		org.apache.zookeeper.server.quorum.QuorumPeerMain "$(zk_pattern "$i")"

@@ -3,6 +3,8 @@ package bench
 import (
 	"bytes"
 	"context"
+	"fmt"
+	"os"
 	"strings"
 	"testing"
 	"time"
@@ -13,11 +15,19 @@ import (
 // TestRunScale runs the scale run on a small cluster of cluster.sh's: every step completes against
 // real broker processes, and the figures come from them.
 func TestRunScale(t *testing.T) {
-	l := testcluster.StartScripted(t)
+	l := testcluster.StartScripted(t, "ZK_SERVER_HEAP=192")
+	pid, err := l.Pid(0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if cmdline, err := os.ReadFile(fmt.Sprintf("/proc/%d/cmdline", pid)); err != nil || !bytes.Contains(cmdline, []byte("\x00-Xmx192m\x00")) {
+		t.Errorf("ZooKeeper's command line %q (%v), want -Xmx192m from ZK_SERVER_HEAP", cmdline, err)
+	}
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
 	defer cancel()
 	var log bytes.Buffer
-	res, err := RunScale(ctx, ScaleOptions{Cluster: l, Partitions: 30, Topics: 2, StepTimeout: 2 * time.Minute}, &log)
+	var res *ScaleResult
+	res, err = RunScale(ctx, ScaleOptions{Cluster: l, Partitions: 30, Topics: 2, StepTimeout: 2 * time.Minute}, &log)
 	if err != nil {
 		t.Fatalf("%v\n%s", err, log.String())
 	}
