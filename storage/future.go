@@ -255,6 +255,8 @@ func (l *Log) renameDirLocked(dir string) error {
 	for _, s := range l.segments {
 		s.dir = dir
 		s.txnIndex.path = txnIndexPath(dir, s.baseOffset)
+		s.index.file.path = segmentPath(dir, s.baseOffset, indexSuffix)
+		s.timeIndex.file.path = segmentPath(dir, s.baseOffset, timeIndexSuffix)
 	}
 	l.epochs.mu.Lock()
 	l.epochs.path = filepath.Join(dir, LeaderEpochCheckpointFile)

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"sort"
+	"sync/atomic"
 )
 
 // Entry sizes of Kafka's index files.
@@ -16,15 +17,21 @@ const (
 
 // indexFile is the file under an offset or time index. The active segment's index file is preallocated
 // to MaxIndexSize, as Kafka preallocates its memory-mapped indexes, and trimmed to its entries when the
-// segment stops being active; entries are written in place with pwrite.
+// segment stops being active; entries are written in place with pwrite. The entries themselves live in
+// memory, so the file is open only while entries are written to it: from the segment's first index
+// entry until it is sealed (rolled, or the log closed). An idle partition then holds one descriptor,
+// its log's, as a Kafka broker does (its indexes are memory maps, whose files it closes), instead of
+// three: with tens of thousands of partitions per broker, that is what `ulimit -n` must allow.
 type indexFile struct {
-	f          *os.File
+	// path moves with a directory rename, which holds the log's mu, as do the writes that open f.
+	path       string
+	f          atomic.Pointer[os.File] // nil while closed; a flush may read it concurrently
 	entrySize  int
 	maxEntries int
 }
 
-// openIndexFile opens (creating if missing) an index file and returns its written contents; a missing
-// file reads as nil, an empty existing one as an empty slice.
+// openIndexFile reads (creating if missing) an index file and returns its written contents, leaving it
+// closed; a missing file reads as nil, an empty existing one as an empty slice.
 func openIndexFile(path string, entrySize int) (*indexFile, []byte, error) {
 	_, statErr := os.Stat(path)
 	missing := errors.Is(statErr, os.ErrNotExist)
@@ -32,15 +39,15 @@ func openIndexFile(path string, entrySize int) (*indexFile, []byte, error) {
 	if err != nil {
 		return nil, nil, err
 	}
+	defer f.Close()
 	raw, size, err := readWritten(f, entrySize)
 	if err != nil {
-		f.Close()
 		return nil, nil, err
 	}
 	if missing {
 		raw = nil
 	}
-	return &indexFile{f: f, entrySize: entrySize, maxEntries: int(size) / entrySize}, raw, nil
+	return &indexFile{path: path, entrySize: entrySize, maxEntries: int(size) / entrySize}, raw, nil
 }
 
 // readWritten reads an index file up to its first hole, in whole entries, and returns its size. The
@@ -69,21 +76,53 @@ func readWritten(f *os.File, entrySize int) ([]byte, int64, error) {
 }
 
 func (x *indexFile) write(slot int, entry []byte) error {
-	_, err := x.f.WriteAt(entry, int64(slot*x.entrySize))
+	f := x.f.Load()
+	if f == nil {
+		var err error
+		if f, err = os.OpenFile(x.path, os.O_RDWR, 0); err != nil {
+			return err
+		}
+		x.f.Store(f)
+	}
+	_, err := f.WriteAt(entry, int64(slot*x.entrySize))
 	return err
+}
+
+// truncate sets the file's size, through its descriptor when it is open.
+func (x *indexFile) truncate(size int64) error {
+	if f := x.f.Load(); f != nil {
+		return f.Truncate(size)
+	}
+	return os.Truncate(x.path, size)
+}
+
+// sync flushes what was written through the open descriptor; a closed file was synced when closed.
+func (x *indexFile) sync() error {
+	if f := x.f.Load(); f != nil {
+		return f.Sync()
+	}
+	return nil
+}
+
+// close closes the descriptor, if open; the next write opens it again.
+func (x *indexFile) close() error {
+	if f := x.f.Swap(nil); f != nil {
+		return f.Close()
+	}
+	return nil
 }
 
 // preallocate makes room for maxIndexSize bytes of entries (never fewer than the entries already held),
 // as Kafka does for the active segment.
 func (x *indexFile) preallocate(entries int, maxIndexSize int32) error {
 	x.maxEntries = max(int(maxIndexSize)/x.entrySize, entries)
-	return x.f.Truncate(int64(x.maxEntries * x.entrySize))
+	return x.truncate(int64(x.maxEntries * x.entrySize))
 }
 
 // trim cuts the file to its entries, as Kafka does when a segment is rolled or closed.
 func (x *indexFile) trim(entries int) error {
 	x.maxEntries = entries
-	return x.f.Truncate(int64(entries * x.entrySize))
+	return x.truncate(int64(entries * x.entrySize))
 }
 
 // zeroed reports whether b holds only zero bytes: the unused, preallocated end of an index file.

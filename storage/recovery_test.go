@@ -415,3 +415,72 @@ func TestIndexReadStopsAtTheHole(t *testing.T) {
 		t.Fatalf("timestamp lookup gave %d, %d, %v", off, ts, ok)
 	}
 }
+
+// openFiles counts this process's open descriptors.
+func openFiles(t *testing.T) int {
+	t.Helper()
+	fds, err := os.ReadDir("/proc/self/fd")
+	if err != nil {
+		t.Skipf("no /proc/self/fd: %v", err)
+	}
+	return len(fds)
+}
+
+// TestIndexFilesOpenOnlyWhileWritten: a log holds one descriptor per segment, its log file's, as
+// Kafka does; the active segment's two index files are open only once an entry is written to them,
+// and a rolled segment's are closed.
+func TestIndexFilesOpenOnlyWhileWritten(t *testing.T) {
+	cfg := testConfig()
+	cfg.IndexIntervalBytes = 64
+	cfg.SegmentBytes = 1 << 10
+	dir := filepath.Join(t.TempDir(), "t-0")
+	base := openFiles(t)
+	l, err := Open(dir, cfg, 0, testLogger(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := openFiles(t) - base; got != 1 {
+		t.Fatalf("a new log holds %d descriptors, want 1 (its segment's log file)", got)
+	}
+	for i := range 40 {
+		mustAppend(t, l, makeBatch(int64(1000+i), fmt.Sprint(i)))
+	}
+	segments := len(l.segments)
+	if segments < 3 {
+		t.Fatalf("%d segments, want several", segments)
+	}
+	active := l.active()
+	written := 0
+	if len(active.index.entries) > 0 {
+		written++
+	}
+	if len(active.timeIndex.entries) > 0 {
+		written++
+	}
+	if got := openFiles(t) - base; got != segments+written {
+		t.Fatalf("%d descriptors for %d segments with %d index files of the active one written, want %d", got, segments, written, segments+written)
+	}
+	want := readAllRecords(t, l)
+	end := l.LogEndOffset()
+	if err := l.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if got := openFiles(t) - base; got != 0 {
+		t.Fatalf("%d descriptors left after Close", got)
+	}
+	// Reopened as after a clean shutdown: the recovery point at the log end, nothing rebuilt.
+	l, err = Open(dir, cfg, end, testLogger(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { l.Close() })
+	if got := openFiles(t) - base; got != segments {
+		t.Fatalf("reopened: %d descriptors for %d segments, want one each", got, segments)
+	}
+	if got := readAllRecords(t, l); !slices.Equal(got, want) {
+		t.Fatalf("read %d records after reopening, want %d", len(got), len(want))
+	}
+	if off, ts, ok := l.FetchOffsetByTimestamp(1025); !ok || off != 25 || ts != 1025 {
+		t.Fatalf("timestamp lookup gave %d, %d, %v", off, ts, ok)
+	}
+}

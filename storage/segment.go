@@ -66,14 +66,11 @@ func openSegment(dir string, baseOffset int64) (s *segment, rawIndex, rawTimeInd
 	tidx, rawTimeIndex, err := openTimeIndex(segmentPath(dir, baseOffset, timeIndexSuffix), baseOffset)
 	if err != nil {
 		lf.Close()
-		idx.file.f.Close()
 		return nil, nil, nil, err
 	}
 	txnIdx, err := openTransactionIndex(txnIndexPath(dir, baseOffset))
 	if err != nil {
 		lf.Close()
-		idx.file.f.Close()
-		tidx.file.f.Close()
 		return nil, nil, nil, err
 	}
 	s = &segment{
@@ -115,7 +112,7 @@ func (s *segment) resetIndexes(maxIndexSize int32) error {
 	s.index.entries = nil
 	s.timeIndex.entries = nil
 	for _, f := range []*indexFile{s.index.file, s.timeIndex.file} {
-		if err := f.f.Truncate(0); err != nil {
+		if err := f.truncate(0); err != nil {
 			return err
 		}
 		if err := f.preallocate(0, maxIndexSize); err != nil {
@@ -421,7 +418,9 @@ func (s *segment) largestTimestamp() int64 {
 }
 
 // seal writes the final time index entry and trims both index files, as Kafka does when a segment stops
-// being active and when it is closed.
+// being active and when it is closed, and closes their descriptors: nothing writes them any more (a
+// truncation that makes the segment active again reopens them). Their entries are not synced first: an
+// index is checked against its log when loaded and rebuilt if it does not match, as Kafka's are.
 func (s *segment) seal() error {
 	if s.maxTimestamp >= 0 {
 		if err := s.timeIndex.maybeAppend(s.maxTimestamp, s.offsetOfMaxTimestamp); err != nil {
@@ -431,14 +430,21 @@ func (s *segment) seal() error {
 	if err := s.index.file.trim(len(s.index.entries)); err != nil {
 		return err
 	}
-	return s.timeIndex.file.trim(len(s.timeIndex.entries))
+	if err := s.timeIndex.file.trim(len(s.timeIndex.entries)); err != nil {
+		return err
+	}
+	return errors.Join(s.index.file.close(), s.timeIndex.file.close())
 }
 
 func (s *segment) flush() error {
-	for _, f := range []*os.File{s.log, s.index.file.f, s.timeIndex.file.f} {
-		if err := f.Sync(); err != nil {
-			return err
-		}
+	if err := s.log.Sync(); err != nil {
+		return err
+	}
+	if err := s.index.file.sync(); err != nil {
+		return err
+	}
+	if err := s.timeIndex.file.sync(); err != nil {
+		return err
 	}
 	return s.txnIndex.flush()
 }
@@ -450,7 +456,7 @@ func (s *segment) close() error {
 }
 
 func (s *segment) closeFiles() error {
-	return errors.Join(s.log.Close(), s.index.file.f.Close(), s.timeIndex.file.f.Close(), s.txnIndex.close())
+	return errors.Join(s.log.Close(), s.index.file.close(), s.timeIndex.file.close(), s.txnIndex.close())
 }
 
 // remove closes and deletes the segment's files.

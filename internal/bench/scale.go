@@ -21,7 +21,9 @@ import (
 
 	"github.com/zkafka/zkafka/chaos"
 	"github.com/zkafka/zkafka/internal/pace"
+	"github.com/zkafka/zkafka/internal/zkclient"
 	"github.com/zkafka/zkafka/wire"
+	"github.com/zkafka/zkafka/zkpaths"
 )
 
 // ScaleOptions is a scale run (`zkafka bench partitions N`) against the cluster scripts/cluster.sh
@@ -169,12 +171,24 @@ func RunScale(ctx context.Context, o ScaleOptions, log io.Writer) (*ScaleResult,
 	ctrl := v.controller
 	live := slices.DeleteFunc(slices.Clone(all), func(id int32) bool { return id == ctrl })
 	if err := step(fmt.Sprintf("kill -9 the controller (broker %d, leading %d): every live broker knows a live leader", ctrl, v.leading(ctrl)), func() (string, error) {
+		killed := time.Now()
 		if err := l.Kill(ctx, ctrl); err != nil {
 			return "", err
 		}
-		return "", everyBroker(live, func(v scaleView) bool {
+		if err := everyBroker(live, func(v scaleView) bool {
 			return v.each(topics, func(p kmsg.MetadataResponseTopicPartition) bool { return p.Leader >= 0 && p.Leader != ctrl })
-		})
+		}); err != nil {
+			return "", err
+		}
+		done := time.Now()
+		reg, err := controllerRegistration(ctx, l)
+		if err != nil {
+			return "", err
+		}
+		// The new controller's election time is in its registration, on this machine's clock.
+		elected := time.UnixMilli(reg.Timestamp)
+		return fmt.Sprintf("broker %d elected %.3f s after the kill (the dead session's expiry), every leader known %.3f s after that",
+			reg.BrokerID, elected.Sub(killed).Seconds(), done.Sub(elected).Seconds()), nil
 	}); err != nil {
 		return nil, err
 	}
@@ -234,6 +248,20 @@ func RunScale(ctx context.Context, o ScaleOptions, log io.Writer) (*ScaleResult,
 		return nil, err
 	}
 	return res, nil
+}
+
+// controllerRegistration reads /controller.
+func controllerRegistration(ctx context.Context, l *chaos.Local) (zkpaths.ControllerRegistration, error) {
+	zk, err := zkclient.Connect(ctx, zkclient.Config{Connect: l.ZooKeeper()})
+	if err != nil {
+		return zkpaths.ControllerRegistration{}, err
+	}
+	defer zk.Close()
+	data, _, err := zk.Get(zkpaths.Controller)
+	if err != nil {
+		return zkpaths.ControllerRegistration{}, fmt.Errorf("read %s: %w", zkpaths.Controller, err)
+	}
+	return zkpaths.DecodeControllerRegistration(data)
 }
 
 // viewOf asks the broker at addr for the run's topics.

@@ -41,6 +41,9 @@ func TestRunScale(t *testing.T) {
 			t.Errorf("step %d: %q took %v, want %q", i, s.Name, s.Took, names[i])
 		}
 	}
+	if d := res.Steps[2].Detail; !strings.Contains(d, "elected") || !strings.Contains(d, "after the kill") {
+		t.Errorf("failover detail %q, want the new controller's election time", d)
+	}
 	// A third of the partitions each once preferred leadership is back (Kafka's assignment gives each
 	// broker 5 of a topic's 15 preferred replicas); the shutdown step names how many the broker led.
 	if s := res.Steps[6].Name; !strings.Contains(s, "(leading 10)") {
