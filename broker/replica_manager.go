@@ -280,14 +280,34 @@ func (rm *ReplicaManager) becomeLeaderOrFollower(req *kmsg.LeaderAndISRRequest) 
 		rm.liveLeaders[l.BrokerID] = net.JoinHostPort(l.Host, strconv.Itoa(int(l.Port)))
 	}
 	rm.mu.Unlock()
-	codes := make(map[kafka.TopicPartition]int16)
-	for _, lp := range leaderAndIsrPartitions(req) {
-		tp := kafka.TopicPartition{Topic: lp.topic, Partition: lp.state.Partition}
-		codes[tp] = rm.applyPartitionState(tp, lp.state, req.ControllerID)
-		if codes[tp] == 0 {
-			rm.maybeAddLogDirFetcher(tp)
-		}
+	parts := leaderAndIsrPartitions(req)
+	codes := make(map[kafka.TopicPartition]int16, len(parts))
+	settings := &topicSettings{rm: rm}
+	// The partitions are independent; applied by several workers, their leader-epoch checkpoints'
+	// fsyncs overlap (the file system commits them together) instead of queueing one behind the
+	// other, which after a failover or a controlled shutdown is what the cluster waits for.
+	var mu sync.Mutex
+	var wg sync.WaitGroup
+	work := make(chan lisPartition)
+	for range min(stateChangeWorkers, len(parts)) {
+		wg.Go(func() {
+			for lp := range work {
+				tp := kafka.TopicPartition{Topic: lp.topic, Partition: lp.state.Partition}
+				code := rm.applyPartitionState(tp, lp.state, req.ControllerID, settings)
+				if code == 0 {
+					rm.maybeAddLogDirFetcher(tp)
+				}
+				mu.Lock()
+				codes[tp] = code
+				mu.Unlock()
+			}
+		})
 	}
+	for _, lp := range parts {
+		work <- lp
+	}
+	close(work)
+	wg.Wait()
 	rm.fetchers.shutdownIdle()
 	rm.alterLogDirs.shutdownIdle()
 	return codes
@@ -306,13 +326,58 @@ func (rm *ReplicaManager) maybeAddLogDirFetcher(tp kafka.TopicPartition) {
 	rm.alterLogDirs.addPartition(tp, p, future, p.HighWatermark())
 }
 
-func (rm *ReplicaManager) applyPartitionState(tp kafka.TopicPartition, s kmsg.LeaderAndISRRequestTopicPartition, controllerID int32) int16 {
+// stateChangeWorkers apply a LeaderAndIsr request's partitions side by side.
+const stateChangeWorkers = 8
+
+// topicSettings reads each topic's configuration once per LeaderAndIsr request: after a failover one
+// request carries thousands of partitions of a few topics, and each read is a ZooKeeper round trip.
+type topicSettings struct {
+	rm         *ReplicaManager
+	mu         sync.Mutex
+	logConfigs map[string]logConfigRead
+	minInsync  map[string]int32
+}
+
+type logConfigRead struct {
+	cfg storage.LogConfig
+	err error
+}
+
+func (ts *topicSettings) logConfig(topic string) (storage.LogConfig, error) {
+	ts.mu.Lock()
+	defer ts.mu.Unlock()
+	r, ok := ts.logConfigs[topic]
+	if !ok {
+		r.cfg, r.err = ts.rm.logConfig(topic)
+		if ts.logConfigs == nil {
+			ts.logConfigs = map[string]logConfigRead{}
+		}
+		ts.logConfigs[topic] = r
+	}
+	return r.cfg, r.err
+}
+
+func (ts *topicSettings) minInsyncReplicas(topic string) int32 {
+	ts.mu.Lock()
+	defer ts.mu.Unlock()
+	n, ok := ts.minInsync[topic]
+	if !ok {
+		n = ts.rm.topicMinInsync(topic)
+		if ts.minInsync == nil {
+			ts.minInsync = map[string]int32{}
+		}
+		ts.minInsync[topic] = n
+	}
+	return n
+}
+
+func (rm *ReplicaManager) applyPartitionState(tp kafka.TopicPartition, s kmsg.LeaderAndISRRequestTopicPartition, controllerID int32, settings *topicSettings) int16 {
 	log := rm.log.With(zap.Stringer("partition", tp), zap.Int32("controller-id", controllerID), zap.Int32("leader-epoch", s.LeaderEpoch))
 	if !containsID(s.Replicas, rm.brokerID) {
 		log.Warn("Ignoring LeaderAndIsr for a partition this broker does not replicate", zap.Int32s("replicas", s.Replicas))
 		return kerr.UnknownTopicOrPartition.Code
 	}
-	p, err := rm.getOrCreatePartition(tp)
+	p, err := rm.getOrCreatePartition(tp, settings)
 	if err != nil {
 		log.Error("Cannot create the log for a new replica", zap.Error(err))
 		return kerr.KafkaStorageError.Code
@@ -330,7 +395,7 @@ func (rm *ReplicaManager) applyPartitionState(tp kafka.TopicPartition, s kmsg.Le
 	// fetch response is appended under the new state.
 	rm.fetchers.removePartition(tp)
 	if s.Leader == rm.brokerID {
-		if err := p.makeLeader(state, rm.topicMinInsync(tp.Topic), rm.now()); err != nil {
+		if err := p.makeLeader(state, settings.minInsyncReplicas(tp.Topic), rm.now()); err != nil {
 			log.Error("Recording the new leader epoch failed", zap.Error(err))
 			return kerr.KafkaStorageError.Code
 		}
@@ -401,11 +466,11 @@ func (rm *ReplicaManager) brokerAddr(id int32) (string, bool) {
 	return addr, ok
 }
 
-func (rm *ReplicaManager) getOrCreatePartition(tp kafka.TopicPartition) (*Partition, error) {
+func (rm *ReplicaManager) getOrCreatePartition(tp kafka.TopicPartition, settings *topicSettings) (*Partition, error) {
 	if p, ok := rm.Partition(tp.Topic, tp.Partition); ok {
 		return p, nil
 	}
-	cfg, err := rm.logConfig(tp.Topic)
+	cfg, err := settings.logConfig(tp.Topic)
 	if err != nil {
 		return nil, err
 	}

@@ -209,14 +209,18 @@ func (m *Manager) GetOrCreate(topic string, partition int32, cfg LogConfig) (*Lo
 	if l, ok := m.logs[tp]; ok {
 		return l, l.SetConfig(cfg)
 	}
-	counts := make(map[string]int, len(m.dirs))
-	for _, l := range m.logs {
-		counts[filepath.Dir(l.Dir())]++
-	}
 	dir := m.dirs[0]
-	for _, d := range m.dirs[1:] {
-		if counts[d] < counts[dir] {
-			dir = d
+	if len(m.dirs) > 1 {
+		// The dir holding the fewest logs, counted each time as Kafka's nextLogDirs does; with one
+		// dir there is nothing to count, which at tens of thousands of partitions matters.
+		counts := make(map[string]int, len(m.dirs))
+		for _, l := range m.logs {
+			counts[filepath.Dir(l.Dir())]++
+		}
+		for _, d := range m.dirs[1:] {
+			if counts[d] < counts[dir] {
+				dir = d
+			}
 		}
 	}
 	if d, ok := m.preferred[tp]; ok {

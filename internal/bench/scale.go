@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"bytes"
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -229,19 +230,23 @@ func RunScale(ctx context.Context, o ScaleOptions, log io.Writer) (*ScaleResult,
 		}
 	}
 	rest := slices.DeleteFunc(slices.Clone(all), func(id int32) bool { return id == victim })
-	if err := step(fmt.Sprintf("controlled shutdown of broker %d (leading %d): leaders moved", victim, v.leading(victim)), func() (string, error) {
-		stopped := make(chan error, 1)
-		go func() { stopped <- l.Stop(ctx, victim) }()
-		err := everyBroker(rest, func(v scaleView) bool {
-			return v.each(topics, func(p kmsg.MetadataResponseTopicPartition) bool { return p.Leader >= 0 && p.Leader != victim })
-		})
-		if serr := <-stopped; err == nil {
-			err = serr
-		}
-		return "", err
-	}); err != nil {
-		return nil, err
+	// Two figures from one SIGTERM: the leaders' move, which Kafka's published figure measures, and
+	// the process's exit once its logs are closed.
+	name := fmt.Sprintf("controlled shutdown of broker %d (leading %d): leaders moved", victim, v.leading(victim))
+	progress.Store(name + " …")
+	start := time.Now()
+	stopped := make(chan error, 1)
+	go func() { stopped <- l.Stop(ctx, victim) }()
+	err = everyBroker(rest, func(v scaleView) bool {
+		return v.each(topics, func(p kmsg.MetadataResponseTopicPartition) bool { return p.Leader >= 0 && p.Leader != victim })
+	})
+	moved := time.Since(start)
+	err = errors.Join(err, <-stopped)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", name, err)
 	}
+	res.Steps = append(res.Steps, ScaleStep{Name: name, Took: moved},
+		ScaleStep{Name: fmt.Sprintf("broker %d's process exited after SIGTERM (logs closed)", victim), Took: time.Since(start)})
 	if err := step(fmt.Sprintf("start broker %d again", victim), func() (string, error) {
 		return "", l.Start(ctx, victim)
 	}); err != nil {

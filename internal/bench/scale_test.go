@@ -32,7 +32,7 @@ func TestRunScale(t *testing.T) {
 		t.Fatalf("%v\n%s", err, log.String())
 	}
 	names := []string{"create 30 partitions in 2 topics, RF 3", "every replica in sync", "kill -9 the controller", "restart broker",
-		"back in every ISR", "preferred leader election", "controlled shutdown of broker", "start broker"}
+		"back in every ISR", "preferred leader election", "controlled shutdown of broker", "process exited after SIGTERM", "start broker"}
 	if len(res.Steps) != len(names) {
 		t.Fatalf("steps %+v, want %d", res.Steps, len(names))
 	}
