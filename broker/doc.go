@@ -62,7 +62,9 @@
 //
 // Replication (replica_manager.go, partition.go, replica_fetcher.go, isr.go,
 // delayed_produce.go): a LeaderAndIsr makes each partition leader or
-// follower. A follower partition is fetched by one of num.replica.fetchers
+// follower, several partitions at once (their leader-epoch checkpoints'
+// fsyncs overlap), each topic's config read once per request. Followers
+// fetch in fetch sessions (KIP-227, fetch_session.go). A follower partition is fetched by one of num.replica.fetchers
 // goroutines per leader, which first truncates by leader epoch
 // (OffsetForLeaderEpoch, KIP-101/KIP-279; or, with replica.truncation.mode=hw,
 // the pre-0.11 cut at the follower's own high watermark) and then sends Fetch

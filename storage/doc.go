@@ -26,7 +26,10 @@
 // pwrite. Each append after IndexIntervalBytes of data adds an offset index entry (its last offset → its
 // position) and a time index entry (largest timestamp so far → its offset). An append that would
 // overflow SegmentBytes, a segment older than SegmentMs, or a full index rolls a new segment at the LEO;
-// the old one is flushed in the background, which moves the recovery point. Appends never fsync.
+// the old one is flushed in the background, which moves the recovery point. Appends never fsync. The
+// index entries live in memory; their files are open only while entries are written (from a segment's
+// first entry until it is sealed), so an idle partition holds one descriptor, its log file's, and a log
+// loaded after a crash reads its preallocated indexes only up to their first hole.
 //
 // Replication: followers append the leader's batches unchanged with Log.AppendAsFollower, and cut their
 // log back with Truncate or TruncateFullyAndStartAt when the leader changes. Each log keeps Kafka's
