@@ -126,11 +126,11 @@ func benchSession(tb testing.TB, connect string) *zkclient.Client {
 	return zkc
 }
 
-// startBenchZooKeeper starts a ZooKeeper with a 2 GiB heap for one benchmark, stopped (and its data
+// startBenchZooKeeper starts a ZooKeeper with a 2 GiB heap and a production JVM for one benchmark, stopped (and its data
 // removed) when the benchmark ends, and returns its address.
 func startBenchZooKeeper(b *testing.B) string {
 	b.Helper()
-	return zktest.Start(b, zktest.Options{MaxHeap: "2g"}).Addr()
+	return zktest.Start(b, zktest.Options{MaxHeap: "2g", Benchmark: true}).Addr()
 }
 
 func newBenchCluster(tb testing.TB, server string, partitions int) *benchCluster {

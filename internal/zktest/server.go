@@ -56,6 +56,9 @@ type Options struct {
 	// MaxHeap is the JVM's -Xmx; empty means 64m, which a test's few thousand znodes fit in
 	// (benchmarks of tens of thousands of partitions need more).
 	MaxHeap string
+	// Benchmark runs the JVM as ZooKeeper runs in production (both JIT compilers, the default
+	// collector) instead of tuned for a test's quick start; a benchmark measures ZooKeeper's speed.
+	Benchmark bool
 }
 
 // TLSOptions are the server's key and trust stores (JKS or PKCS12 files, one password).
@@ -74,8 +77,9 @@ type Server struct {
 	dir  string
 	port int
 	// jvmArgs are the -D options the server's configuration needs.
-	jvmArgs []string
-	maxHeap string
+	jvmArgs   []string
+	maxHeap   string
+	benchmark bool
 
 	mu     sync.Mutex
 	cmd    *exec.Cmd
@@ -129,10 +133,11 @@ func StartServer(ctx context.Context, dir string, opts Options) (*Server, error)
 	}
 	cfg := config(opts.TickTime, dataDir, port)
 	s := &Server{
-		Connect: net.JoinHostPort("127.0.0.1", strconv.Itoa(port)),
-		dir:     dir,
-		port:    port,
-		maxHeap: cmp.Or(opts.MaxHeap, "64m"),
+		Connect:   net.JoinHostPort("127.0.0.1", strconv.Itoa(port)),
+		dir:       dir,
+		port:      port,
+		maxHeap:   cmp.Or(opts.MaxHeap, "64m"),
+		benchmark: opts.Benchmark,
 	}
 	if opts.SASLUsers != nil {
 		jaas := filepath.Join(dir, "zookeeper_jaas.conf")
@@ -256,9 +261,11 @@ func (s *Server) start(ctx context.Context, classpath string) error {
 	}
 	defer logFile.Close()
 
-	args := []string{"-Xmx" + s.maxHeap, "-XX:+UseSerialGC", "-XX:TieredStopAtLevel=1",
-		"-Dorg.slf4j.simpleLogger.defaultLogLevel=warn",
-		"-Dzookeeper.admin.enableServer=false"}
+	args := []string{"-Xmx" + s.maxHeap}
+	if !s.benchmark {
+		args = append(args, "-XX:+UseSerialGC", "-XX:TieredStopAtLevel=1")
+	}
+	args = append(args, "-Dorg.slf4j.simpleLogger.defaultLogLevel=warn", "-Dzookeeper.admin.enableServer=false")
 	args = append(args, s.jvmArgs...)
 	args = append(args, "-cp", classpath, "org.apache.zookeeper.server.quorum.QuorumPeerMain", filepath.Join(s.dir, "zoo.cfg"))
 	cmd := exec.Command("java", args...)
