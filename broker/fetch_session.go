@@ -373,10 +373,3 @@ func (c *fetchSessionCache) removeLocked(id int32) {
 		c.count--
 	}
 }
-
-// len is the number of sessions.
-func (c *fetchSessionCache) len() int {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.count
-}

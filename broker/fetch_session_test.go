@@ -92,7 +92,10 @@ func TestFetchSessionEviction(t *testing.T) {
 	if _, ok := c.sessions.Load(follower); !ok {
 		t.Fatal("the recently used follower session was evicted instead of the stale one")
 	}
-	if n := c.len(); n != 2 {
+	c.mu.Lock()
+	n := c.count
+	c.mu.Unlock()
+	if n != 2 {
 		t.Fatalf("%d sessions, want the 2 slots", n)
 	}
 

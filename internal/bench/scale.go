@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"maps"
 	"os"
 	"os/exec"
 	"regexp"
@@ -347,13 +348,7 @@ func createScaleTopics(ctx context.Context, l *chaos.Local, topics map[string]in
 	}
 	defer adm.Close()
 	adm.SetTimeoutMillis(int32((5 * time.Minute).Milliseconds()))
-	names := slices.Sorted(func(yield func(string) bool) {
-		for t := range topics {
-			if !yield(t) {
-				return
-			}
-		}
-	})
+	names := slices.Sorted(maps.Keys(topics))
 	for chunk := range slices.Chunk(names, 100) {
 		byCount := map[int32][]string{}
 		for _, t := range chunk {
@@ -482,13 +477,7 @@ func WriteScale(w io.Writer, r *ScaleResult) {
 		fmt.Fprintln(w)
 	}
 	per := float64(r.Partitions) / 1000
-	for _, id := range slices.Sorted(func(yield func(int32) bool) {
-		for id := range r.After {
-			if !yield(id) {
-				return
-			}
-		}
-	}) {
+	for _, id := range slices.Sorted(maps.Keys(r.After)) {
 		b, a := r.Before[id], r.After[id]
 		role := ""
 		if id == r.Controller {
