@@ -12,6 +12,13 @@
 //  3. a second kgo client, with no group, reads the topic from the start
 //     until it has seen every record produced, checking count and bytes.
 //
+// Options.Mode narrows this: ModeProduce stops after step 2, ModeConsume
+// produces untimed and reports step 3 only, and ModeE2E (e2e.go) replaces
+// both steps by a consumer that reads while the producer writes at a rate,
+// each value stamped with its enqueue time, for the latency a record takes
+// from the producer to a consumer. Each phase counts its records into a
+// progress bar (progress.go) when Options.Progress names a terminal.
+//
 // With Options.TransactionSize (--transaction-size N) the producer is
 // transactional: N records per transaction, each committed before the next
 // begins, EndTransaction's latency measured, and the consumer reads
@@ -31,8 +38,9 @@
 // `zkafka bench` and the separately built `zkafka-bench`, which passes a
 // Reference (franz-go's in-process kfake cluster, capped at Kafka 2.8) to run
 // the same load against: an upper bound for protocol and client cost on the
-// same machine (kfake has no disk and no replication). Main prints one table
-// row per target and, when comparing, the ratio of the target's rates to the
-// reference's. Keeping kfake out of this package keeps a second Kafka
+// same machine (kfake has no disk and no replication). Main prints the final
+// table (report.go): one row per target and run — with --runs N the target
+// and the reference alternate and the medians are added — and, when
+// comparing, the ratio of the target's figures to the reference's. Keeping kfake out of this package keeps a second Kafka
 // implementation out of the broker's binary.
 package bench

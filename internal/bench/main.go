@@ -11,7 +11,6 @@ import (
 	"os/signal"
 	"strconv"
 	"strings"
-	"text/tabwriter"
 	"time"
 
 	"github.com/zkafka/zkafka/chaos"
@@ -24,15 +23,23 @@ const defaultTimeout = 10 * time.Minute
 // Main is `zkafka bench` (ref nil) and `zkafka-bench` (ref the in-memory
 // cluster to compare with, which adds --compare-kfake and --only-kfake): it
 // parses args (without the program and subcommand names), runs the load,
-// prints a table to stdout and logs to stderr. It returns the exit code: 0 on
-// success, 1 if a run failed, 2 for bad usage.
+// prints a table to stdout and logs to stderr. A first argument produce,
+// consume, e2e or partitions picks the mode; without one the load is produced
+// and consumed. It returns the exit code: 0 on success, 1 if a run failed, 2
+// for bad usage.
 func Main(args []string, stdout, stderr io.Writer, ref *Reference) int {
 	name := "zkafka bench"
 	if ref != nil {
 		name = "zkafka-bench"
 	}
-	if len(args) > 0 && args[0] == "partitions" {
-		return partitionsMain(name+" partitions", args[1:], stdout, stderr)
+	mode := ModeAll
+	if len(args) > 0 {
+		switch args[0] {
+		case "partitions":
+			return partitionsMain(name+" partitions", args[1:], stdout, stderr)
+		case ModeProduce, ModeConsume, ModeE2E:
+			mode, name, args = args[0], name+" "+args[0], args[1:]
+		}
 	}
 	fs := flag.NewFlagSet(name, flag.ContinueOnError)
 	fs.SetOutput(io.Discard) // errors are reported on one line below
@@ -47,8 +54,10 @@ func Main(args []string, stdout, stderr io.Writer, ref *Reference) int {
 		compression = fs.String("compression", DefaultCompression, "batch compression: none, snappy, lz4, zstd or gzip")
 		idempotent  = fs.Bool("idempotent", false, "use the idempotent producer (needs InitProducerId and acks=all)")
 		linger      = fs.Duration("linger", 0, "producer linger (0 keeps kgo's default)")
-		rate        = fs.Int("rate", 0, "produce at most this many records a second, to read latency at that throughput (0: as fast as possible)")
+		rate        = fs.Int("rate", 0, fmt.Sprintf("produce at most this many records a second, to read latency at that throughput (0: as fast as possible; e2e: %d)", DefaultE2ERate))
 		txnSize     = fs.Int("transaction-size", 0, "produce in transactions of this many records (acks=all), beside an idempotent run of the same load, and compare them")
+		runs        = fs.Int("runs", 1, "run the load this many times (alternating with the reference when comparing) and add the medians")
+		showBar     = fs.Bool("progress", terminal(stderr), "draw a progress bar on stderr (default: if it is a terminal)")
 		timeout     = fs.Duration("timeout", defaultTimeout, "give up if the whole benchmark takes longer")
 		compare     = new(bool)
 		onlyKfake   = new(bool)
@@ -63,7 +72,10 @@ func Main(args []string, stdout, stderr io.Writer, ref *Reference) int {
 	}
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
-			fmt.Fprintf(stdout, "usage: %s [flags]\n       %s partitions N [flags]   (scale run on cluster.sh's cluster; partitions -h)\n", name, name)
+			fmt.Fprintf(stdout, "usage: %s [produce|consume|e2e] [flags]\n       %s partitions N [flags]   (scale run on cluster.sh's cluster; partitions -h)\n\n", name, name)
+			fmt.Fprintf(stdout, "Without a mode the load is produced, then consumed back; produce and consume report one side\n"+
+				"(consume produces the load first, untimed); e2e reads while it writes, at --rate, and reports\n"+
+				"each record's latency from the producer's enqueue to the consumer.\n\n")
 			fs.SetOutput(stdout)
 			fs.PrintDefaults()
 			return 0
@@ -81,12 +93,15 @@ func Main(args []string, stdout, stderr io.Writer, ref *Reference) int {
 		return usageErr(fmt.Errorf("--records must be positive, got %d", *records))
 	case *recordSize < 1:
 		return usageErr(fmt.Errorf("--record-size must be positive, got %d", *recordSize))
+	case *runs < 1:
+		return usageErr(fmt.Errorf("--runs must be positive, got %d", *runs))
 	case *timeout <= 0:
 		return usageErr(fmt.Errorf("--timeout must be positive, got %v", *timeout))
 	case *compare && *onlyKfake:
 		return usageErr(errors.New("--compare-kfake and --only-kfake are mutually exclusive"))
 	}
 	opts, err := Options{
+		Mode:        mode,
 		Brokers:     splitBrokers(*bootstrap),
 		Topic:       *topic,
 		Records:     *records,
@@ -107,6 +122,9 @@ func Main(args []string, stdout, stderr io.Writer, ref *Reference) int {
 	if len(opts.Brokers) == 0 && !*onlyKfake {
 		return usageErr(errors.New("--bootstrap-server is empty"))
 	}
+	if *showBar {
+		opts.Progress = stderr
+	}
 
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
 	defer stop()
@@ -120,51 +138,36 @@ func Main(args []string, stdout, stderr io.Writer, ref *Reference) int {
 		idem.TransactionSize, idem.TransactionalID, idem.Idempotent, idem.Topic = 0, "", true, opts.Topic+"-idempotent"
 		variants = []Options{idem, opts}
 	}
-	var results []Result
-	runAll := func(run func(context.Context, Options, io.Writer) (Result, error)) bool {
-		for _, v := range variants {
-			res, err := run(ctx, v, stderr)
-			if err != nil {
-				fmt.Fprintf(stderr, "%s: %v\n", name, err)
-				return false
-			}
-			switch {
-			case v.TransactionSize > 0:
-				res.Target += fmt.Sprintf("[txn=%d]", v.TransactionSize)
-			case len(variants) > 1:
-				res.Target += "[idempotent]"
-			}
-			results = append(results, res)
-		}
-		return true
+	var targets []target
+	if !*onlyKfake {
+		targets = append(targets, target{name: "zkafka", run: Run})
 	}
-	if !*onlyKfake && !runAll(Run) {
-		return 1
+	if *compare || *onlyKfake {
+		targets = append(targets, target{name: ref.Name, run: ref.Run})
 	}
-	if (*compare || *onlyKfake) && !runAll(ref.Run) {
-		return 1
-	}
-
-	writeTable(stdout, opts, results)
-	if *compare {
-		for i := range variants {
-			target, kf := results[i], results[len(variants)+i]
-			fmt.Fprintf(stdout, "zkafka/%s produce ratio %.2f, consume ratio %.2f", ref.Name,
-				ratio(target.ProduceRecordsPerSec, kf.ProduceRecordsPerSec),
-				ratio(target.ConsumeRecordsPerSec, kf.ConsumeRecordsPerSec))
-			if len(variants) > 1 {
-				fmt.Fprintf(stdout, " %s", strings.TrimPrefix(target.Target, strings.Join(opts.Brokers, ",")))
+	rep := &report{opts: opts, runs: *runs, variants: len(variants), targets: targets}
+	for r := range *runs {
+		for ti, t := range targets {
+			for vi, v := range variants {
+				if *runs > 1 {
+					v.Topic = fmt.Sprintf("%s-%d", v.Topic, r+1)
+				}
+				res, err := t.run(ctx, v, stderr)
+				if err != nil {
+					fmt.Fprintf(stderr, "%s: %v\n", name, err)
+					return 1
+				}
+				switch {
+				case v.TransactionSize > 0:
+					res.Target += fmt.Sprintf("[txn=%d]", v.TransactionSize)
+				case len(variants) > 1:
+					res.Target += "[idempotent]"
+				}
+				rep.add(ti, vi, r, res)
 			}
-			fmt.Fprintln(stdout)
 		}
 	}
-	if opts.TransactionSize > 0 {
-		for i := 0; i+1 < len(results); i += 2 {
-			idem, txn := results[i], results[i+1]
-			fmt.Fprintf(stdout, "%s: transactional/idempotent produce ratio %.2f; commit p50 %.2f ms, p99 %.2f ms over %d transactions\n",
-				txn.Target, ratio(txn.ProduceRecordsPerSec, idem.ProduceRecordsPerSec), millis(txn.CommitP50), millis(txn.CommitP99), txn.Transactions)
-		}
-	}
+	rep.write(stdout)
 	return 0
 }
 
@@ -176,28 +179,6 @@ func splitBrokers(s string) []string {
 		}
 	}
 	return brokers
-}
-
-// writeTable prints one row per result, with the load's shape from opts.
-func writeTable(w io.Writer, opts Options, results []Result) {
-	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
-	fmt.Fprintln(tw, "target\trecords\tsize\tacks\tproduce rec/s\tproduce MB/s\tp50 ms\tp99 ms\tconsume rec/s\tconsume MB/s\t")
-	for _, r := range results {
-		fmt.Fprintf(tw, "%s\t%d\t%d\t%s\t%.0f\t%.1f\t%.2f\t%.2f\t%.0f\t%.1f\t\n",
-			r.Target, r.Records, opts.RecordSize, opts.Acks,
-			r.ProduceRecordsPerSec, r.ProduceMBPerSec, millis(r.P50), millis(r.P99),
-			r.ConsumeRecordsPerSec, r.ConsumeMBPerSec)
-	}
-	tw.Flush()
-}
-
-func millis(d time.Duration) float64 { return float64(d) / float64(time.Millisecond) }
-
-func ratio(a, b float64) float64 {
-	if b == 0 {
-		return 0
-	}
-	return a / b
 }
 
 // partitionsMain is `zkafka bench partitions N`: the scale run (RunScale) on the cluster

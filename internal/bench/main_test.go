@@ -3,6 +3,7 @@ package bench
 import (
 	"bytes"
 	"context"
+	"fmt"
 	"io"
 	"regexp"
 	"strings"
@@ -43,6 +44,8 @@ func TestMainUsageErrors(t *testing.T) {
 		{"--compare-kfake"}, // only zkafka-bench has the in-memory reference
 		{"--bootstrap-server", " , "},
 		{"extra"},
+		{"--runs", "0"},
+		{"produce", "consume"},
 	} {
 		code, stdout, stderr := runMain(args...)
 		if code != 2 {
@@ -51,8 +54,21 @@ func TestMainUsageErrors(t *testing.T) {
 		if stdout != "" {
 			t.Errorf("Main(%q) wrote to stdout: %q", args, stdout)
 		}
-		if !strings.HasPrefix(stderr, "zkafka bench: ") || strings.Count(stderr, "\n") != 1 || !strings.HasSuffix(stderr, "\n") {
-			t.Errorf("Main(%q) stderr = %q, want one line starting with \"zkafka bench: \"", args, stderr)
+		prefix := "zkafka bench: "
+		if args[0] == ModeProduce {
+			prefix = "zkafka bench produce: "
+		}
+		if !strings.HasPrefix(stderr, prefix) || strings.Count(stderr, "\n") != 1 || !strings.HasSuffix(stderr, "\n") {
+			t.Errorf("Main(%q) stderr = %q, want one line starting with %q", args, stderr, prefix)
+		}
+	}
+	for _, args := range [][]string{
+		{"e2e", "--record-size", "7"},
+		{"e2e", "--transaction-size", "10"},
+	} {
+		code, stdout, stderr := runMain(args...)
+		if code != 2 || stdout != "" || !strings.HasPrefix(stderr, "zkafka bench e2e: ") || strings.Count(stderr, "\n") != 1 {
+			t.Errorf("Main(%q) = %d, stdout %q, stderr %q; want 2 and one line on stderr", args, code, stdout, stderr)
 		}
 	}
 }
@@ -97,26 +113,47 @@ func TestMainHelp(t *testing.T) {
 	}
 }
 
-// tableRow matches a result row: target, records, size, acks, then six numbers.
-var tableRow = regexp.MustCompile(`^\s*(\S+)\s+(\d+)\s+(\d+)\s+(\S+)(\s+\d+(\.\d+)?){6}$`)
+// tables are each mode's header and a pattern of its rows: target, records,
+// size, acks (but consume), then its figures.
+var tables = map[string]struct {
+	header string
+	row    *regexp.Regexp
+}{
+	ModeAll: {"target records size acks produce rec/s produce MB/s p50 ms p99 ms consume rec/s consume MB/s",
+		regexp.MustCompile(`^\s*(\S+)\s+(\d+)\s+(\d+)\s+(all)(\s+\d+(\.\d+)?){6}$`)},
+	ModeProduce: {"target records size acks produce rec/s produce MB/s p50 ms p99 ms",
+		regexp.MustCompile(`^\s*(\S+)\s+(\d+)\s+(\d+)\s+(all)(\s+\d+(\.\d+)?){4}$`)},
+	ModeConsume: {"target records size consume rec/s consume MB/s",
+		regexp.MustCompile(`^\s*(\S+)\s+(\d+)\s+(\d+)()(\s+\d+(\.\d+)?){2}$`)},
+	ModeE2E: {"target records size acks rate rec/s p50 ms p99 ms p99.9 ms max ms",
+		regexp.MustCompile(`^\s*(\S+)\s+(\d+)\s+(\d+)\s+(all)(\s+\d+(\.\d+)?){5}$`)},
+}
 
 func checkTable(t *testing.T, stdout string, targets ...string) []string {
+	t.Helper()
+	return checkModeTable(t, ModeAll, stdout, targets...)
+}
+
+// checkModeTable checks mode's table of 2000 records of 100 bytes for targets
+// and returns the lines after it.
+func checkModeTable(t *testing.T, mode, stdout string, targets ...string) []string {
 	t.Helper()
 	lines := strings.Split(strings.TrimSuffix(stdout, "\n"), "\n")
 	if len(lines) < 1+len(targets) {
 		t.Fatalf("stdout has %d lines, want a header and %d rows:\n%s", len(lines), len(targets), stdout)
 	}
-	if got := strings.Fields(lines[0]); strings.Join(got, " ") != "target records size acks produce rec/s produce MB/s p50 ms p99 ms consume rec/s consume MB/s" {
-		t.Errorf("header = %q", lines[0])
+	table := tables[mode]
+	if got := strings.Fields(lines[0]); strings.Join(got, " ") != table.header {
+		t.Errorf("header = %q, want %q", lines[0], table.header)
 	}
 	for i, target := range targets {
-		m := tableRow.FindStringSubmatch(lines[1+i])
+		m := table.row.FindStringSubmatch(lines[1+i])
 		if m == nil {
 			t.Errorf("row %d = %q, not a result row", i, lines[1+i])
 			continue
 		}
-		if m[1] != target || m[2] != "2000" || m[3] != "100" || m[4] != "all" {
-			t.Errorf("row %d = %q, want target %s, 2000 records of 100 bytes, acks all", i, lines[1+i], target)
+		if m[1] != target || m[2] != "2000" || m[3] != "100" {
+			t.Errorf("row %d = %q, want target %s, 2000 records of 100 bytes", i, lines[1+i], target)
 		}
 	}
 	return lines[1+len(targets):]
@@ -188,6 +225,79 @@ func TestMainTransactional(t *testing.T) {
 	for i, re := range want {
 		if !re.MatchString(rest[i]) {
 			t.Errorf("line %q does not match %s", rest[i], re)
+		}
+	}
+}
+
+// TestMainModes runs each mode against a kfake cluster standing in for
+// zkafka, beside the reference, and checks its table and ratio line.
+func TestMainModes(t *testing.T) {
+	for _, tc := range []struct {
+		mode  string
+		ratio *regexp.Regexp
+	}{
+		{ModeProduce, regexp.MustCompile(`^zkafka/kfake produce ratio \d+\.\d\d$`)},
+		{ModeConsume, regexp.MustCompile(`^zkafka/kfake consume ratio \d+\.\d\d$`)},
+		{ModeE2E, regexp.MustCompile(`^zkafka/kfake end-to-end latency ratio p50 \d+\.\d\d, p99 \d+\.\d\d$`)},
+	} {
+		t.Run(tc.mode, func(t *testing.T) {
+			target := newCluster(t)
+			addrs := strings.Join(target.ListenAddrs(), ",")
+			code, stdout, stderr := runMainWith(kfakeReference(t), tc.mode, "--bootstrap-server", addrs, "--compare-kfake",
+				"--records", "2000", "--partitions", "3", "--rate", "20000")
+			if code != 0 {
+				t.Fatalf("Main = %d, stderr:\n%s", code, stderr)
+			}
+			rest := checkModeTable(t, tc.mode, stdout, addrs, "kfake")
+			if len(rest) != 1 || !tc.ratio.MatchString(rest[0]) {
+				t.Errorf("want one line matching %s after the table, got %q", tc.ratio, rest)
+			}
+			if produced := strings.Contains(stderr, "produced"); produced != (tc.mode != ModeE2E) {
+				t.Errorf("stderr logs the produce phase: %v, want %v:\n%s", produced, tc.mode != ModeE2E, stderr)
+			}
+			if consumed := strings.Contains(stderr, "consumed"); consumed != (tc.mode != ModeProduce) {
+				t.Errorf("stderr logs a consume phase: %v, want %v:\n%s", consumed, tc.mode != ModeProduce, stderr)
+			}
+		})
+	}
+}
+
+// TestMainRunsReportsMedians alternates the target and the reference over
+// runs, each on its own topic, and adds their medians.
+func TestMainRunsReportsMedians(t *testing.T) {
+	target := newCluster(t)
+	addrs := strings.Join(target.ListenAddrs(), ",")
+	code, stdout, stderr := runMainWith(kfakeReference(t), "produce", "--bootstrap-server", addrs, "--compare-kfake",
+		"--records", "2000", "--partitions", "3", "--runs", "3", "--topic", "runs")
+	if code != 0 {
+		t.Fatalf("Main = %d, stderr:\n%s", code, stderr)
+	}
+	rest := checkModeTable(t, ModeProduce, stdout,
+		addrs+"[run=1]", "kfake[run=1]", addrs+"[run=2]", "kfake[run=2]", addrs+"[run=3]", "kfake[run=3]",
+		addrs+"[median]", "kfake[median]")
+	if len(rest) != 1 || !regexp.MustCompile(`^zkafka/kfake produce ratio \d+\.\d\d \(medians of 3 runs\)$`).MatchString(rest[0]) {
+		t.Errorf("want the ratio of the medians after the table, got %q", rest)
+	}
+	for i := 1; i <= 3; i++ {
+		if n := storedRecords(t, target, fmt.Sprintf("runs-%d", i)); n != 2000 {
+			t.Errorf("topic runs-%d holds %d records, want 2000: each run writes its own topic", i, n)
+		}
+	}
+}
+
+// TestMainProgress draws the bar only when asked (stderr is no terminal in
+// a test), and the bar counts the records.
+func TestMainProgress(t *testing.T) {
+	for _, show := range []bool{false, true} {
+		code, _, stderr := runMainWith(kfakeReference(t), "--only-kfake", "--records", "2000", "--partitions", "3", fmt.Sprintf("--progress=%v", show))
+		if code != 0 {
+			t.Fatalf("Main = %d, stderr:\n%s", code, stderr)
+		}
+		for _, bar := range []string{"produce", "consume"} {
+			drawn := regexp.MustCompile(bar + `\s+100% .*\(2000/2000`).MatchString(stderr)
+			if drawn != show {
+				t.Errorf("--progress=%v: the %s bar at 2000/2000 drawn: %v; stderr:\n%s", show, bar, drawn, stderr)
+			}
 		}
 	}
 }

@@ -2,6 +2,7 @@ package bench
 
 import (
 	"fmt"
+	"io"
 	"time"
 
 	"github.com/twmb/franz-go/pkg/kgo"
@@ -15,11 +16,28 @@ const (
 	DefaultReplication = 1
 	DefaultAcks        = "all"
 	DefaultCompression = "none"
+	DefaultMode        = ModeAll
+	// DefaultE2ERate paces an end-to-end run that names no rate: latency
+	// measured at full speed would mostly be the time records queue.
+	DefaultE2ERate = 1000
 )
+
+// Modes of a run: what it measures and reports.
+const (
+	ModeAll     = "all"     // produce, then consume the records back; both timed
+	ModeProduce = "produce" // produce only: throughput and produce latency
+	ModeConsume = "consume" // produce the load (untimed), then time its consumption
+	ModeE2E     = "e2e"     // a consumer reads while the producer writes: enqueue-to-consume latency
+)
+
+// e2eStampSize is the prefix of an end-to-end run's values that holds the
+// record's send time.
+const e2eStampSize = 8
 
 // Options describes one benchmark load. Zero values take the defaults above;
 // Topic defaults to "zkafka-bench-<unix ms>".
 type Options struct {
+	Mode        string        // ModeAll (default), ModeProduce, ModeConsume or ModeE2E
 	Brokers     []string      // bootstrap servers of the target cluster
 	Topic       string        // default "zkafka-bench-<unix ms>"
 	Records     int           // default 100000
@@ -31,8 +49,12 @@ type Options struct {
 	Idempotent  bool          // default false
 	Linger      time.Duration // kgo's default if 0
 	// Rate paces the producer at this many records a second (0: as fast as
-	// it goes), so produce latency can be read at a chosen throughput.
+	// it goes; DefaultE2ERate in ModeE2E), so latency can be read at a
+	// chosen throughput.
 	Rate int
+	// Progress, if not nil, is where each phase draws its progress bar (a
+	// terminal).
+	Progress io.Writer
 	// TransactionSize, when positive, makes the producer transactional:
 	// records go in transactions of this many, each committed before the
 	// next begins, and the consumer reads committed records only.
@@ -65,6 +87,12 @@ func (o Options) withDefaults() (Options, error) {
 	if o.Compression == "" {
 		o.Compression = DefaultCompression
 	}
+	if o.Mode == "" {
+		o.Mode = DefaultMode
+	}
+	if o.Mode == ModeE2E && o.Rate == 0 {
+		o.Rate = DefaultE2ERate
+	}
 	switch {
 	case o.Records < 0:
 		return o, fmt.Errorf("records must be positive, got %d", o.Records)
@@ -82,6 +110,12 @@ func (o Options) withDefaults() (Options, error) {
 		return o, fmt.Errorf("rate and transaction size cannot be combined")
 	case o.TransactionSize < 0:
 		return o, fmt.Errorf("transaction size must not be negative, got %d", o.TransactionSize)
+	case o.Mode != ModeAll && o.Mode != ModeProduce && o.Mode != ModeConsume && o.Mode != ModeE2E:
+		return o, fmt.Errorf("mode must be %s, %s, %s or %s, got %q", ModeAll, ModeProduce, ModeConsume, ModeE2E, o.Mode)
+	case o.Mode == ModeE2E && o.RecordSize < e2eStampSize:
+		return o, fmt.Errorf("an end-to-end run stamps each value with its send time: record size must be at least %d, got %d", e2eStampSize, o.RecordSize)
+	case o.Mode == ModeE2E && o.TransactionSize > 0:
+		return o, fmt.Errorf("an end-to-end run cannot be transactional")
 	}
 	if o.TransactionSize > 0 && o.TransactionalID == "" {
 		o.TransactionalID = fmt.Sprintf("zkafka-bench-%d", time.Now().UnixNano())

@@ -43,6 +43,11 @@ type Result struct {
 
 	P50, P99 time.Duration // produce latency: record enqueue to its promise
 
+	// E2EP50, E2EP99, E2EP999 and E2EMax are an end-to-end run's latency
+	// percentiles: a record's enqueue by the producer to its arrival at
+	// the consumer.
+	E2EP50, E2EP99, E2EP999, E2EMax time.Duration
+
 	// Transactions is how many transactions a transactional run committed;
 	// CommitP50 and CommitP99 are the latency of EndTransaction(commit).
 	Transactions         int
@@ -99,6 +104,21 @@ func measure(ctx context.Context, opts Options, logger *zap.Logger) (Result, err
 		return Result{}, err
 	}
 
+	if opts.Mode == ModeE2E {
+		logger.Info("end to end", zap.Int("records", opts.Records), zap.Int("rate", opts.Rate), zap.Int("record-size", opts.RecordSize),
+			zap.String("acks", opts.Acks), zap.String("compression", opts.Compression), zap.Bool("idempotent", opts.Idempotent))
+		e, err := endToEnd(ctx, producer, opts, from)
+		if err != nil {
+			return Result{}, err
+		}
+		logger.Info("consumed", zap.Duration("duration", e.duration), zap.Duration("p50", e.p50), zap.Duration("p99", e.p99), zap.Duration("max", e.maxed))
+		return Result{
+			Records: opts.Records, Bytes: int64(opts.Records) * int64(opts.RecordSize),
+			ProduceDuration: e.duration, ProduceRecordsPerSec: perSecond(float64(opts.Records), e.duration),
+			E2EP50: e.p50, E2EP99: e.p99, E2EP999: e.p999, E2EMax: e.maxed,
+		}, nil
+	}
+
 	logger.Info("producing", zap.Int("records", opts.Records), zap.Int("record-size", opts.RecordSize),
 		zap.String("acks", opts.Acks), zap.String("compression", opts.Compression), zap.Bool("idempotent", opts.Idempotent))
 	p, err := produce(ctx, producer, opts)
@@ -107,6 +127,19 @@ func measure(ctx context.Context, opts Options, logger *zap.Logger) (Result, err
 	}
 	logger.Info("produced", zap.Duration("duration", p.duration), zap.Duration("p50", p.p50), zap.Duration("p99", p.p99),
 		zap.Int("transactions", p.transactions), zap.Duration("commit-p50", p.commitP50), zap.Duration("commit-p99", p.commitP99))
+
+	bytes := int64(opts.Records) * int64(opts.RecordSize)
+	res := Result{Records: opts.Records, Bytes: bytes}
+	if opts.Mode != ModeConsume {
+		res.ProduceDuration = p.duration
+		res.ProduceRecordsPerSec = perSecond(float64(opts.Records), p.duration)
+		res.ProduceMBPerSec = perSecond(float64(bytes)/1e6, p.duration)
+		res.P50, res.P99 = p.p50, p.p99
+		res.Transactions, res.CommitP50, res.CommitP99 = p.transactions, p.commitP50, p.commitP99
+	}
+	if opts.Mode == ModeProduce {
+		return res, nil
+	}
 
 	c, err := consume(ctx, opts, from)
 	if err != nil {
@@ -118,23 +151,10 @@ func measure(ctx context.Context, opts Options, logger *zap.Logger) (Result, err
 		logger.Warn("consumed more records than produced", zap.Int("consumed", c.records), zap.Int("produced", opts.Records))
 	}
 	logger.Info("consumed", zap.Int("records", c.records), zap.Duration("duration", c.duration))
-
-	bytes := int64(opts.Records) * int64(opts.RecordSize)
-	return Result{
-		Records:              opts.Records,
-		Bytes:                bytes,
-		ProduceDuration:      p.duration,
-		ConsumeDuration:      c.duration,
-		ProduceRecordsPerSec: perSecond(float64(opts.Records), p.duration),
-		ProduceMBPerSec:      perSecond(float64(bytes)/1e6, p.duration),
-		ConsumeRecordsPerSec: perSecond(float64(opts.Records), c.duration),
-		ConsumeMBPerSec:      perSecond(float64(bytes)/1e6, c.duration),
-		P50:                  p.p50,
-		P99:                  p.p99,
-		Transactions:         p.transactions,
-		CommitP50:            p.commitP50,
-		CommitP99:            p.commitP99,
-	}, nil
+	res.ConsumeDuration = c.duration
+	res.ConsumeRecordsPerSec = perSecond(float64(opts.Records), c.duration)
+	res.ConsumeMBPerSec = perSecond(float64(bytes)/1e6, c.duration)
+	return res, nil
 }
 
 // prepareTopic creates the topic, or accepts one that already exists, and
@@ -242,6 +262,8 @@ func produce(ctx context.Context, cl *kgo.Client, opts Options) (produceStats, e
 		wg    sync.WaitGroup
 		acked atomic.Int64
 	)
+	bar := startProgress(opts.Progress, "produce", opts.Records)
+	defer bar.finish()
 	begin := time.Now()
 	pace := newPacer(begin, opts.Rate)
 	defer pace.stop()
@@ -259,6 +281,7 @@ func produce(ctx context.Context, cl *kgo.Client, opts Options) (produceStats, e
 			}
 			latencies[i] = time.Since(enqueued)
 			acked.Add(1)
+			bar.add(1)
 		})
 	}
 	if err := cl.Flush(prodCtx); err != nil {
@@ -289,6 +312,8 @@ func produceTransactions(ctx context.Context, cl *kgo.Client, opts Options) (pro
 	latencies := make([]time.Duration, 0, opts.Records)
 	var commits []time.Duration
 	var mu sync.Mutex
+	bar := startProgress(opts.Progress, "produce", opts.Records)
+	defer bar.finish()
 	begin := time.Now()
 	for first := 0; first < opts.Records; first += opts.TransactionSize {
 		if err := cl.BeginTransaction(); err != nil {
@@ -304,6 +329,7 @@ func produceTransactions(ctx context.Context, cl *kgo.Client, opts Options) (pro
 					failed = fmt.Errorf("record to %s[%d]: %w", r.Topic, r.Partition, err)
 				}
 				latencies = append(latencies, time.Since(enqueued))
+				bar.add(1)
 			})
 		}
 		if err := cl.Flush(ctx); err != nil {
@@ -339,19 +365,12 @@ type consumeStats struct {
 // opts.Records records, from the start (from == nil) or from the given
 // offsets of a reused topic.
 func consume(ctx context.Context, opts Options, from map[int32]kgo.Offset) (consumeStats, error) {
+	bar := startProgress(opts.Progress, "consume", opts.Records)
+	defer bar.finish()
 	begin := time.Now()
-	copts := []kgo.Opt{kgo.SeedBrokers(opts.Brokers...), kgo.ClientID("zkafka-bench-consumer")}
-	if opts.TransactionSize > 0 {
-		copts = append(copts, kgo.FetchIsolationLevel(kgo.ReadCommitted()))
-	}
-	if from == nil {
-		copts = append(copts, kgo.ConsumeTopics(opts.Topic), kgo.ConsumeResetOffset(kgo.NewOffset().AtStart()))
-	} else {
-		copts = append(copts, kgo.ConsumePartitions(map[string]map[int32]kgo.Offset{opts.Topic: from}))
-	}
-	cl, err := kgo.NewClient(copts...)
+	cl, err := newConsumer(opts, from)
 	if err != nil {
-		return consumeStats{}, fmt.Errorf("new consumer client: %w", err)
+		return consumeStats{}, err
 	}
 	defer cl.Close()
 
@@ -371,12 +390,32 @@ func consume(ctx context.Context, opts Options, from map[int32]kgo.Offset) (cons
 			records++
 			bytes += int64(len(r.Value))
 		})
+		bar.add(fetches.NumRecords())
 	}
 	elapsed := time.Since(begin)
 	if want := int64(opts.Records) * int64(opts.RecordSize); records == opts.Records && bytes != want {
 		return consumeStats{}, fmt.Errorf("consumed %d records holding %d value bytes, produced %d", records, bytes, want)
 	}
 	return consumeStats{records: records, duration: elapsed}, nil
+}
+
+// newConsumer is a groupless client that reads opts.Topic from the start
+// (from == nil) or from the given offsets of a reused topic.
+func newConsumer(opts Options, from map[int32]kgo.Offset) (*kgo.Client, error) {
+	copts := []kgo.Opt{kgo.SeedBrokers(opts.Brokers...), kgo.ClientID("zkafka-bench-consumer")}
+	if opts.TransactionSize > 0 {
+		copts = append(copts, kgo.FetchIsolationLevel(kgo.ReadCommitted()))
+	}
+	if from == nil {
+		copts = append(copts, kgo.ConsumeTopics(opts.Topic), kgo.ConsumeResetOffset(kgo.NewOffset().AtStart()))
+	} else {
+		copts = append(copts, kgo.ConsumePartitions(map[string]map[int32]kgo.Offset{opts.Topic: from}))
+	}
+	cl, err := kgo.NewClient(copts...)
+	if err != nil {
+		return nil, fmt.Errorf("new consumer client: %w", err)
+	}
+	return cl, nil
 }
 
 // maxPoolBytes bounds the random bytes that values are cut from. kgo

@@ -267,8 +267,9 @@ func TestPercentile(t *testing.T) {
 }
 
 // TestRunPacedByRate holds the producer to --rate: record i is not sent
-// before i/rate seconds, so the run cannot be faster than that (it may be
-// slower on a loaded machine), and every record still arrives.
+// more than the pacer's millisecond of slack before i/rate seconds, so the
+// run cannot be faster than that (it may be slower on a loaded machine), and
+// every record still arrives.
 func TestRunPacedByRate(t *testing.T) {
 	c := newCluster(t)
 	const rate = 4000
@@ -278,8 +279,73 @@ func TestRunPacedByRate(t *testing.T) {
 	if err != nil {
 		t.Fatalf("Run: %v\nlog:\n%s", err, &log)
 	}
-	if floor := time.Duration(testRecords-1) * time.Second / rate; res.ProduceDuration < floor {
+	if floor := pacedFloor(testRecords, rate); res.ProduceDuration < floor {
 		t.Errorf("%d records at %d/s produced in %v, faster than the %v the rate allows", testRecords, rate, res.ProduceDuration, floor)
 	}
 	checkResult(t, res, strings.Join(opts.Brokers, ","), testRecords, DefaultRecordSize)
+}
+
+// pacedFloor is the least time records take at rate: the last is due
+// (records-1)/rate seconds after the first, and the pacer sends a record
+// early by up to a millisecond rather than set a timer for less.
+func pacedFloor(records, rate int) time.Duration {
+	return time.Duration(records-1)*time.Second/time.Duration(rate) - time.Millisecond
+}
+
+func TestMedianResult(t *testing.T) {
+	rs := []Result{
+		{Records: 5, ProduceRecordsPerSec: 30, P99: 3 * time.Millisecond, E2EP50: 9},
+		{Records: 5, ProduceRecordsPerSec: 10, P99: 1 * time.Millisecond, E2EP50: 7},
+		{Records: 5, ProduceRecordsPerSec: 20, P99: 8 * time.Millisecond, E2EP50: 1},
+	}
+	m := medianResult(rs)
+	if m.Records != 5 || m.ProduceRecordsPerSec != 20 || m.P99 != 3*time.Millisecond || m.E2EP50 != 7 {
+		t.Errorf("median of three = %+v, want each figure's middle value", m)
+	}
+	m = medianResult(rs[:2])
+	if m.ProduceRecordsPerSec != 20 || m.P99 != 2*time.Millisecond {
+		t.Errorf("median of two = %+v, want the mean of the two", m)
+	}
+}
+
+// TestRunEndToEnd measures latency from enqueue to consumption at a rate,
+// on an existing topic too (the consumer starts at its end).
+func TestRunEndToEnd(t *testing.T) {
+	c := newCluster(t)
+	for _, topic := range []string{"e2e", "e2e"} {
+		res, err := RunAgainst(testContext(t, 30*time.Second), Options{Mode: ModeE2E, Topic: topic, Records: testRecords, Rate: 10000},
+			nil, "kfake", c.ListenAddrs())
+		if err != nil {
+			t.Fatalf("Run: %v", err)
+		}
+		if res.E2EP50 <= 0 || res.E2EP99 < res.E2EP50 || res.E2EP999 < res.E2EP99 || res.E2EMax < res.E2EP999 || res.E2EMax > res.ProduceDuration {
+			t.Errorf("latencies p50 %v p99 %v p99.9 %v max %v over %v, want 0 < p50 ≤ p99 ≤ p99.9 ≤ max ≤ the run",
+				res.E2EP50, res.E2EP99, res.E2EP999, res.E2EMax, res.ProduceDuration)
+		}
+		if res.ProduceDuration < pacedFloor(testRecords, 10000) {
+			t.Errorf("run took %v, faster than its rate allows", res.ProduceDuration)
+		}
+		if res.ConsumeRecordsPerSec != 0 || res.P50 != 0 {
+			t.Errorf("an end-to-end run reported produce latency %v or a consume rate %v", res.P50, res.ConsumeRecordsPerSec)
+		}
+	}
+	// The warm-up record of each run, and every timed one.
+	if n := storedRecords(t, c, "e2e"); n != 2*(testRecords+1) {
+		t.Errorf("topic holds %d records, want %d", n, 2*(testRecords+1))
+	}
+}
+
+// TestRunProduceOnly does not read the records back.
+func TestRunProduceOnly(t *testing.T) {
+	c := newCluster(t)
+	res, err := RunAgainst(testContext(t, 30*time.Second), Options{Mode: ModeProduce, Topic: "p", Records: testRecords}, nil, "kfake", c.ListenAddrs())
+	if err != nil {
+		t.Fatalf("Run: %v", err)
+	}
+	if res.ProduceRecordsPerSec <= 0 || res.ConsumeDuration != 0 || res.ConsumeRecordsPerSec != 0 {
+		t.Errorf("produce-only run: produce %v rec/s, consume %v in %v; want produce only", res.ProduceRecordsPerSec, res.ConsumeRecordsPerSec, res.ConsumeDuration)
+	}
+	if n := storedRecords(t, c, "p"); n != testRecords {
+		t.Errorf("topic holds %d records, want %d", n, testRecords)
+	}
 }
