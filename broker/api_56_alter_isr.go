@@ -11,18 +11,13 @@ package broker
 
 import (
 	"context"
-	"errors"
-	"fmt"
 	"slices"
 
-	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
-	"go.uber.org/zap"
 
 	"github.com/zkafka/zkafka/acl"
 	"github.com/zkafka/zkafka/controller"
 	"github.com/zkafka/zkafka/kafka"
-	"github.com/zkafka/zkafka/zkpaths"
 )
 
 var alterIsrAPI = api{
@@ -75,57 +70,4 @@ func (s *Server) handleAlterIsr(ctx context.Context, req *kmsg.AlterPartitionReq
 		t.Partitions = append(t.Partitions, rp)
 	}
 	return resp
-}
-
-// alterIsrWriter is the leader's side of AlterIsr: an ISR change goes to the
-// active controller (found in ZooKeeper) as a one-partition AlterIsr, and the
-// state the controller stored comes back. Kafka's AlterIsrManager batches and
-// sends asynchronously; one change at a time, while the partition's isrMu is
-// held as for the ZooKeeper write it replaces, keeps the pending ISR's rules
-// the same on both paths.
-type alterIsrWriter struct{ s *Server }
-
-// alterIsrVersion is the AlterIsr version a 2.8 broker sends.
-const alterIsrVersion = 0
-
-func (w alterIsrWriter) writePartitionState(topic string, partition int32, state zkpaths.LeaderAndIsr, zkVersion int32) (int32, error) {
-	s := w.s
-	ctx, cancel := context.WithTimeout(s.ctx, s.cfg.ControllerSocketTimeout)
-	defer cancel()
-	cl, addr, err := s.dialController(ctx)
-	if err != nil {
-		return 0, err
-	}
-	defer cl.Close()
-	req := kmsg.NewPtrAlterPartitionRequest()
-	req.BrokerID, req.BrokerEpoch = s.brokerID, s.brokerEpoch.Load()
-	req.Topics = []kmsg.AlterPartitionRequestTopic{{Topic: topic, Partitions: []kmsg.AlterPartitionRequestTopicPartition{{
-		Partition: partition, LeaderEpoch: state.LeaderEpoch, NewISR: state.ISR, PartitionEpoch: zkVersion,
-	}}}}
-	raw, err := cl.RequestVersion(ctx, req, alterIsrVersion)
-	if err != nil {
-		return 0, fmt.Errorf("AlterIsr to %s: %w", addr, err)
-	}
-	resp := raw.(*kmsg.AlterPartitionResponse)
-	if err := kerr.ErrorForCode(resp.ErrorCode); err != nil {
-		return 0, fmt.Errorf("AlterIsr to %s: %w", addr, err)
-	}
-	for _, t := range resp.Topics {
-		for _, p := range t.Partitions {
-			if t.Topic != topic || p.Partition != partition {
-				continue
-			}
-			if err := kerr.ErrorForCode(p.ErrorCode); err != nil {
-				return 0, fmt.Errorf("AlterIsr to %s: %w", addr, err)
-			}
-			// The stored state must be the one proposed: it is, unless another change won.
-			if p.LeaderEpoch != state.LeaderEpoch || !slices.Equal(p.ISR, state.ISR) || p.PartitionEpoch < zkVersion {
-				s.log.Info("Ignoring an AlterIsr answer for another state", zap.String("topic", topic), zap.Int32("partition", partition),
-					zap.Int32("leader-epoch", p.LeaderEpoch), zap.Int32s("isr", p.ISR), zap.Int32("zk-version", p.PartitionEpoch))
-				return 0, errors.New("the controller stored another ISR")
-			}
-			return p.PartitionEpoch, nil
-		}
-	}
-	return 0, fmt.Errorf("AlterIsr to %s: no answer for %s-%d", addr, topic, partition)
 }

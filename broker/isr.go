@@ -11,9 +11,10 @@ package broker
 //     ISR and waits for the next LeaderAndIsr. Changed partitions are then
 //     announced to the controller through sequential
 //     /isr_change_notification/isr_change_ znodes, batched.
-//   - AlterIsr (KIP-497, 2.7-IV2 and later, alterIsrWriter): the leader asks
+//   - AlterIsr (KIP-497, 2.7-IV2 and later, alterIsrManager): the leader asks
 //     the controller, which writes the znode with its own controller epoch and
-//     tells the brokers; nothing is announced.
+//     tells the brokers; nothing is announced. Changes are queued and sent
+//     together, one request in flight, and adopted when answered.
 
 import (
 	"errors"
@@ -64,12 +65,14 @@ func (rm *ReplicaManager) maybeExpandIsr(p *Partition, replica int32) {
 }
 
 // changeIsr writes the ISR that change makes of the current one to the
-// partition-state znode and adopts it on success.
+// partition-state znode and adopts it once written. One change is in flight
+// at a time (Kafka's isrState.isInflight): while one is, no other is
+// proposed, and the maximal ISR holds the high watermark.
 func (rm *ReplicaManager) changeIsr(p *Partition, change func([]int32) []int32) {
 	p.isrMu.Lock()
 	defer p.isrMu.Unlock()
 	snap, leader := p.leaderSnapshot()
-	if !leader {
+	if !leader || snap.pending {
 		return
 	}
 	newIsr := change(slices.Clone(snap.isr))
@@ -79,25 +82,28 @@ func (rm *ReplicaManager) changeIsr(p *Partition, change func([]int32) []int32) 
 	log := rm.log.With(zap.String("topic", p.Topic), zap.Int32("partition", p.Index), zap.Int32("leader-epoch", snap.leaderEpoch))
 	state := zkpaths.LeaderAndIsr{Leader: rm.brokerID, LeaderEpoch: snap.leaderEpoch, ISR: newIsr, ControllerEpoch: snap.controllerEpoch}
 	p.setPendingIsr(snap.leaderEpoch, newIsr)
-	version, err := rm.stateWriter.writePartitionState(p.Topic, p.Index, state, snap.zkVersion)
-	if err != nil {
-		p.setPendingIsr(snap.leaderEpoch, nil)
-		log.Info("Cached zkVersion not equal to that in ZooKeeper or the write failed, skip updating ISR",
-			zap.Int32("cached-zk-version", snap.zkVersion), zap.Int32s("isr", snap.isr), zap.Int32s("new-isr", newIsr), zap.Error(err))
-		return
-	}
-	if !p.adoptIsr(snap.leaderEpoch, newIsr, version) {
-		return
-	}
-	log.Info("ISR updated", zap.Int32s("old-isr", snap.isr), zap.Int32s("new-isr", newIsr), zap.Int32("zk-version", version))
+	// done takes only the partition's mu: a writer may call it at once, under
+	// isrMu, or later from its own goroutine.
+	rm.stateWriter.writePartitionState(p.Topic, p.Index, state, snap.zkVersion, func(version int32, err error) {
+		if err != nil {
+			p.setPendingIsr(snap.leaderEpoch, nil)
+			log.Info("Cached zkVersion not equal to that in ZooKeeper or the write failed, skip updating ISR",
+				zap.Int32("cached-zk-version", snap.zkVersion), zap.Int32s("isr", snap.isr), zap.Int32s("new-isr", newIsr), zap.Error(err))
+			return
+		}
+		if p.adoptIsr(snap.leaderEpoch, newIsr, version) {
+			log.Info("ISR updated", zap.Int32s("old-isr", snap.isr), zap.Int32s("new-isr", newIsr), zap.Int32("zk-version", version))
+		}
+	})
 }
 
-// partitionStateWriter writes a partition-state znode conditionally on its
-// zkVersion and returns the new version; a changed znode fails with
-// zk.ErrBadVersion. It is the leader's one ZooKeeper call for an ISR change:
-// ZooKeeper in a broker, a fake in unit tests.
+// partitionStateWriter proposes a partition's new state, conditional on the
+// state znode's zkVersion, and calls done exactly once with the znode's new
+// version or the failure (zk.ErrBadVersion if the znode changed): before it
+// returns (a ZooKeeper write, or a fake in unit tests) or later from another
+// goroutine (AlterIsr, batched by alterIsrManager).
 type partitionStateWriter interface {
-	writePartitionState(topic string, partition int32, state zkpaths.LeaderAndIsr, zkVersion int32) (int32, error)
+	writePartitionState(topic string, partition int32, state zkpaths.LeaderAndIsr, zkVersion int32, done func(int32, error))
 }
 
 // zkPartitionStateWriter writes partition states to ZooKeeper and announces
@@ -108,16 +114,16 @@ type zkPartitionStateWriter struct {
 	now       func() time.Time
 }
 
-// writePartitionState sets the state znode at zkVersion and returns the new
+// writePartitionState sets the state znode at zkVersion and calls done with the new
 // version. A BADVERSION is checked by re-reading: after a connection loss the
 // first attempt may have succeeded, and the znode then holds exactly what was
 // written (Kafka's ReplicationUtils.checkLeaderAndIsrZkData).
-func (w zkPartitionStateWriter) writePartitionState(topic string, partition int32, state zkpaths.LeaderAndIsr, zkVersion int32) (int32, error) {
+func (w zkPartitionStateWriter) writePartitionState(topic string, partition int32, state zkpaths.LeaderAndIsr, zkVersion int32, done func(int32, error)) {
 	v, err := w.write(topic, partition, state, zkVersion)
 	if err == nil {
 		w.isrChange.record(kafka.TopicPartition{Topic: topic, Partition: partition}, w.now())
 	}
-	return v, err
+	done(v, err)
 }
 
 func (w zkPartitionStateWriter) write(topic string, partition int32, state zkpaths.LeaderAndIsr, zkVersion int32) (int32, error) {

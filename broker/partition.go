@@ -438,12 +438,14 @@ func (p *Partition) outOfSyncReplicas(now time.Time, maxLag time.Duration) []int
 type isrSnapshot struct {
 	leaderEpoch, controllerEpoch, zkVersion int32
 	isr                                     []int32
+	// pending says an ISR change is being written (pendingIsr).
+	pending bool
 }
 
 func (p *Partition) leaderSnapshot() (isrSnapshot, bool) {
 	p.mu.RLock()
 	defer p.mu.RUnlock()
-	return isrSnapshot{p.leaderEpoch, p.controllerEpoch, p.zkVersion, slices.Clone(p.isr)}, p.leader == p.brokerID
+	return isrSnapshot{p.leaderEpoch, p.controllerEpoch, p.zkVersion, slices.Clone(p.isr), p.pendingIsr != nil}, p.leader == p.brokerID
 }
 
 // setPendingIsr records (or, with nil, clears) an ISR being written to

@@ -99,13 +99,14 @@ type fakeStateZnode struct {
 	writes  int
 }
 
-func (z *fakeStateZnode) writePartitionState(_ string, _ int32, state zkpaths.LeaderAndIsr, zkVersion int32) (int32, error) {
+func (z *fakeStateZnode) writePartitionState(_ string, _ int32, state zkpaths.LeaderAndIsr, zkVersion int32, done func(int32, error)) {
 	if zkVersion != z.version {
-		return 0, zk.ErrBadVersion
+		done(0, zk.ErrBadVersion)
+		return
 	}
 	z.version++
 	z.state, z.writes = state, z.writes+1
-	return z.version, nil
+	done(z.version, nil)
 }
 
 type fakeClock struct{ t time.Time }
@@ -487,5 +488,71 @@ func TestDeleteRecordsWaitsForTheLowWatermark(t *testing.T) {
 	}
 	if _, _, err := f.p.deleteRecordsOnLeader(1, alive); !errors.Is(err, kerr.NotLeaderForPartition) {
 		t.Errorf("delete on a follower: %v, want NOT_LEADER_OR_FOLLOWER", err)
+	}
+}
+
+// deferredWriter holds each proposal until the test answers it, as the
+// AlterIsr manager does until the controller answers.
+type deferredWriter struct {
+	proposals []zkpaths.LeaderAndIsr
+	answer    []func(int32, error)
+}
+
+func (w *deferredWriter) writePartitionState(_ string, _ int32, state zkpaths.LeaderAndIsr, _ int32, done func(int32, error)) {
+	w.proposals, w.answer = append(w.proposals, state), append(w.answer, done)
+}
+
+// TestPartitionIsrChangeAnsweredLater: with AlterIsr the answer comes after
+// changeIsr returned. Until then no second change is proposed and the
+// pending ISR holds the high watermark; the answer is adopted, and after a
+// new leadership an old answer is not.
+func TestPartitionIsrChangeAnsweredLater(t *testing.T) {
+	f := newLeaderFixture(t, []int32{1, 2}, 1)
+	w := &deferredWriter{}
+	f.rm.stateWriter = w
+	f.fetch(2, 10)
+	f.fetch(3, 10)
+	f.rm.maybeExpandIsr(f.p, 3)
+	if len(w.proposals) != 1 || !slices.Equal(w.proposals[0].ISR, []int32{1, 2, 3}) {
+		t.Fatalf("proposals %+v, want one of ISR [1 2 3]", w.proposals)
+	}
+	if got := f.p.ISR(); !slices.Equal(got, []int32{1, 2}) {
+		t.Errorf("ISR %v before the answer, want [1 2]", got)
+	}
+	f.append(5)
+	f.fetch(2, 15)
+	if hw := f.p.HighWatermark(); hw != 10 {
+		t.Errorf("high watermark %d while 3 (at 10) is pending, want 10", hw)
+	}
+	f.clock.advance(testLagTimeMax + time.Second)
+	f.rm.maybeShrinkIsr(f.clock.now())
+	if len(w.proposals) != 1 {
+		t.Fatalf("a second change was proposed while one is in flight: %+v", w.proposals)
+	}
+	w.answer[0](9, nil)
+	if got := f.p.ISR(); !slices.Equal(got, []int32{1, 2, 3}) || f.zkVersion() != 9 {
+		t.Errorf("after the answer: ISR %v at zkVersion %d, want [1 2 3] at 9", got, f.zkVersion())
+	}
+
+	// A change answered after a new leadership is not adopted, and a failed
+	// one clears the pending ISR so that the next may be proposed.
+	f.rm.maybeShrinkIsr(f.clock.now())
+	if len(w.proposals) != 2 {
+		t.Fatalf("proposals %+v, want the shrink", w.proposals)
+	}
+	f.lead(6, 12, []int32{1, 2, 3}, 1)
+	w.answer[1](13, nil)
+	if got := f.p.ISR(); !slices.Equal(got, []int32{1, 2, 3}) || f.zkVersion() != 12 {
+		t.Errorf("an answer from leader epoch 5 was adopted in 6: ISR %v, zkVersion %d", got, f.zkVersion())
+	}
+	f.clock.advance(testLagTimeMax + time.Second)
+	f.rm.maybeShrinkIsr(f.clock.now())
+	if len(w.proposals) != 3 {
+		t.Fatalf("proposals %+v, want the shrink in leader epoch 6", w.proposals)
+	}
+	w.answer[2](0, zk.ErrBadVersion)
+	f.rm.maybeShrinkIsr(f.clock.now())
+	if len(w.proposals) != 4 {
+		t.Errorf("after a failed change, %d proposals; want the shrink proposed again", len(w.proposals))
 	}
 }

@@ -341,3 +341,73 @@ func TestAlterIsrErrors(t *testing.T) {
 		t.Errorf("after a valid change: answer %+v, znode %+v at zkVersion %d; want ISR [%d] at zkVersion %d", p, now, nowStat.Version, leader, stat.Version+1)
 	}
 }
+
+// TestAlterIsrBatchWithAStaleVersion: the controller writes a request's
+// changes together, in ZooKeeper transactions; one change at a stale
+// zkVersion fails alone (INVALID_UPDATE_VERSION) and the others are written.
+func TestAlterIsrBatchWithAStaleVersion(t *testing.T) {
+	c := testcluster.Start(t, testcluster.Options{Brokers: 2})
+	ctrl := c.WaitForController()
+	const topic = "alter-isr-batch"
+	createAssigned(t, c.Addr(1), topic, [][]int32{{1, 2}, {1, 2}, {1, 2}, {1, 2}}, nil)
+	states := make([]zkpaths.LeaderAndIsr, 4)
+	versions := make([]int32, 4)
+	c.WaitFor("every ISR [1 2] led by 1", func() bool {
+		for i := range states {
+			s, ok := c.PartitionState(topic, int32(i))
+			if !ok || len(s.ISR) != 2 || s.Leader != 1 {
+				return false
+			}
+		}
+		return true
+	})
+	for i := range states {
+		data, stat, err := c.ZooKeeper().Get(zkpaths.PartitionStatePath(topic, int32(i)))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if states[i], err = zkpaths.DecodeLeaderAndIsr(data); err != nil {
+			t.Fatal(err)
+		}
+		versions[i] = stat.Version
+	}
+	_, reg, err := c.ZooKeeper().Get(zkpaths.BrokerPath(1))
+	if err != nil {
+		t.Fatal(err)
+	}
+	const stale = 2
+	req := kmsg.NewPtrAlterPartitionRequest()
+	req.BrokerID, req.BrokerEpoch = 1, reg.Czxid
+	req.Topics = []kmsg.AlterPartitionRequestTopic{{Topic: topic}}
+	for i := range states {
+		v := versions[i]
+		if i == stale {
+			v += 5
+		}
+		req.Topics[0].Partitions = append(req.Topics[0].Partitions, kmsg.AlterPartitionRequestTopicPartition{
+			Partition: int32(i), LeaderEpoch: states[i].LeaderEpoch, NewISR: []int32{1}, PartitionEpoch: v,
+		})
+	}
+	resp := raw(t, c.Addr(ctrl), req, 0).(*kmsg.AlterPartitionResponse)
+	if resp.ErrorCode != 0 || len(resp.Topics) != 1 || len(resp.Topics[0].Partitions) != len(states) {
+		t.Fatalf("answer %+v, want one per partition", resp)
+	}
+	for _, p := range resp.Topics[0].Partitions {
+		_, stat, err := c.ZooKeeper().Get(zkpaths.PartitionStatePath(topic, p.Partition))
+		if err != nil {
+			t.Fatal(err)
+		}
+		now, _ := c.PartitionState(topic, p.Partition)
+		if p.Partition == stale {
+			if p.ErrorCode != kerr.InvalidUpdateVersion.Code || stat.Version != versions[stale] || len(now.ISR) != 2 {
+				t.Errorf("the stale change: %v, znode at version %d with ISR %v; want INVALID_UPDATE_VERSION and the znode untouched",
+					kerr.ErrorForCode(p.ErrorCode), stat.Version, now.ISR)
+			}
+			continue
+		}
+		if p.ErrorCode != 0 || p.PartitionEpoch != versions[p.Partition]+1 || stat.Version != p.PartitionEpoch || !slices.Equal(now.ISR, []int32{1}) {
+			t.Errorf("partition %d: %v at zkVersion %d, znode at %d with ISR %v; want ISR [1] written once",
+				p.Partition, kerr.ErrorForCode(p.ErrorCode), p.PartitionEpoch, stat.Version, now.ISR)
+		}
+	}
+}

@@ -181,7 +181,9 @@ func (s *Server) Start(ctx context.Context) (err error) {
 	}
 	s.replicas = newReplicaManager(replicationConfigOf(s.cfg), s.brokerID, s.logs, s.zk, s.metadata, s.topicLogConfig, s.clock.Now, s.log.Named("replica-manager"))
 	if s.cfg.AlterIsr {
-		s.replicas.stateWriter = alterIsrWriter{s}
+		m := newAlterIsrManager(s.sendAlterIsr, s.log.Named("alter-isr"))
+		s.replicas.stateWriter = m
+		s.wg.Go(func() { m.run(s.ctx) })
 	}
 	s.replicas.followerQuota = s.replicationQuotas.follower
 	s.replicas.interBroker = s.interBroker

@@ -65,7 +65,10 @@ func (c *Controller) doAlterIsr(broker int32, brokerEpoch int64, proposals map[k
 		tps = append(tps, tp)
 	}
 	slices.SortFunc(tps, kafka.Compare)
-	var updated []kafka.TopicPartition
+	// The changes are written together, in fenced transactions issued pipelined: a leader's
+	// AlterIsr carries every ISR change it has pending, thousands when a broker rejoins.
+	var toWrite []kafka.TopicPartition
+	var states []leaderISRAndEpoch
 	for _, tp := range tps {
 		p := proposals[tp]
 		current, ok := cc.leadership[tp]
@@ -81,23 +84,27 @@ func (c *Controller) doAlterIsr(broker int32, brokerEpoch int64, proposals map[k
 			results[tp] = resultOf(current)
 			continue
 		}
-		next := leaderISRAndEpoch{
+		toWrite = append(toWrite, tp)
+		states = append(states, leaderISRAndEpoch{
 			leaderAndISR:    leaderAndISR{leader: broker, leaderEpoch: p.LeaderEpoch, isr: slices.Clone(p.ISR), zkVersion: p.ZkVersion},
 			controllerEpoch: cc.epoch,
+		})
+	}
+	var updated []kafka.TopicPartition
+	for i, w := range c.updatePartitionStates(toWrite, states) {
+		tp, next := toWrite[i], states[i]
+		if errors.Is(w.err, ErrControllerMoved) {
+			return nil, w.err
 		}
-		v, err := c.updatePartitionState(tp, next)
-		if errors.Is(err, ErrControllerMoved) {
-			return nil, err
-		}
-		if errors.Is(err, zk.ErrBadVersion) {
-			c.log.Info("Failed to update ISR: bad zkVersion", zap.Stringer("partition", tp), zap.Int32s("isr", p.ISR), zap.Int32("zk-version", p.ZkVersion))
-			results[tp] = IsrResult{Err: fmt.Errorf("%s: zkVersion %d is not the state's: %w", tp, p.ZkVersion, kerr.InvalidUpdateVersion)}
+		if errors.Is(w.err, zk.ErrBadVersion) {
+			c.log.Info("Failed to update ISR: bad zkVersion", zap.Stringer("partition", tp), zap.Int32s("isr", next.isr), zap.Int32("zk-version", next.zkVersion))
+			results[tp] = IsrResult{Err: fmt.Errorf("%s: zkVersion %d is not the state's: %w", tp, next.zkVersion, kerr.InvalidUpdateVersion)}
 			continue
 		}
-		if err != nil {
-			return nil, err
+		if w.err != nil {
+			return nil, w.err
 		}
-		next.zkVersion = v
+		next.zkVersion = w.zkVersion
 		cc.leadership[tp] = next
 		c.stateLog.Info("ISR changed by the leader's AlterIsr", zap.Stringer("partition", tp), zap.Stringer("leader-and-isr", next.leaderAndISR))
 		results[tp] = resultOf(next)
