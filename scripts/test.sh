@@ -10,7 +10,7 @@ cd "$(dirname "${BASH_SOURCE[0]}")/.."
 # shellcheck source=scripts/lib.sh
 . scripts/lib.sh
 
-step() { log "==> $*"; }
+step() { log "==> [${SECONDS}s] $*"; }
 
 go_files() {
 	find . \( -path ./data -o -path ./bin -o -path ./.git \) -prune -o -name '*.go' -print
@@ -20,6 +20,16 @@ ensure_packages
 ensure_test_tools
 ensure_go
 ensure_docker
+
+# The Docker tests' images take minutes on a fresh machine (a debootstrap root filesystem): they are
+# built beside the checks and the race-detector tests, which need no Docker, and waited for before
+# the tests that do.
+images_pid=
+if docker_answers; then
+	images_log=$(mktemp)
+	./scripts/docker-images.sh >"$images_log" 2>&1 &
+	images_pid=$!
+fi
 
 # Packages whose tests mostly drive zkafka as separate processes or scripts: the race detector would
 # only watch the test's own goroutines there, at several times the cost.
@@ -53,6 +63,14 @@ mapfile -t race < <(go list ./... | grep -vE "$NO_RACE")
 mapfile -t plain < <(go list ./... | grep -E "$NO_RACE")
 step "go test -race (${#race[@]} packages)"
 go test -race -count=1 -timeout 15m "${race[@]}"
+if [ -n "$images_pid" ]; then
+	step "wait for the Docker images (scripts/docker-images.sh)"
+	if ! wait "$images_pid"; then
+		log "$(cat "$images_log")"
+		die "scripts/docker-images.sh failed"
+	fi
+	rm -f "$images_log"
+fi
 step "go test (${plain[*]})"
 go test -count=1 -timeout 15m "${plain[@]}"
 
