@@ -13,6 +13,7 @@ import (
 
 	"github.com/zkafka/zkafka/broker"
 	"github.com/zkafka/zkafka/internal/testcluster"
+	"github.com/zkafka/zkafka/internal/wait"
 )
 
 // TestZeroCopyFetchMatchesTheCopyingPath answers the same Fetch requests from the same logs with the
@@ -57,6 +58,12 @@ func TestZeroCopyFetchMatchesTheCopyingPath(t *testing.T) {
 	if l.NumSegments() < 5 {
 		t.Fatalf("zc-0 has %d segments: the test needs several", l.NumSegments())
 	}
+	// EndTransaction returns once the abort is prepared; the coordinator
+	// writes the marker after. Each fetch below is made twice and compared,
+	// so the log must stop changing first.
+	wait.For(t, time.Minute, "the abort marker in zc-0 and every record stable", func() bool {
+		return l.LastStableOffset() == l.LogEndOffset() && l.HighWatermark() == l.LogEndOffset()
+	})
 	sawFiles := false
 	for version := int16(0); version <= 12; version++ {
 		for range 60 {
