@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"context"
 	"crypto/tls"
+	"encoding/binary"
 	"errors"
 	"fmt"
 	"io"
@@ -244,6 +245,13 @@ func (l *listener) serveConn(c net.Conn, st *connState) {
 	// request in hand, returned once it is handled.
 	var held int64
 	defer func() { l.s.memoryPool.release(held) }()
+	// spare is the frame of this connection's last Produce request, read
+	// into again by the next: a Produce's records are written to the log and
+	// kept nowhere once it is handled, and a producer sends frames of about
+	// the same size, so the broker does not allocate and clear a megabyte per
+	// request. A frame read into spare that turns out to be anything else
+	// keeps it (a SASL token, a request whose handler may hold its bytes).
+	var spare []byte
 	for {
 		// An idle connection is closed after connections.max.idle.ms.
 		if err := c.SetReadDeadline(time.Now().Add(l.s.cfg.ConnectionsMaxIdle)); err != nil {
@@ -264,7 +272,15 @@ func (l *listener) serveConn(c net.Conn, st *connState) {
 				return
 			}
 		}
-		frame, err := wire.ReadFrameBody(r, size)
+		var frame []byte
+		if int(size) <= cap(spare) && isProduceFrame(r, size) {
+			frame, spare = spare[:size], nil
+			if _, err = io.ReadFull(r, frame); err == io.EOF {
+				err = io.ErrUnexpectedEOF
+			}
+		} else {
+			frame, err = wire.ReadFrameBody(r, size)
+		}
 		if err != nil {
 			logReadFailure(log, err)
 			return
@@ -313,6 +329,9 @@ func (l *listener) serveConn(c net.Conn, st *connState) {
 			}
 			l.s.applyRequestQuota(r, resp)
 			handled, throttle = true, r.throttleTime
+			if hdr.APIKey == produceAPIKey && len(frame) <= maxSpareFrame {
+				spare = frame
+			}
 		}
 		l.s.memoryPool.release(held)
 		held = 0
@@ -353,6 +372,23 @@ func (l *listener) serveConn(c net.Conn, st *connState) {
 			return
 		}
 	}
+}
+
+// produceAPIKey is the Produce request's API key.
+const produceAPIKey = 0
+
+// maxSpareFrame bounds the Produce frame a connection keeps for its next:
+// larger ones (socket.request.max.bytes allows 100 MiB) are not pinned.
+const maxSpareFrame = 4 << 20
+
+// isProduceFrame peeks at the API key of the frame body about to be read,
+// the first field of its header.
+func isProduceFrame(r *bufio.Reader, size int32) bool {
+	if size < 2 {
+		return false
+	}
+	key, err := r.Peek(2)
+	return err == nil && int16(binary.BigEndian.Uint16(key)) == produceAPIKey
 }
 
 // throttlesItself reports whether the client waits out the response's
