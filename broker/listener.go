@@ -272,15 +272,11 @@ func (l *listener) serveConn(c net.Conn, st *connState) {
 				return
 			}
 		}
-		var frame []byte
-		if int(size) <= cap(spare) && isProduceFrame(r, size) {
-			frame, spare = spare[:size], nil
-			if _, err = io.ReadFull(r, frame); err == io.EOF {
-				err = io.ErrUnexpectedEOF
-			}
-		} else {
-			frame, err = wire.ReadFrameBody(r, size)
+		var into []byte
+		if isProduceFrame(r, size) {
+			into, spare = spare, nil
 		}
+		frame, err := wire.ReadFrameBodyInto(r, size, into)
 		if err != nil {
 			logReadFailure(log, err)
 			return

@@ -260,6 +260,8 @@ func (f *replicaFetcher) connect() error {
 	if err != nil {
 		return err
 	}
+	// Each response is applied (its records appended) before the next request.
+	c.ReuseResponseFrames()
 	f.client = c
 	return nil
 }

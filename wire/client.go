@@ -32,6 +32,25 @@ type Client struct {
 	// max holds the broker's highest version per key, capped at Kafka 2.8.
 	max map[int16]int16
 	buf []byte
+	// reuse, set by ReuseResponseFrames, reads each response into spare,
+	// the previous response's frame.
+	reuse bool
+	spare []byte
+}
+
+// maxSpareResponse bounds the response frame a Client keeps for the next
+// (replica.fetch.response.max.bytes is 10 MiB by default).
+const maxSpareResponse = 16 << 20
+
+// ReuseResponseFrames makes the client read each response into the frame of
+// the one before when it fits, instead of allocating a frame per response:
+// the byte fields of a response (a Fetch's records) are then valid only until
+// the next request. For a caller done with each response before it sends the
+// next, as a replica fetcher is after appending what it fetched.
+func (c *Client) ReuseResponseFrames() {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.reuse = true
 }
 
 // ErrUnsupportedByBroker means the broker does not serve the request's API.
@@ -203,9 +222,20 @@ func (c *Client) roundTrip(ctx context.Context, req kmsg.Request) (kmsg.Response
 	if _, err := c.conn.Write(c.buf); err != nil {
 		return nil, c.fail(ctx, err)
 	}
-	frame, err := ReadFrame(c.r, maxResponseSize)
+	size, err := ReadFrameSize(c.r, maxResponseSize)
 	if err != nil {
 		return nil, c.fail(ctx, err)
+	}
+	var into []byte
+	if c.reuse {
+		into, c.spare = c.spare, nil
+	}
+	frame, err := ReadFrameBodyInto(c.r, size, into)
+	if err != nil {
+		return nil, c.fail(ctx, err)
+	}
+	if c.reuse && len(frame) <= maxSpareResponse {
+		c.spare = frame
 	}
 	if len(frame) < 4 {
 		return nil, c.fail(ctx, ErrTruncatedHeader)

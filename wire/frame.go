@@ -78,6 +78,23 @@ func ReadFrameBody(r io.Reader, size int32) ([]byte, error) {
 	return buf, nil
 }
 
+// ReadFrameBodyInto is ReadFrameBody into spare when the body fits in it,
+// so that a reader done with each frame before it reads the next can read
+// them all into one buffer; a larger body is read as ReadFrameBody reads it.
+func ReadFrameBodyInto(r io.Reader, size int32, spare []byte) ([]byte, error) {
+	if int(size) > cap(spare) {
+		return ReadFrameBody(r, size)
+	}
+	buf := spare[:size]
+	if _, err := io.ReadFull(r, buf); err != nil {
+		if err == io.EOF {
+			err = io.ErrUnexpectedEOF
+		}
+		return nil, err
+	}
+	return buf, nil
+}
+
 // chunkPool holds the buffers ReadFrameBody reads large frames into.
 var chunkPool = sync.Pool{New: func() any {
 	c := make([]byte, eagerAllocation)

@@ -172,3 +172,76 @@ func FuzzParseRequest(f *testing.F) {
 		}
 	})
 }
+
+// TestReadFrameBodyInto reads a body that fits into the spare buffer itself,
+// and a larger one into a new buffer, leaving the spare as it was.
+func TestReadFrameBodyInto(t *testing.T) {
+	spare := make([]byte, 8, 64)
+	small := []byte("fits in the spare")
+	got, err := ReadFrameBodyInto(bytes.NewReader(small), int32(len(small)), spare)
+	if err != nil || !bytes.Equal(got, small) || &got[0] != &spare[:1][0] {
+		t.Fatalf("small body: %q, %v; want it read into the spare", got, err)
+	}
+	large := bytes.Repeat([]byte("x"), 100)
+	got, err = ReadFrameBodyInto(bytes.NewReader(large), int32(len(large)), spare)
+	if err != nil || !bytes.Equal(got, large) || &got[0] == &spare[:1][0] {
+		t.Fatalf("large body: %d bytes, %v; want a new buffer", len(got), err)
+	}
+	if !bytes.Equal(spare[:len(small)], small) {
+		t.Errorf("the spare changed under a body too large for it: %q", spare[:len(small)])
+	}
+	if _, err := ReadFrameBodyInto(bytes.NewReader(small[:3]), int32(len(small)), spare); !errors.Is(err, io.ErrUnexpectedEOF) {
+		t.Errorf("truncated body: %v, want io.ErrUnexpectedEOF", err)
+	}
+	if _, err := ReadFrameBodyInto(bytes.NewReader(nil), int32(len(small)), spare); !errors.Is(err, io.ErrUnexpectedEOF) {
+		t.Errorf("missing body: %v, want io.ErrUnexpectedEOF", err)
+	}
+}
+
+// TestClientReusesResponseFrames: with ReuseResponseFrames a response is read
+// into the previous one's frame, so two equal Fetch responses hold their
+// records at the same address; without it each has its own.
+func TestClientReusesResponseFrames(t *testing.T) {
+	c, err := kfake.NewCluster(kfake.NumBrokers(1), kfake.SeedTopics(1, "t"), kfake.MaxVersions(kversion.V2_8_0()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	cl, err := Dial(ctx, c.ListenAddrs()[0], "wire-test")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cl.Close()
+	produce := kmsg.NewPtrProduceRequest()
+	produce.Acks, produce.TimeoutMillis = 1, 5000
+	batch := AppendBatch(nil, BatchHeader{ProducerID: -1, ProducerEpoch: -1, BaseSequence: -1}, []Record{{Value: []byte("reused")}})
+	produce.Topics = []kmsg.ProduceRequestTopic{{Topic: "t", Partitions: []kmsg.ProduceRequestTopicPartition{{Partition: 0, Records: batch}}}}
+	if _, err := cl.RequestVersion(ctx, produce, 8); err != nil {
+		t.Fatal(err)
+	}
+	fetch := func() []byte {
+		req := kmsg.NewPtrFetchRequest()
+		req.ReplicaID, req.MaxBytes = -1, 1<<20
+		req.Topics = []kmsg.FetchRequestTopic{{Topic: "t", Partitions: []kmsg.FetchRequestTopicPartition{{Partition: 0, PartitionMaxBytes: 1 << 20, LogStartOffset: -1}}}}
+		resp, err := cl.RequestVersion(ctx, req, 11)
+		if err != nil {
+			t.Fatal(err)
+		}
+		records := resp.(*kmsg.FetchResponse).Topics[0].Partitions[0].RecordBatches
+		if len(records) == 0 {
+			t.Fatal("the fetch returned no records")
+		}
+		return records
+	}
+	a, b := fetch(), fetch()
+	if &a[0] == &b[0] {
+		t.Fatal("two responses share a frame without ReuseResponseFrames")
+	}
+	cl.ReuseResponseFrames()
+	a, b = fetch(), fetch()
+	if &a[0] != &b[0] {
+		t.Errorf("with ReuseResponseFrames the second response's records are at %p, the first's at %p; want one frame", &b[0], &a[0])
+	}
+}
