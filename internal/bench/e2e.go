@@ -57,7 +57,7 @@ func endToEnd(ctx context.Context, producer *kgo.Client, opts Options, from map[
 		return e2eStats{}, fmt.Errorf("waiting for the warm-up record: %w", err)
 	}
 
-	values := newPayloads(opts.Records, opts.RecordSize)
+	values := newPayloads(opts.Records, opts.RecordSize, opts.Compressible)
 	begin := time.Now()
 	pace := newPacer(begin, opts.Rate)
 	defer pace.stop()

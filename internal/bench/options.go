@@ -37,17 +37,20 @@ const e2eStampSize = 8
 // Options describes one benchmark load. Zero values take the defaults above;
 // Topic defaults to "zkafka-bench-<unix ms>".
 type Options struct {
-	Mode        string        // ModeAll (default), ModeProduce, ModeConsume or ModeE2E
-	Brokers     []string      // bootstrap servers of the target cluster
-	Topic       string        // default "zkafka-bench-<unix ms>"
-	Records     int           // default 100000
-	RecordSize  int           // bytes per value, default 100; random (incompressible) payload
-	Partitions  int32         // default 6
-	Replication int16         // default 1
-	Acks        string        // "0", "1", "all" (default "all")
-	Compression string        // "none" (default), "snappy", "lz4", "zstd", "gzip"
-	Idempotent  bool          // default false
-	Linger      time.Duration // kgo's default if 0
+	Mode       string   // ModeAll (default), ModeProduce, ModeConsume or ModeE2E
+	Brokers    []string // bootstrap servers of the target cluster
+	Topic      string   // default "zkafka-bench-<unix ms>"
+	Records    int      // default 100000
+	RecordSize int      // bytes per value, default 100; random (incompressible) payload
+	// Compressible makes values of text (words and numbers) instead of
+	// random bytes, for a codec to work on.
+	Compressible bool
+	Partitions   int32         // default 6
+	Replication  int16         // default 1
+	Acks         string        // "0", "1", "all" (default "all")
+	Compression  string        // "none" (default), "snappy", "lz4", "zstd", "gzip"
+	Idempotent   bool          // default false
+	Linger       time.Duration // kgo's default if 0
 	// Rate paces the producer at this many records a second (0: as fast as
 	// it goes; DefaultE2ERate in ModeE2E), so latency can be read at a
 	// chosen throughput.

@@ -7,7 +7,9 @@ import (
 	"fmt"
 	"io"
 	"math"
+	mrand "math/rand/v2"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -253,7 +255,7 @@ func produce(ctx context.Context, cl *kgo.Client, opts Options) (produceStats, e
 	if opts.TransactionSize > 0 {
 		return produceTransactions(ctx, cl, opts)
 	}
-	values := newPayloads(opts.Records, opts.RecordSize)
+	values := newPayloads(opts.Records, opts.RecordSize, opts.Compressible)
 	latencies := make([]time.Duration, opts.Records)
 	prodCtx, abort := context.WithCancelCause(ctx)
 	defer abort(nil)
@@ -308,7 +310,7 @@ func produce(ctx context.Context, cl *kgo.Client, opts Options) (produceStats, e
 // next. Record latency runs from enqueue to its promise; commit latency
 // is EndTransaction's.
 func produceTransactions(ctx context.Context, cl *kgo.Client, opts Options) (produceStats, error) {
-	values := newPayloads(opts.Records, opts.RecordSize)
+	values := newPayloads(opts.Records, opts.RecordSize, opts.Compressible)
 	latencies := make([]time.Duration, 0, opts.Records)
 	var commits []time.Duration
 	var mu sync.Mutex
@@ -430,11 +432,37 @@ type payloads struct {
 	span int // number of distinct start offsets in pool
 }
 
-func newPayloads(records, size int) payloads {
+// newPayloads makes the values of a load: random bytes, or with
+// compressible text of words and numbers, as log lines and JSON events are
+// (deflate takes it to about a quarter, snappy to a half).
+func newPayloads(records, size int, compressible bool) payloads {
 	n := max(size, int(min(int64(records)*int64(size), maxPoolBytes)))
 	pool := make([]byte, n)
-	rand.Read(pool)
+	if compressible {
+		fillText(pool)
+	} else {
+		rand.Read(pool)
+	}
 	return payloads{pool: pool, size: size, span: n - size + 1}
+}
+
+// textWords are what fillText writes, with numbers between them.
+var textWords = []string{"order", "customer", "status", "shipped", "pending", "amount", "currency", "EUR",
+	"region", "eu-west-1", "timestamp", "item", "quantity", "price", "user", "session", "warehouse", "true", "false"}
+
+// fillText fills b with `"word":number,` runs chosen at random.
+func fillText(b []byte) {
+	rng := mrand.New(mrand.NewPCG(uint64(len(b)), 17))
+	text := b[:0]
+	for len(text) < len(b) {
+		text = append(text, '"')
+		text = append(text, textWords[rng.IntN(len(textWords))]...)
+		text = append(text, '"', ':')
+		text = strconv.AppendInt(text, int64(rng.IntN(100000)), 10)
+		text = append(text, ',')
+	}
+	// The last run may have outgrown b; append copied it into a new array then.
+	copy(b, text)
 }
 
 // value is record i's value. Values alias the pool, which kgo only reads.

@@ -209,7 +209,7 @@ func TestRunRejectsBadOptions(t *testing.T) {
 
 func TestPayloadsAreIncompressible(t *testing.T) {
 	const records, size = 10000, 100
-	p := newPayloads(records, size)
+	p := newPayloads(records, size, false)
 	var all bytes.Buffer
 	for i := range records {
 		v := p.value(i)
@@ -227,8 +227,32 @@ func TestPayloadsAreIncompressible(t *testing.T) {
 	}
 }
 
+// TestCompressiblePayloads are text that deflates to under a half, and
+// still differ from one record to the next.
+func TestCompressiblePayloads(t *testing.T) {
+	const records, size = 10000, 100
+	p := newPayloads(records, size, true)
+	var all bytes.Buffer
+	for i := range records {
+		all.Write(p.value(i))
+	}
+	if bytes.Equal(p.value(0), p.value(1)) {
+		t.Error("consecutive values are equal")
+	}
+	var compressed bytes.Buffer
+	w, _ := flate.NewWriter(&compressed, flate.DefaultCompression)
+	w.Write(all.Bytes())
+	w.Close()
+	if compressed.Len() > all.Len()/2 {
+		t.Errorf("%d value bytes deflate to %d; want under a half", all.Len(), compressed.Len())
+	}
+	if !bytes.HasPrefix(all.Bytes(), []byte(`"`)) || bytes.IndexByte(all.Bytes(), 0) >= 0 {
+		t.Errorf("values are not the text runs: %q", all.Bytes()[:40])
+	}
+}
+
 func TestPayloadsWrapInsideLargePool(t *testing.T) {
-	p := newPayloads(1<<20, 1000) // 1 GB of values from a bounded pool
+	p := newPayloads(1<<20, 1000, false) // 1 GB of values from a bounded pool
 	if len(p.pool) != maxPoolBytes {
 		t.Fatalf("pool holds %d bytes, want %d", len(p.pool), maxPoolBytes)
 	}
