@@ -48,7 +48,7 @@ func Main(args []string, stdout, stderr io.Writer, ref *Reference) int {
 		topic       = fs.String("topic", "", `topic to produce to (default "zkafka-bench-<unix ms>")`)
 		records     = fs.Int("records", DefaultRecords, "number of records to produce and consume")
 		recordSize  = fs.Int("record-size", DefaultRecordSize, "bytes per record value (random, incompressible)")
-		compressibl = fs.Bool("compressible", false, "values of text (words and numbers: deflate takes them to about a quarter, snappy to a half) instead of random bytes")
+		textValues  = fs.Bool("compressible", false, "values of text (words and numbers: deflate takes them to about a quarter, snappy to a half) instead of random bytes")
 		partitions  = fs.Int("partitions", DefaultPartitions, "partitions of the topic, if it is created")
 		replication = fs.Int("replication-factor", DefaultReplication, "replication factor of the topic, if it is created")
 		acks        = fs.String("acks", DefaultAcks, "required acks: 0, 1 or all")
@@ -107,7 +107,7 @@ func Main(args []string, stdout, stderr io.Writer, ref *Reference) int {
 		Topic:        *topic,
 		Records:      *records,
 		RecordSize:   *recordSize,
-		Compressible: *compressibl,
+		Compressible: *textValues,
 		Partitions:   int32(*partitions),
 		Replication:  int16(*replication),
 		Acks:         *acks,
