@@ -12,7 +12,8 @@
 // registration, the controller election, then request processing.
 //
 // Requests flow in a straight line: listener → one goroutine per connection
-// reading frames in order (wire) → the API table (apis.go) → one handler per
+// reading frames in order (wire; a Produce frame into the connection's
+// previous one) → the API table (apis.go) → one handler per
 // API key in api_NN_name.go, each stating the versions it serves →
 // replica manager → partition → storage log → response. A handler that
 // panics costs only its connection: the panic is logged with its stack, the
@@ -72,10 +73,13 @@
 // min(leader HW, own LEO) as its high watermark. The leader records each
 // follower's fetch offset as its LEO, advances the high watermark to the
 // smallest LEO in the ISR, adds caught-up followers to the ISR and, every
-// replica.lag.time.max.ms/2, drops lagging ones, writing each ISR change to
-// the partition-state znode conditionally on its zkVersion and announcing it
-// through /isr_change_notification. acks=all produces wait for the high
-// watermark. These
+// replica.lag.time.max.ms/2, drops lagging ones. With an
+// inter.broker.protocol.version below 2.7-IV2 it writes each ISR change to
+// the partition-state znode conditionally on its zkVersion and announces it
+// through /isr_change_notification; from 2.7-IV2 it queues the change for
+// the controller, which alterIsrManager sends with every other queued one
+// in one AlterIsr (one in flight), and adopts it when answered. acks=all
+// produces wait for the high watermark. These
 // rules reach storage only through PartitionLog, ZooKeeper only through
 // partitionStateWriter and time through a clock, so partition_test.go runs
 // them against fakes in milliseconds; the *_test.go files that start a

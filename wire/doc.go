@@ -10,7 +10,10 @@
 // frames with ReadFrame, turns them into typed requests with ParseRequest and
 // writes answers with AppendResponse. The controller's channel to brokers, the
 // tools and tests use Client, which dials a broker, negotiates versions with
-// ApiVersions and then sends one request at a time.
+// ApiVersions and then sends one request at a time. A reader done with each
+// frame before the next may read them all into one buffer (ReadFrameBodyInto;
+// Client.ReuseResponseFrames), so that a stream of megabyte frames does not
+// allocate and clear a megabyte each.
 //
 // Data flow on the server side:
 //
