@@ -326,8 +326,10 @@ func (rm *ReplicaManager) maybeAddLogDirFetcher(tp kafka.TopicPartition) {
 	rm.alterLogDirs.addPartition(tp, p, future, p.HighWatermark())
 }
 
-// stateChangeWorkers apply a LeaderAndIsr request's partitions side by side.
-const stateChangeWorkers = 8
+// stateChangeWorkers apply a LeaderAndIsr request's partitions side by side. Each mostly waits on
+// fsync; on the project's machine, moving 1,666 leaderships took 6.2 and 5.9 s with 8 workers and
+// 4.8 and 4.6 s with 32 (`zkafka bench partitions 5000`, controlled shutdown, two runs each).
+const stateChangeWorkers = 32
 
 // topicSettings reads each topic's configuration once per LeaderAndIsr request: after a failover one
 // request carries thousands of partitions of a few topics, and each read is a ZooKeeper round trip.
