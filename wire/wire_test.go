@@ -128,19 +128,27 @@ func TestResponseHeaders(t *testing.T) {
 	}
 }
 
-func TestClientAgainstKfake(t *testing.T) {
-	c, err := kfake.NewCluster(kfake.NumBrokers(1), kfake.SeedTopics(2, "t"), kfake.MaxVersions(kversion.V2_8_0()))
+// dialKfake starts a one-broker kfake cluster (Kafka 2.8's versions) with
+// topic t of the given partitions, and dials it; both end with the test.
+func dialKfake(t *testing.T, partitions int32) (context.Context, *Client) {
+	t.Helper()
+	c, err := kfake.NewCluster(kfake.NumBrokers(1), kfake.SeedTopics(partitions, "t"), kfake.MaxVersions(kversion.V2_8_0()))
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer c.Close()
+	t.Cleanup(c.Close)
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-	defer cancel()
+	t.Cleanup(cancel)
 	cl, err := Dial(ctx, c.ListenAddrs()[0], "wire-test")
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer cl.Close()
+	t.Cleanup(func() { cl.Close() })
+	return ctx, cl
+}
+
+func TestClientAgainstKfake(t *testing.T) {
+	ctx, cl := dialKfake(t, 2)
 	if v, ok := cl.MaxVersion(3); !ok || v != 11 {
 		t.Fatalf("metadata max version %d %v, want 11 (Kafka 2.8)", v, ok)
 	}
@@ -202,18 +210,7 @@ func TestReadFrameBodyInto(t *testing.T) {
 // into the previous one's frame, so two equal Fetch responses hold their
 // records at the same address; without it each has its own.
 func TestClientReusesResponseFrames(t *testing.T) {
-	c, err := kfake.NewCluster(kfake.NumBrokers(1), kfake.SeedTopics(1, "t"), kfake.MaxVersions(kversion.V2_8_0()))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer c.Close()
-	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-	defer cancel()
-	cl, err := Dial(ctx, c.ListenAddrs()[0], "wire-test")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer cl.Close()
+	ctx, cl := dialKfake(t, 1)
 	produce := kmsg.NewPtrProduceRequest()
 	produce.Acks, produce.TimeoutMillis = 1, 5000
 	batch := AppendBatch(nil, BatchHeader{ProducerID: -1, ProducerEpoch: -1, BaseSequence: -1}, []Record{{Value: []byte("reused")}})
