@@ -86,39 +86,37 @@ func (m *alterIsrManager) writePartitionState(topic string, partition int32, sta
 
 // run sends the queued proposals until ctx ends, then fails those left.
 func (m *alterIsrManager) run(ctx context.Context) {
-	retry := time.NewTimer(0)
-	<-retry.C
-	defer retry.Stop()
+	defer func() { m.failAll(ctx.Err()) }()
 	for {
 		select {
 		case <-ctx.Done():
-			m.failAll(ctx.Err())
 			return
 		case <-m.wake:
 		}
-		for {
-			m.mu.Lock()
-			batch := slices.Collect(maps.Values(m.items))
-			m.mu.Unlock()
-			if len(batch) == 0 {
-				break
-			}
-			answers, err := m.send(ctx, batch)
-			if err != nil {
-				m.log.Info("AlterIsr failed, will retry", zap.Int("partitions", len(batch)), zap.Error(err))
-			}
-			if m.complete(batch, answers) == 0 {
-				break
-			}
-			retry.Reset(alterIsrRetryBackoff)
+		for m.sendQueued(ctx) > 0 {
 			select {
 			case <-ctx.Done():
-				m.failAll(ctx.Err())
 				return
-			case <-retry.C:
+			case <-time.After(alterIsrRetryBackoff):
 			}
 		}
 	}
+}
+
+// sendQueued sends every queued proposal in one AlterIsr, completes those
+// answered, and returns how many of them stay unanswered.
+func (m *alterIsrManager) sendQueued(ctx context.Context) int {
+	m.mu.Lock()
+	batch := slices.Collect(maps.Values(m.items))
+	m.mu.Unlock()
+	if len(batch) == 0 {
+		return 0
+	}
+	answers, err := m.send(ctx, batch)
+	if err != nil {
+		m.log.Info("AlterIsr failed, will retry", zap.Int("partitions", len(batch)), zap.Error(err))
+	}
+	return m.complete(batch, answers)
 }
 
 // complete dequeues the items answered and calls their done (outside the

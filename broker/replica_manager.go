@@ -335,9 +335,8 @@ const stateChangeWorkers = 32
 // request carries thousands of partitions of a few topics, and each read is a ZooKeeper round trip.
 type topicSettings struct {
 	rm         *ReplicaManager
-	mu         sync.Mutex
-	logConfigs map[string]logConfigRead
-	minInsync  map[string]int32
+	logConfigs perTopic[logConfigRead]
+	minInsync  perTopic[int32]
 }
 
 type logConfigRead struct {
@@ -346,31 +345,38 @@ type logConfigRead struct {
 }
 
 func (ts *topicSettings) logConfig(topic string) (storage.LogConfig, error) {
-	ts.mu.Lock()
-	defer ts.mu.Unlock()
-	r, ok := ts.logConfigs[topic]
-	if !ok {
-		r.cfg, r.err = ts.rm.logConfig(topic)
-		if ts.logConfigs == nil {
-			ts.logConfigs = map[string]logConfigRead{}
-		}
-		ts.logConfigs[topic] = r
-	}
+	r := ts.logConfigs.get(topic, func() logConfigRead {
+		cfg, err := ts.rm.logConfig(topic)
+		return logConfigRead{cfg, err}
+	})
 	return r.cfg, r.err
 }
 
 func (ts *topicSettings) minInsyncReplicas(topic string) int32 {
-	ts.mu.Lock()
-	defer ts.mu.Unlock()
-	n, ok := ts.minInsync[topic]
+	return ts.minInsync.get(topic, func() int32 { return ts.rm.topicMinInsync(topic) })
+}
+
+// perTopic remembers one value per topic, read the first time it is asked for; the workers of
+// a request share it. The lock is held across the read (a ZooKeeper call) on purpose: workers
+// asking for the same topic wait for the one read instead of each making it, and the lock
+// belongs to one request, so nothing else waits.
+type perTopic[V any] struct {
+	mu     sync.Mutex
+	values map[string]V
+}
+
+func (m *perTopic[V]) get(topic string, read func() V) V {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	v, ok := m.values[topic]
 	if !ok {
-		n = ts.rm.topicMinInsync(topic)
-		if ts.minInsync == nil {
-			ts.minInsync = map[string]int32{}
+		v = read()
+		if m.values == nil {
+			m.values = map[string]V{}
 		}
-		ts.minInsync[topic] = n
+		m.values[topic] = v
 	}
-	return n
+	return v
 }
 
 func (rm *ReplicaManager) applyPartitionState(tp kafka.TopicPartition, s kmsg.LeaderAndISRRequestTopicPartition, controllerID int32, settings *topicSettings) int16 {

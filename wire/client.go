@@ -32,8 +32,8 @@ type Client struct {
 	// max holds the broker's highest version per key, capped at Kafka 2.8.
 	max map[int16]int16
 	buf []byte
-	// reuse, set by ReuseResponseFrames, reads each response into spare,
-	// the previous response's frame.
+	// reuse, set by ReuseResponseFrames, keeps each response's frame as
+	// spare, for the next response to be read into.
 	reuse bool
 	spare []byte
 }
@@ -226,11 +226,8 @@ func (c *Client) roundTrip(ctx context.Context, req kmsg.Request) (kmsg.Response
 	if err != nil {
 		return nil, c.fail(ctx, err)
 	}
-	var into []byte
-	if c.reuse {
-		into, c.spare = c.spare, nil
-	}
-	frame, err := ReadFrameBodyInto(c.r, size, into)
+	// spare is nil unless ReuseResponseFrames kept one.
+	frame, err := ReadFrameBodyInto(c.r, size, c.spare)
 	if err != nil {
 		return nil, c.fail(ctx, err)
 	}

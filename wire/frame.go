@@ -39,14 +39,7 @@ func ReadFrameSize(r io.Reader, maxSize int32) (int32, error) {
 // ReadFrameBody reads a frame body of the size ReadFrameSize returned.
 func ReadFrameBody(r io.Reader, size int32) ([]byte, error) {
 	if size <= eagerAllocation {
-		buf := make([]byte, size)
-		if _, err := io.ReadFull(r, buf); err != nil {
-			if err == io.EOF {
-				err = io.ErrUnexpectedEOF
-			}
-			return nil, err
-		}
-		return buf, nil
+		return ReadFrameBodyInto(r, size, make([]byte, size))
 	}
 	// A large size is only a claim: the body is read in pooled chunks as bytes
 	// really arrive, so a peer that sends a size and stalls pins no more than
