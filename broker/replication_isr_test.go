@@ -411,3 +411,65 @@ func TestAlterIsrBatchWithAStaleVersion(t *testing.T) {
 		}
 	}
 }
+
+// TestAlterIsrRefusesIneligibleReplicas: the controller refuses an AlterIsr that adds a broker
+// which is not registered or is in controlled shutdown (KIP-841's rule, with
+// OPERATION_NOT_ATTEMPTED as Kafka 3.3 answers AlterIsr v0), and leaves the state znode as it
+// was; otherwise a follower fetching between its controlled shutdown and its exit rejoins the ISR
+// and stays named there after it is gone.
+func TestAlterIsrRefusesIneligibleReplicas(t *testing.T) {
+	c := testcluster.Start(t, testcluster.Options{Brokers: 2, Properties: map[string]string{"auto.leader.rebalance.enable": "false"}})
+	ctrl := c.WaitForController()
+	const topic = "alter-isr-ineligible"
+	createAssigned(t, c.Addr(1), topic, [][]int32{{1, 2}}, nil)
+	c.WaitFor("ISR [1 2] led by 1", func() bool {
+		s, ok := c.PartitionState(topic, 0)
+		return ok && s.Leader == 1 && len(s.ISR) == 2
+	})
+	_, reg, err := c.ZooKeeper().Get(zkpaths.BrokerPath(1))
+	if err != nil {
+		t.Fatal(err)
+	}
+	current := func() (zkpaths.LeaderAndIsr, int32) {
+		t.Helper()
+		data, stat, err := c.ZooKeeper().Get(zkpaths.PartitionStatePath(topic, 0))
+		if err != nil {
+			t.Fatal(err)
+		}
+		s, err := zkpaths.DecodeLeaderAndIsr(data)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return s, stat.Version
+	}
+	propose := func(what string, isr []int32) {
+		t.Helper()
+		before, version := current()
+		req := kmsg.NewPtrAlterPartitionRequest()
+		req.BrokerID, req.BrokerEpoch = 1, reg.Czxid
+		req.Topics = []kmsg.AlterPartitionRequestTopic{{Topic: topic, Partitions: []kmsg.AlterPartitionRequestTopicPartition{{
+			Partition: 0, LeaderEpoch: before.LeaderEpoch, NewISR: isr, PartitionEpoch: version,
+		}}}}
+		resp := raw(t, c.Addr(ctrl), req, 0).(*kmsg.AlterPartitionResponse)
+		if resp.ErrorCode != 0 || len(resp.Topics) != 1 || len(resp.Topics[0].Partitions) != 1 {
+			t.Fatalf("%s: %+v, want one partition's answer", what, resp)
+		}
+		if code := resp.Topics[0].Partitions[0].ErrorCode; code != kerr.OperationNotAttempted.Code {
+			t.Errorf("%s: %v, want OPERATION_NOT_ATTEMPTED", what, kerr.ErrorForCode(code))
+		}
+		if after, v := current(); v != version || !slices.Equal(after.ISR, before.ISR) {
+			t.Errorf("%s: the state went from %+v (zkVersion %d) to %+v (zkVersion %d), want it untouched", what, before, version, after, v)
+		}
+	}
+	propose("ISR [1 2 9], 9 not registered", []int32{1, 2, 9})
+
+	cs := kmsg.NewPtrControlledShutdownRequest()
+	cs.BrokerID, cs.BrokerEpoch = 2, c.Broker(2).BrokerEpoch()
+	if got := raw(t, c.Addr(ctrl), cs, 3).(*kmsg.ControlledShutdownResponse); got.ErrorCode != 0 || len(got.PartitionsRemaining) != 0 {
+		t.Fatalf("controlled shutdown of broker 2: error %d, remaining %v", got.ErrorCode, got.PartitionsRemaining)
+	}
+	if s, _ := current(); !slices.Equal(s.ISR, []int32{1}) {
+		t.Fatalf("after broker 2's controlled shutdown the state is %+v, want ISR [1]", s)
+	}
+	propose("ISR [1 2], 2 shutting down", []int32{1, 2})
+}

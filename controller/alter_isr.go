@@ -30,7 +30,8 @@ type IsrProposal struct {
 }
 
 // IsrResult is one partition's answer: the leadership now stored, or Err wrapping
-// kerr.UnknownTopicOrPartition, kerr.FencedLeaderEpoch or kerr.InvalidUpdateVersion.
+// kerr.UnknownTopicOrPartition, kerr.FencedLeaderEpoch, kerr.OperationNotAttempted or
+// kerr.InvalidUpdateVersion.
 type IsrResult struct {
 	Leader      int32
 	LeaderEpoch int32
@@ -84,6 +85,14 @@ func (c *Controller) doAlterIsr(broker int32, brokerEpoch int64, proposals map[k
 			results[tp] = resultOf(current)
 			continue
 		}
+		// 2.8 takes any ISR here, so a follower still fetching in the moment between its
+		// controlled shutdown and its deregistration could be added back and stay named in the ISR
+		// after it is gone. Kafka 3.3 (KIP-841) refuses such a replica; so does zkafka, with the
+		// error 3.3 gives AlterIsr versions that lack INELIGIBLE_REPLICA.
+		if r, ok := c.ineligibleJoiner(p.ISR, current.isr); ok {
+			results[tp] = IsrResult{Err: fmt.Errorf("%s: broker %d may not join the ISR (not registered or shutting down): %w", tp, r, kerr.OperationNotAttempted)}
+			continue
+		}
 		toWrite = append(toWrite, tp)
 		states = append(states, leaderISRAndEpoch{
 			leaderAndISR:    leaderAndISR{leader: broker, leaderEpoch: p.LeaderEpoch, isr: slices.Clone(p.ISR), zkVersion: p.ZkVersion},
@@ -123,6 +132,18 @@ func (c *Controller) doAlterIsr(broker int32, brokerEpoch int64, proposals map[k
 		return nil, err
 	}
 	return results, nil
+}
+
+// ineligibleJoiner returns a broker the proposed ISR adds that is not registered or is shutting
+// down. Members already in the ISR are not checked: removing a dead one is the broker-failure
+// path's work, and a leader's shrink must not wait for it.
+func (c *Controller) ineligibleJoiner(proposed, current []int32) (int32, bool) {
+	for _, r := range proposed {
+		if !slices.Contains(current, r) && !c.cc.isOnline(r) {
+			return r, true
+		}
+	}
+	return 0, false
 }
 
 func resultOf(l leaderISRAndEpoch) IsrResult {
