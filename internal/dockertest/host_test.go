@@ -51,8 +51,17 @@ func newHost(t *testing.T, p *Project, zkPorts int) *host {
 }
 
 // with returns the host as seen by t, a subtest of the one that made it.
+// The containers' logs are taken when t fails, not only at the end of the
+// parent: a later subtest may have wiped them by then.
 func (h *host) with(t *testing.T) *host {
-	return &host{t: t, p: h.p.For(t), zk: h.zk}
+	p := h.p.For(t)
+	t.Cleanup(func() {
+		if t.Failed() {
+			out, _ := p.Compose(time.Minute, "logs", "--no-color", "--tail", "80")
+			t.Logf("%s logs when %s failed:\n%s", p.Name, t.Name(), out)
+		}
+	})
+	return &host{t: t, p: p, zk: h.zk}
 }
 
 type quiet struct{}
@@ -230,7 +239,15 @@ func onlyTo(addr string) kgo.Opt {
 // consume reads topic from the beginning to its end with kcat from the host.
 func (h *host) consume(topic string) []string {
 	h.t.Helper()
-	out := h.mustCommand(time.Minute, "kcat", "-b", strings.Join(h.seeds(), ","), "-t", topic, "-C", "-o", "beginning", "-e", "-q", "-f", "%s\n")
+	args := []string{"-b", strings.Join(h.seeds(), ","), "-t", topic, "-C", "-o", "beginning", "-e", "-q", "-f", "%s\n"}
+	out, err := h.command(time.Minute, "kcat", args...)
+	if err != nil {
+		// What librdkafka saw, on a second try, says why it did not reach the end.
+		debug, _ := h.command(20*time.Second, "kcat", append(args, "-d", "metadata,topic,fetch,protocol")...)
+		lines := strings.Split(debug, "\n")
+		h.t.Fatalf("kcat %v: %v\n%s\nstate %+v; a second try's last debug lines:\n%s", args, err, out, h.state(topic, 0),
+			strings.Join(lines[max(0, len(lines)-80):], "\n"))
+	}
 	values := strings.Fields(out)
 	slices.Sort(values)
 	return values
