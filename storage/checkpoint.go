@@ -101,14 +101,18 @@ func WriteOffsetCheckpoint(path string, offsets map[kafka.TopicPartition]int64) 
 }
 
 // writeFileAtomic writes data to path through a fsynced temporary file and a rename.
-func writeFileAtomic(path string, data []byte) error {
+func writeFileAtomic(path string, data []byte) error { return replaceFile(path, data, true) }
+
+// replaceFile writes data to path.tmp and renames it over path, so a reader sees the old content or
+// the new, never a part; with sync it fsyncs the file before the rename and the directory after.
+func replaceFile(path string, data []byte, sync bool) error {
 	tmp := path + ".tmp"
 	f, err := os.OpenFile(tmp, os.O_WRONLY|os.O_CREATE|os.O_TRUNC, 0o644)
 	if err != nil {
 		return err
 	}
 	_, err = f.Write(data)
-	if err == nil {
+	if err == nil && sync {
 		err = f.Sync()
 	}
 	if cerr := f.Close(); err == nil {
@@ -120,6 +124,9 @@ func writeFileAtomic(path string, data []byte) error {
 	if err != nil {
 		os.Remove(tmp)
 		return fmt.Errorf("write %s: %w", path, err)
+	}
+	if !sync {
+		return nil
 	}
 	if err := syncDir(filepath.Dir(path)); err != nil {
 		return fmt.Errorf("write %s: %w", path, err)

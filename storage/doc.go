@@ -33,8 +33,9 @@
 //
 // Replication: followers append the leader's batches unchanged with Log.AppendAsFollower, and cut their
 // log back with Truncate or TruncateFullyAndStartAt when the leader changes. Each log keeps Kafka's
-// leader-epoch cache (the start offset of every leader epoch, in `leader-epoch-checkpoint`, updated on
-// appends and truncation; EndOffsetForEpoch answers OffsetForLeaderEpoch) and the producers' state (the
+// leader-epoch cache (the start offset of every leader epoch, in `leader-epoch-checkpoint`, written on
+// appends and truncation and fsynced by the log's flush, as Kafka 3.7 does; the replay at open restores
+// from the batches what a crash kept from the file; EndOffsetForEpoch answers OffsetForLeaderEpoch) and the producers' state (the
 // last five batches' sequences per producer id, its open transaction and its last marker's coordinator
 // epoch, checked on leader appends, rebuilt from `<offset>.snapshot` files and the log on open and after
 // truncation).

@@ -290,6 +290,7 @@ func exchangeContents(a, b *Log) {
 	b.epochs.mu.Lock()
 	a.epochs.entries, b.epochs.entries = b.epochs.entries, a.epochs.entries
 	a.epochs.path, b.epochs.path = b.epochs.path, a.epochs.path
+	a.epochs.dirty, b.epochs.dirty = b.epochs.dirty, a.epochs.dirty
 	b.epochs.mu.Unlock()
 	a.epochs.mu.Unlock()
 

@@ -31,20 +31,29 @@ type EpochEntry struct {
 }
 
 // leaderEpochCache is Kafka's LeaderEpochFileCache: the start offset of every leader epoch in the log,
-// in increasing order of both, persisted on every change. It lets a follower find where its log
-// diverges from a new leader's (KIP-101). The Log calls it with its writer lock held.
+// in increasing order of both, written to its file on every change. It lets a follower find where its
+// log diverges from a new leader's (KIP-101). The Log calls it with its writer lock held.
+//
+// A change is written but not fsynced; the Log's flush fsyncs it (Kafka 3.7, KAFKA-15046). Kafka 2.8
+// fsyncs on every change, and a LeaderAndIsr that moves a thousand leaderships waited on a thousand
+// fsyncs. Nothing is lost: an epoch's start offset is also in the first record batch of the epoch,
+// and the replay at load restores the epochs of the batches past the recovery point, the only ones a
+// crash can leave the file without; an epoch with no batch yet tells a follower nothing the previous
+// epoch's entry does not.
 type leaderEpochCache struct {
 	path string
 
 	mu      sync.RWMutex // readers (OffsetForLeaderEpoch) do not take the Log's writer lock
 	entries []EpochEntry
+	dirty   bool // written since the last fsync
 }
 
-// loadLeaderEpochCache reads dir's leader-epoch-checkpoint; a missing file is an empty cache.
+// loadLeaderEpochCache reads dir's leader-epoch-checkpoint. A missing file is an empty cache, and so is
+// an empty one: a crash of the machine may leave the rename of an unsynced write and not its data.
 func loadLeaderEpochCache(dir string) (*leaderEpochCache, error) {
 	c := &leaderEpochCache{path: filepath.Join(dir, LeaderEpochCheckpointFile)}
 	data, err := os.ReadFile(c.path)
-	if errors.Is(err, os.ErrNotExist) {
+	if errors.Is(err, os.ErrNotExist) || err == nil && len(data) == 0 {
 		return c, nil
 	}
 	if err != nil {
@@ -96,7 +105,34 @@ func (c *leaderEpochCache) persistLocked() error {
 	for _, e := range c.entries {
 		fmt.Fprintf(&buf, "%d %d\n", e.Epoch, e.StartOffset)
 	}
-	return writeFileAtomic(c.path, buf.Bytes())
+	c.dirty = true
+	return replaceFile(c.path, buf.Bytes(), false)
+}
+
+// flush fsyncs the file and its directory if a change was written since the last flush.
+func (c *leaderEpochCache) flush() error {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if !c.dirty {
+		return nil
+	}
+	f, err := os.Open(c.path)
+	if errors.Is(err, os.ErrNotExist) {
+		// The log was deleted meanwhile.
+		c.dirty = false
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	if err := errors.Join(f.Sync(), f.Close()); err != nil {
+		return fmt.Errorf("sync %s: %w", c.path, err)
+	}
+	if err := syncDir(filepath.Dir(c.path)); err != nil {
+		return fmt.Errorf("sync %s: %w", c.path, err)
+	}
+	c.dirty = false
+	return nil
 }
 
 // assign records that epoch starts at startOffset. Only a newer epoch than the latest is taken; entries

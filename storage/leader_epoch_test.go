@@ -145,3 +145,42 @@ func TestLeaderEpochCacheFollowsTheLogStart(t *testing.T) {
 		t.Fatalf("checkpoint file %q", data)
 	}
 }
+
+// TestLeaderEpochsRestoredFromBatchesAfterACrash: a leader-epoch change is written but fsynced only
+// by the log's flush, so a crash of the machine may leave the file as it was at the last flush, or
+// empty; the reopened log takes the epochs back from the batches it recovers.
+func TestLeaderEpochsRestoredFromBatchesAfterACrash(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "t-0")
+	l := openTestLog(t, dir, testConfig())
+	for _, a := range []struct {
+		epoch  int32
+		values []string
+	}{{0, []string{"a", "b"}}, {3, []string{"c"}}, {4, []string{"d"}}} {
+		if _, err := l.AppendAsLeader(makeBatch(1, a.values...), a.epoch); err != nil {
+			t.Fatal(err)
+		}
+	}
+	want := []EpochEntry{{0, 0}, {3, 2}, {4, 3}}
+	if got := l.LeaderEpochs(); !slices.Equal(got, want) {
+		t.Fatalf("epochs %v, want %v", got, want)
+	}
+	if !l.epochs.dirty {
+		t.Error("the epoch changes are marked synced before any flush")
+	}
+	for _, lost := range []string{"0\n1\n0 0\n", ""} {
+		crashed := copyDir(t, dir)
+		if err := os.WriteFile(filepath.Join(crashed, LeaderEpochCheckpointFile), []byte(lost), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		r := openTestLog(t, crashed, testConfig())
+		if got := r.LeaderEpochs(); !slices.Equal(got, want) {
+			t.Errorf("reopened with the file %q: epochs %v, want %v", lost, got, want)
+		}
+	}
+	if err := l.Flush(); err != nil {
+		t.Fatal(err)
+	}
+	if l.epochs.dirty {
+		t.Error("the epoch changes are still marked unsynced after Flush")
+	}
+}

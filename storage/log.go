@@ -722,6 +722,10 @@ func (l *Log) Flush() error {
 func (l *Log) flushTo(offset int64) error {
 	l.flushMu.Lock()
 	defer l.flushMu.Unlock()
+	// The leader-epoch file first: its entries precede the batches they describe.
+	if err := l.epochs.flush(); err != nil {
+		return storageError("flush "+l.dir, err)
+	}
 	l.segMu.RLock()
 	if err := l.usable(); err != nil {
 		l.segMu.RUnlock()

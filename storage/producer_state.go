@@ -445,6 +445,11 @@ func (l *Log) rebuildProducerStateLocked(from int64, reindex map[int64]bool) err
 				if err := l.replayBatch(state, txns, b, reindex); err != nil {
 					return fmt.Errorf("rebuild producer state at %d: %w", b.BaseOffset, err)
 				}
+				// The leader-epoch file is not fsynced at each change: the batches restore
+				// what a crash took (Kafka's recoverSegment does the same).
+				if err := l.assignEpochLocked(b.PartitionLeaderEpoch, b.BaseOffset); err != nil {
+					return err
+				}
 			}
 			replayFrom = b.LastOffset() + 1
 		}
