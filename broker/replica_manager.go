@@ -15,6 +15,7 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/zkafka/zkafka/brokerconfig"
+	"github.com/zkafka/zkafka/internal/workers"
 	"github.com/zkafka/zkafka/internal/zkclient"
 	"github.com/zkafka/zkafka/kafka"
 	"github.com/zkafka/zkafka/quota"
@@ -283,31 +284,21 @@ func (rm *ReplicaManager) becomeLeaderOrFollower(req *kmsg.LeaderAndISRRequest) 
 	parts := leaderAndIsrPartitions(req)
 	codes := make(map[kafka.TopicPartition]int16, len(parts))
 	settings := &topicSettings{rm: rm}
-	// The partitions are independent; applied by several workers, their leader-epoch checkpoints'
-	// fsyncs overlap (the file system commits them together) instead of queueing one behind the
-	// other, which after a failover or a controlled shutdown is what the cluster waits for.
-	var mu sync.Mutex
-	var wg sync.WaitGroup
-	work := make(chan lisPartition)
-	for range min(stateChangeWorkers, len(parts)) {
-		wg.Go(func() {
-			for lp := range work {
-				tp := kafka.TopicPartition{Topic: lp.topic, Partition: lp.state.Partition}
-				code := rm.applyPartitionState(tp, lp.state, req.ControllerID, settings)
-				if code == 0 {
-					rm.maybeAddLogDirFetcher(tp)
-				}
-				mu.Lock()
-				codes[tp] = code
-				mu.Unlock()
-			}
-		})
+	// The partitions are independent; applied by several workers, their file-system work (creating
+	// a log's files, replacing its leader-epoch checkpoint) overlaps instead of queueing one behind
+	// the other, which after a failover or a controlled shutdown is what the cluster waits for.
+	results := make([]int16, len(parts))
+	workers.ForEach(stateChangeWorkers, len(parts), func(i int) {
+		lp := parts[i]
+		tp := kafka.TopicPartition{Topic: lp.topic, Partition: lp.state.Partition}
+		results[i] = rm.applyPartitionState(tp, lp.state, req.ControllerID, settings)
+		if results[i] == 0 {
+			rm.maybeAddLogDirFetcher(tp)
+		}
+	})
+	for i, lp := range parts {
+		codes[kafka.TopicPartition{Topic: lp.topic, Partition: lp.state.Partition}] = results[i]
 	}
-	for _, lp := range parts {
-		work <- lp
-	}
-	close(work)
-	wg.Wait()
 	rm.fetchers.shutdownIdle()
 	rm.alterLogDirs.shutdownIdle()
 	return codes
@@ -327,8 +318,9 @@ func (rm *ReplicaManager) maybeAddLogDirFetcher(tp kafka.TopicPartition) {
 }
 
 // stateChangeWorkers apply a LeaderAndIsr request's partitions side by side. Each mostly waits on
-// fsync; on the project's machine, moving 1,666 leaderships took 6.2 and 5.9 s with 8 workers and
-// 4.8 and 4.6 s with 32 (`zkafka bench partitions 5000`, controlled shutdown, two runs each).
+// the file system; on the project's machine, moving 1,666 leaderships took 6.2 and 5.9 s with 8
+// workers and 4.8 and 4.6 s with 32, when each new leader still fsynced its leader-epoch checkpoint
+// (`zkafka bench partitions 5000`, controlled shutdown, two runs each).
 const stateChangeWorkers = 32
 
 // topicSettings reads each topic's configuration once per LeaderAndIsr request: after a failover one

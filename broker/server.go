@@ -161,7 +161,7 @@ func (s *Server) Start(ctx context.Context) (err error) {
 		return err
 	}
 
-	if s.logs, err = storage.NewManager(s.cfg.LogDirs, s.defaultLogConfig(), s.log); err != nil {
+	if s.logs, err = storage.NewManager(s.cfg.LogDirs, s.defaultLogConfig(), int(s.cfg.NumRecoveryThreadsPerDataDir), s.log); err != nil {
 		return fmt.Errorf("load logs: %w", err)
 	}
 	s.wg.Add(1)

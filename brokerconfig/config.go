@@ -38,6 +38,7 @@ type Config struct {
 	MinInsyncReplicas                int32         // min.insync.replicas
 	ReplicaLagTimeMax                time.Duration // replica.lag.time.max.ms
 	NumReplicaFetchers               int32         // num.replica.fetchers
+	NumRecoveryThreadsPerDataDir     int32         // num.recovery.threads.per.data.dir
 	NumReplicaAlterLogDirsThreads    int32         // num.replica.alter.log.dirs.threads; 0 when unset (one per log dir)
 	ReplicaFetchMaxBytes             int32         // replica.fetch.max.bytes
 	ReplicaFetchMinBytes             int32         // replica.fetch.min.bytes
@@ -241,6 +242,7 @@ func New(props map[string]string) (*Config, error) {
 		MinInsyncReplicas:                p.Int32("min.insync.replicas"),
 		ReplicaLagTimeMax:                p.Ms("replica.lag.time.max.ms"),
 		NumReplicaFetchers:               p.Int32("num.replica.fetchers"),
+		NumRecoveryThreadsPerDataDir:     p.Int32("num.recovery.threads.per.data.dir"),
 		ReplicaFetchMaxBytes:             p.Int32("replica.fetch.max.bytes"),
 		ReplicaFetchMinBytes:             p.Int32("replica.fetch.min.bytes"),
 		ReplicaFetchWaitMax:              p.Ms("replica.fetch.wait.max.ms"),
@@ -425,6 +427,8 @@ func (c *Config) validate() error {
 		return fmt.Errorf("queued.max.request.bytes must be larger or equal to socket.request.max.bytes: %w", ErrConfig)
 	case c.NumReplicaFetchers <= 0 || c.ReplicaFetchMaxBytes <= 0 || c.MinInsyncReplicas <= 0:
 		return fmt.Errorf("num.replica.fetchers, replica.fetch.max.bytes and min.insync.replicas must be positive: %w", ErrConfig)
+	case c.NumRecoveryThreadsPerDataDir <= 0:
+		return fmt.Errorf("num.recovery.threads.per.data.dir must be at least 1: %w", ErrConfig)
 	}
 	if _, ok := c.AdvertisedListener(c.InterBrokerListenerName); !ok {
 		return fmt.Errorf("inter.broker.listener.name %s is not among advertised.listeners: %w", c.InterBrokerListenerName, ErrConfig)

@@ -99,6 +99,7 @@ func TestConfigErrors(t *testing.T) {
 		base("inter.broker.protocol.version", "2.9-IV0"),
 		base("inter.broker.protocol.version", "latest"),
 		base("num.replica.alter.log.dirs.threads", "0"),
+		base("num.recovery.threads.per.data.dir", "0"),
 	}
 	for _, props := range cases {
 		if _, err := New(props); !errors.Is(err, ErrConfig) {

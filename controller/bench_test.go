@@ -15,6 +15,7 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/zkafka/zkafka/internal/wait"
+	"github.com/zkafka/zkafka/internal/workers"
 	"github.com/zkafka/zkafka/internal/zkclient"
 	"github.com/zkafka/zkafka/internal/zktest"
 	"github.com/zkafka/zkafka/zkpaths"
@@ -154,7 +155,7 @@ func newBenchCluster(tb testing.TB, server string, partitions int) *benchCluster
 	bc.active, bc.session = bc.startController()
 	wait.For(tb, waitTimeout, "the first controller", bc.active.IsActive)
 	topics := partitions / benchPartitionsPerTopic
-	parallel(zkPipelineDepth, topics, func(i int) {
+	workers.ForEach(zkPipelineDepth, topics, func(i int) {
 		a := zkpaths.TopicAssignment{TopicID: zkpaths.NewTopicID(), Partitions: map[int32][]int32{}}
 		for p := range int32(benchPartitionsPerTopic) {
 			first := (int32(i) + p) % 3

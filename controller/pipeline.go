@@ -2,11 +2,11 @@ package controller
 
 import (
 	"errors"
-	"sync"
 	"sync/atomic"
 
 	"github.com/go-zookeeper/zk"
 
+	"github.com/zkafka/zkafka/internal/workers"
 	"github.com/zkafka/zkafka/kafka"
 	"github.com/zkafka/zkafka/zkpaths"
 )
@@ -25,34 +25,7 @@ const zkPipelineDepth = 64
 
 // forEachParallel calls fn(i) for i in [0, n) from at most c.pipelineDepth goroutines (one, in
 // order, against the in-memory store of the scenario tests) and waits for all of them.
-func (c *Controller) forEachParallel(n int, fn func(i int)) { parallel(c.pipelineDepth, n, fn) }
-
-// parallel calls fn(i) for i in [0, n) from at most depth goroutines and waits for all of them.
-func parallel(depth, n int, fn func(i int)) {
-	workers := min(n, depth)
-	if workers <= 1 {
-		for i := range n {
-			fn(i)
-		}
-		return
-	}
-	var next atomic.Int64
-	var wg sync.WaitGroup
-	for range workers {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for {
-				i := int(next.Add(1) - 1)
-				if i >= n {
-					return
-				}
-				fn(i)
-			}
-		}()
-	}
-	wg.Wait()
-}
+func (c *Controller) forEachParallel(n int, fn func(i int)) { workers.ForEach(c.pipelineDepth, n, fn) }
 
 // stateRead is the outcome of reading one partition state znode.
 type stateRead struct {

@@ -53,7 +53,7 @@ func TestFutureLogMoveBetweenDirs(t *testing.T) {
 	cfg.SegmentBytes = 1024
 	tp := kafka.TopicPartition{Topic: "moving.topic", Partition: 3}
 
-	m, err := NewManager([]string{src, dest}, cfg, testLogger(t))
+	m, err := NewManager([]string{src, dest}, cfg, 1, testLogger(t))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -162,7 +162,7 @@ func TestLoadRemovesDeleteDirsAndRefusesDuplicates(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	if _, err := NewManager([]string{src, dest}, testConfig(), testLogger(t)); err == nil || !strings.Contains(err.Error(), "duplicate log directories for t-0") {
+	if _, err := NewManager([]string{src, dest}, testConfig(), 1, testLogger(t)); err == nil || !strings.Contains(err.Error(), "duplicate log directories for t-0") {
 		t.Fatalf("NewManager with t-0 in both dirs: %v", err)
 	}
 	if _, err := os.Stat(leftover); !os.IsNotExist(err) {

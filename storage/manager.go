@@ -8,6 +8,7 @@ import (
 	"math"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -15,6 +16,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kerr"
 	"go.uber.org/zap"
 
+	"github.com/zkafka/zkafka/internal/workers"
 	"github.com/zkafka/zkafka/kafka"
 )
 
@@ -23,10 +25,11 @@ import (
 // (recovery-point-offset-checkpoint, log-start-offset-checkpoint, replication-offset-checkpoint) and
 // clean-shutdown marker.
 type Manager struct {
-	logger   *zap.Logger
-	defaults LogConfig
-	dirs     []string
-	locks    []*os.File
+	logger          *zap.Logger
+	defaults        LogConfig
+	recoveryThreads int // num.recovery.threads.per.data.dir: workers opening, and at Close flushing, a dir's logs
+	dirs            []string
+	locks           []*os.File
 
 	// mu guards the maps and closed. A Log's own locks may be held when taking it (the swap of a
 	// future log does), never the other way round.
@@ -52,9 +55,12 @@ type Manager struct {
 // a `.kafka_cleanshutdown` marker was closed cleanly: its logs are trusted up to their checkpointed
 // recovery point, or wholly when the checkpoint lacks them. Without the marker the logs recover from their
 // checkpointed recovery points (from 0 when missing). The marker is removed once the logs are loaded.
-func NewManager(dirs []string, defaults LogConfig, logger *zap.Logger) (*Manager, error) {
+func NewManager(dirs []string, defaults LogConfig, recoveryThreads int, logger *zap.Logger) (*Manager, error) {
 	if len(dirs) == 0 {
 		return nil, errors.New("storage: no log directories")
+	}
+	if recoveryThreads < 1 {
+		return nil, fmt.Errorf("storage: %d recovery threads per data dir, want at least 1", recoveryThreads)
 	}
 	if err := defaults.Validate(); err != nil {
 		return nil, fmt.Errorf("storage: default log config: %w", err)
@@ -63,13 +69,14 @@ func NewManager(dirs []string, defaults LogConfig, logger *zap.Logger) (*Manager
 		logger = zap.NewNop()
 	}
 	m := &Manager{
-		logger:    logger.Named("log-manager"),
-		defaults:  defaults,
-		logs:      make(map[kafka.TopicPartition]*Log),
-		future:    make(map[kafka.TopicPartition]*Log),
-		preferred: make(map[kafka.TopicPartition]string),
-		failed:    make(map[string]bool),
-		offline:   make(chan string, len(dirs)),
+		logger:          logger.Named("log-manager"),
+		defaults:        defaults,
+		recoveryThreads: recoveryThreads,
+		logs:            make(map[kafka.TopicPartition]*Log),
+		future:          make(map[kafka.TopicPartition]*Log),
+		preferred:       make(map[kafka.TopicPartition]string),
+		failed:          make(map[string]bool),
+		offline:         make(chan string, len(dirs)),
 	}
 	start := time.Now()
 	for _, dir := range dirs {
@@ -120,6 +127,7 @@ func (m *Manager) loadDir(dir string) error {
 	if err != nil {
 		return fmt.Errorf("storage: %w", err)
 	}
+	var jobs []loadJob
 	for _, e := range entries {
 		name := e.Name()
 		if !e.IsDir() {
@@ -158,16 +166,34 @@ func (m *Manager) loadDir(dir string) error {
 		case !ok:
 			recoveryPoint = 0
 		}
-		l, err := openLog(filepath.Join(dir, name), m.defaults, recoveryPoint, startOffsets[tp], m.logger.Named("log"))
-		if err != nil {
-			return err
+		jobs = append(jobs, loadJob{name: name, tp: tp, future: isFuture, recoveryPoint: recoveryPoint})
+	}
+	// Kafka's num.recovery.threads.per.data.dir: the logs of a dir are opened (and recovered) by
+	// that many workers.
+	opened := make([]*Log, len(jobs))
+	errs := make([]error, len(jobs))
+	workers.ForEach(m.recoveryThreads, len(jobs), func(i int) {
+		j := jobs[i]
+		opened[i], errs[i] = openLog(filepath.Join(dir, j.name), m.defaults, j.recoveryPoint, startOffsets[j.tp], m.logger.Named("log"))
+	})
+	for i, j := range jobs {
+		l := opened[i]
+		if l == nil {
+			continue
 		}
 		l.onFailure = func(err error) { m.dirFailed(dir, err) }
-		l.setFirstDirtyOffset(firstDirty[tp])
-		logs[tp] = l
-		if hw, ok := highWatermarks[tp]; ok {
+		l.setFirstDirtyOffset(firstDirty[j.tp])
+		if j.future {
+			m.future[j.tp] = l
+		} else {
+			m.logs[j.tp] = l
+		}
+		if hw, ok := highWatermarks[j.tp]; ok {
 			l.SetHighWatermark(hw)
 		}
+	}
+	if err := errors.Join(errs...); err != nil {
+		return err
 	}
 	if clean {
 		if err := os.Remove(marker); err != nil {
@@ -175,6 +201,14 @@ func (m *Manager) loadDir(dir string) error {
 		}
 	}
 	return nil
+}
+
+// loadJob is one log directory loadDir opens.
+type loadJob struct {
+	name          string
+	tp            kafka.TopicPartition
+	future        bool
+	recoveryPoint int64
 }
 
 // abort closes what a failed NewManager opened.
@@ -471,22 +505,39 @@ func (m *Manager) Close() error {
 	logs, future := m.logs, m.future
 	m.mu.Unlock()
 
-	var err error
+	// Each dir's logs are flushed and closed by num.recovery.threads.per.data.dir workers, the dirs
+	// side by side, as Kafka's LogManager.shutdown does.
+	byDir := map[string][]*Log{}
 	for _, logs := range []map[kafka.TopicPartition]*Log{logs, future} {
-		for tp, l := range logs {
-			if m.Offline(filepath.Dir(l.Dir())) {
-				// Nothing more reaches a failed dir; its logs recover at the next start.
-				l.Close()
-				continue
-			}
-			if ferr := l.Flush(); ferr != nil {
-				err = errors.Join(err, fmt.Errorf("flush %s: %w", tp, ferr))
-			}
-			if cerr := l.Close(); cerr != nil {
-				err = errors.Join(err, fmt.Errorf("close %s: %w", tp, cerr))
-			}
+		for _, l := range logs {
+			dir := filepath.Dir(l.Dir())
+			byDir[dir] = append(byDir[dir], l)
 		}
 	}
+	dirs := slices.Sorted(maps.Keys(byDir))
+	errs := make([]error, len(dirs))
+	workers.ForEach(len(dirs), len(dirs), func(d int) {
+		dirLogs := byDir[dirs[d]]
+		if m.Offline(dirs[d]) {
+			// Nothing more reaches a failed dir; its logs recover at the next start.
+			for _, l := range dirLogs {
+				l.Close()
+			}
+			return
+		}
+		logErrs := make([]error, len(dirLogs))
+		workers.ForEach(m.recoveryThreads, len(dirLogs), func(i int) {
+			l := dirLogs[i]
+			if ferr := l.Flush(); ferr != nil {
+				logErrs[i] = fmt.Errorf("flush %s: %w", l.Dir(), ferr)
+			}
+			if cerr := l.Close(); cerr != nil {
+				logErrs[i] = errors.Join(logErrs[i], fmt.Errorf("close %s: %w", l.Dir(), cerr))
+			}
+		})
+		errs[d] = errors.Join(logErrs...)
+	})
+	err := errors.Join(errs...)
 	err = errors.Join(err, m.checkpoint(logs, future))
 	if err == nil {
 		for _, dir := range m.dirs {
