@@ -55,6 +55,8 @@ type Manager struct {
 // a `.kafka_cleanshutdown` marker was closed cleanly: its logs are trusted up to their checkpointed
 // recovery point, or wholly when the checkpoint lacks them. Without the marker the logs recover from their
 // checkpointed recovery points (from 0 when missing). The marker is removed once the logs are loaded.
+// recoveryThreads (num.recovery.threads.per.data.dir, at least 1) workers open each directory's logs,
+// and flush and close them at Close.
 func NewManager(dirs []string, defaults LogConfig, recoveryThreads int, logger *zap.Logger) (*Manager, error) {
 	if len(dirs) == 0 {
 		return nil, errors.New("storage: no log directories")
