@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"runtime"
 	"sort"
+	"strings"
 	"sync"
 	"syscall"
 	"testing"
@@ -104,6 +105,13 @@ func StartProcess(t testing.TB, props map[string]string) *Process {
 	p := &Process{t: t, props: props, dir: t.TempDir()}
 	p.start()
 	t.Cleanup(func() { p.Kill() })
+	// The broker's own account of a failed test: a restart that never registered says why only here.
+	t.Cleanup(func() {
+		if t.Failed() {
+			lines := strings.Split(strings.TrimRight(p.log.String(), "\n"), "\n")
+			t.Logf("broker %s, the last lines of its latest run:\n%s", props["broker.id"], strings.Join(lines[max(0, len(lines)-40):], "\n"))
+		}
+	})
 	return p
 }
 
