@@ -128,7 +128,7 @@ func replaceFile(path string, data []byte, sync bool) error {
 	if !sync {
 		return nil
 	}
-	if err := syncDir(filepath.Dir(path)); err != nil {
+	if err := syncPath(filepath.Dir(path)); err != nil {
 		return fmt.Errorf("write %s: %w", path, err)
 	}
 	return nil

@@ -412,7 +412,7 @@ func (l *Log) swapCleaned(i int, data []byte, txns []AbortedTxn, cfg LogConfig) 
 	} else if err := os.Remove(txnIndex); err != nil && !errors.Is(err, os.ErrNotExist) {
 		return err
 	}
-	if err := syncDir(s.dir); err != nil {
+	if err := syncPath(s.dir); err != nil {
 		return err
 	}
 	ns, _, _, err := openSegment(s.dir, s.baseOffset)

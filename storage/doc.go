@@ -35,10 +35,10 @@
 // log back with Truncate or TruncateFullyAndStartAt when the leader changes. Each log keeps Kafka's
 // leader-epoch cache (the start offset of every leader epoch, in `leader-epoch-checkpoint`, written on
 // appends and truncation and fsynced by the log's flush, as Kafka 3.7 does; the replay at open restores
-// from the batches what a crash kept from the file; EndOffsetForEpoch answers OffsetForLeaderEpoch) and the producers' state (the
-// last five batches' sequences per producer id, its open transaction and its last marker's coordinator
-// epoch, checked on leader appends, rebuilt from `<offset>.snapshot` files and the log on open and after
-// truncation).
+// from the batches what a crash kept from the file; EndOffsetForEpoch answers OffsetForLeaderEpoch) and
+// the producers' state (the last five batches' sequences per producer id, its open transaction and its
+// last marker's coordinator epoch, checked on leader appends, rebuilt from `<offset>.snapshot` files
+// and the log on open and after truncation).
 //
 // Transactions (producer_state.go, txn_index.go): a transactional batch opens its producer's transaction;
 // the COMMIT or ABORT control batch a coordinator has the leader append (Log.AppendAsCoordinator, which

@@ -246,7 +246,7 @@ func (l *Log) renameDirLocked(dir string) error {
 	if err := os.Rename(l.dir, dir); err != nil {
 		return err
 	}
-	if err := syncDir(filepath.Dir(dir)); err != nil {
+	if err := syncPath(filepath.Dir(dir)); err != nil {
 		return err
 	}
 	l.segMu.Lock()

@@ -116,19 +116,16 @@ func (c *leaderEpochCache) flush() error {
 	if !c.dirty {
 		return nil
 	}
-	f, err := os.Open(c.path)
+	err := syncPath(c.path)
 	if errors.Is(err, os.ErrNotExist) {
 		// The log was deleted meanwhile.
 		c.dirty = false
 		return nil
 	}
+	if err == nil {
+		err = syncPath(filepath.Dir(c.path))
+	}
 	if err != nil {
-		return err
-	}
-	if err := errors.Join(f.Sync(), f.Close()); err != nil {
-		return fmt.Errorf("sync %s: %w", c.path, err)
-	}
-	if err := syncDir(filepath.Dir(c.path)); err != nil {
 		return fmt.Errorf("sync %s: %w", c.path, err)
 	}
 	c.dirty = false

@@ -232,7 +232,7 @@ func (l *Log) loadSegments(bases []int64, cfg LogConfig, recoveryPoint, logStart
 		}
 	}
 	if len(recovered) > 0 {
-		if err := syncDir(l.dir); err != nil {
+		if err := syncPath(l.dir); err != nil {
 			return nil, err
 		}
 	}

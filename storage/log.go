@@ -751,7 +751,7 @@ func (l *Log) flushTo(offset int64) error {
 			return storageError("flush "+l.dir, err)
 		}
 	}
-	if err := syncDir(l.dir); err != nil {
+	if err := syncPath(l.dir); err != nil {
 		return storageError("flush "+l.dir, err)
 	}
 
@@ -803,9 +803,9 @@ func (l *Log) Delete() error {
 	return nil
 }
 
-// syncDir fsyncs a directory so that created, renamed and removed entries are durable.
-func syncDir(dir string) error {
-	d, err := os.Open(dir)
+// syncPath fsyncs a file, or a directory so that its created, renamed and removed entries are durable.
+func syncPath(path string) error {
+	d, err := os.Open(path)
 	if err != nil {
 		return err
 	}
