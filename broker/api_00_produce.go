@@ -4,9 +4,11 @@ package broker
 //
 //	v0–v2: message sets in the v0 or v1 format (magic 0 or 1), up-converted
 //	       to one v2 batch before the append, as Kafka 2.8 stores them with its
-//	       default log.message.format.version; v1 adds throttling, v2 the log
-//	       append time in the response
-//	v3: transactional id; record batches (magic 2) only
+//	       default log.message.format.version (a topic whose
+//	       message.format.version is older has the log convert the batch to
+//	       its format); v1 adds throttling, v2 the log append time in the
+//	       response
+//	v3: transactional id; record batches (magic 2) only, else INVALID_RECORD
 //	v4: same as v3 (KAFKA_STORAGE_ERROR may be returned)
 //	v5: log start offset in the response
 //	v6, v7: same as v5 (throttling, ZStandard)
@@ -27,6 +29,7 @@ package broker
 import (
 	"context"
 	"errors"
+	"fmt"
 	"time"
 
 	"github.com/twmb/franz-go/pkg/kerr"
@@ -109,6 +112,12 @@ func (s *Server) handleProduce(ctx context.Context, req *kmsg.ProduceRequest) *k
 			// internalTopicsAllowed is false for clients).
 			rp.ErrorCode = kerr.InvalidTopicException.Code
 			rp.ErrorMessage = kmsg.StringPtr("Cannot append to internal topic " + topic)
+			return rp
+		}
+		if req.Version >= 3 && wire.IsLegacyMessageSet(records) {
+			// Kafka's ProduceRequest.validateRecords.
+			rp.ErrorCode = kerr.InvalidRecord.Code
+			rp.ErrorMessage = kmsg.StringPtr(fmt.Sprintf("Produce requests with version %d are only allowed to contain record batches with magic version 2", req.Version))
 			return rp
 		}
 		p, _, err := s.replicas.leaderPartition(topic, partition, -1)

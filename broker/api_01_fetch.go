@@ -4,8 +4,9 @@ package broker
 //
 //	v0, v1: message sets in the v0 format (magic 0); v1 adds throttling
 //	v2, v3: in the v1 format (magic 1, timestamps); v3 adds a response size
-//	        limit. A consumer's records are down-converted from the log's v2
-//	        batches (wire.DownConvert) unless the topic's
+//	        limit. A consumer's records are down-converted from newer
+//	        formats (wire.DownConvert; a topic whose message.format.version
+//	        is old enough needs none) unless the topic's
 //	        message.downconversion.enable is false (UNSUPPORTED_VERSION);
 //	        ZStandard batches get UNSUPPORTED_COMPRESSION_TYPE
 //	v4: isolation level, last stable offset, aborted transactions
@@ -285,14 +286,21 @@ func divergingEpoch(p *Partition, fetchOffset int64, lastFetchedEpoch int32) (km
 
 // downConvert rewrites a consumer's records for Fetch v0–v3 in the message
 // format it reads (Kafka's KafkaApis.maybeConvertFetchedData): v0 for
-// Fetch v0–v1, v1 for v2–v3.
+// Fetch v0–v1, v1 for v2–v3. As there, records of a topic whose
+// message.format.version is no newer than that format go out as stored,
+// and so do records already all in it or older; only the rest are converted,
+// if message.downconversion.enable allows it.
 func downConvert(p *Partition, records []byte, version int16, fetchOffset int64) ([]byte, error) {
-	if !p.log.Config().MessageDownconversionEnable {
-		return nil, fmt.Errorf("down-conversion is disabled for %s-%d: %w", p.Topic, p.Index, kerr.UnsupportedVersion)
-	}
 	magic := wire.MagicV1
 	if version <= 1 {
 		magic = wire.MagicV0
+	}
+	cfg := p.log.Config()
+	if cfg.MessageFormat <= magic || compatibleMagic(records, magic) {
+		return records, nil
+	}
+	if !cfg.MessageDownconversionEnable {
+		return nil, fmt.Errorf("down-conversion is disabled for %s-%d: %w", p.Topic, p.Index, kerr.UnsupportedVersion)
 	}
 	out, err := wire.DownConvert(records, magic, fetchOffset)
 	switch {
@@ -302,6 +310,20 @@ func downConvert(p *Partition, records []byte, version int16, fetchOffset int64)
 		return nil, fmt.Errorf("%v: %w", err, kerr.CorruptMessage)
 	}
 	return out, nil
+}
+
+// compatibleMagic reports whether every whole batch in records is in the
+// message format magic or an older one (Kafka's hasCompatibleMagic).
+func compatibleMagic(records []byte, magic int8) bool {
+	for b, err := range wire.Batches(records) {
+		if err != nil {
+			break
+		}
+		if b.Magic > magic {
+			return false
+		}
+	}
+	return true
 }
 
 // abortedTransactions lists the aborted transactions overlapping the

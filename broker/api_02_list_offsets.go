@@ -14,7 +14,9 @@ package broker
 // last stable offset for read_committed ones (isolation level 1, v2+), the
 // log end offset for a replica. -2 is the earliest (log start offset). Any
 // other value finds the first offset whose timestamp is at least it, below
-// the consumer's latest offset. Replica
+// the consumer's latest offset (UNSUPPORTED_FOR_MESSAGE_FORMAT in a topic
+// whose message.format.version stores v0 messages, which have no
+// timestamps). Replica
 // id -2, Kafka's debugging consumer, may ask any replica, not only the
 // leader: that shows each replica's log end offset.
 
@@ -26,6 +28,7 @@ import (
 
 	"github.com/zkafka/zkafka/acl"
 	"github.com/zkafka/zkafka/storage"
+	"github.com/zkafka/zkafka/wire"
 )
 
 var listOffsetsAPI = api{
@@ -88,6 +91,11 @@ func (s *Server) handleListOffsets(req *kmsg.ListOffsetsRequest, describable top
 		default:
 			if lp.Timestamp < 0 {
 				rp.ErrorCode = kerr.UnsupportedVersion.Code
+				return rp
+			}
+			if req.Version > 0 && p.log.Config().MessageFormat == wire.MagicV0 {
+				// v0 messages have no timestamps (Kafka's Log.fetchOffsetByTimestamp).
+				rp.ErrorCode = kerr.UnsupportedForMessageFormat.Code
 				return rp
 			}
 			offset, ts, ok := p.log.FetchOffsetByTimestamp(lp.Timestamp)

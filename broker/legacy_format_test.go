@@ -4,6 +4,8 @@ import (
 	"bytes"
 	"compress/gzip"
 	"encoding/binary"
+	"errors"
+	"fmt"
 	"hash/crc32"
 	"os/exec"
 	"slices"
@@ -16,6 +18,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kgo"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
+	"github.com/zkafka/zkafka/broker"
 	"github.com/zkafka/zkafka/internal/testcluster"
 	"github.com/zkafka/zkafka/internal/wait"
 	"github.com/zkafka/zkafka/wire"
@@ -151,21 +154,27 @@ func TestOldMessageFormats(t *testing.T) {
 	}
 }
 
-// TestOldClientsWithKcat: librdkafka told the broker is 0.8.2 (no
-// ApiVersions, Produce and Fetch v0, message format v0) or 0.10.0
-// (Produce and Fetch v2, format v1, gzip) produces and consumes.
 // TestOldClientsWithKafkaPython: kafka-python pinned to api_version 0.9
 // (Produce v1, Fetch v1: magic 0, uncompressed and LZ4) and 0.10 (Produce
 // v2, Fetch v2: magic 1, gzip) writes and reads back through the up- and
-// down-conversion.
+// down-conversion, or on a topic that stores its format through the
+// conversion to it.
 func TestOldClientsWithKafkaPython(t *testing.T) {
 	py := python3With(t, "kafka", "python3-kafka")
 	c := testcluster.Start(t, testcluster.Options{Brokers: 1})
 	// kafka-python writes a 0.9 LZ4 frame with the 0.8 clients' header
 	// checksum and reads it back only in that form.
-	for _, tc := range []struct{ version, codec string }{{"0.9", ""}, {"0.9", "lz4"}, {"0.10", "gzip"}} {
+	// The last two topics store the client's format (message.format.version).
+	for _, tc := range []struct{ version, codec, format string }{
+		{"0.9", "", ""}, {"0.9", "lz4", ""}, {"0.10", "gzip", ""}, {"0.9", "lz4", "0.9.0"}, {"0.10", "gzip", "0.10.2"},
+	} {
 		topic := "kafka-python-" + strings.ReplaceAll(tc.version, ".", "-") + tc.codec
-		createTopic(t, c, topic, 1, 1)
+		if tc.format == "" {
+			createTopic(t, c, topic, 1, 1)
+		} else {
+			topic += "-stored"
+			createTopicWithConfigs(t, c, topic, 1, map[string]*string{"message.format.version": kmsg.StringPtr(tc.format)})
+		}
 		args := []string{"testdata/kafka_python_old.py", c.Addr(1), topic, tc.version}
 		if tc.codec != "" {
 			args = append(args, tc.codec)
@@ -180,18 +189,30 @@ func TestOldClientsWithKafkaPython(t *testing.T) {
 	}
 }
 
+// TestOldClientsWithKcat: librdkafka told the broker is 0.8.2 (no
+// ApiVersions, Produce and Fetch v0, message format v0) or 0.10.0
+// (Produce and Fetch v2, format v1, gzip) produces and consumes, on a
+// topic in 2.8's format and on one that stores the client's.
 func TestOldClientsWithKcat(t *testing.T) {
 	c := testcluster.Start(t, testcluster.Options{Brokers: 1})
 	bootstrap := strings.Join(c.BootstrapAddrs(), ",")
 	for _, tc := range []struct {
 		fallback string
 		extra    []string
+		format   string // the topic's message.format.version; "" for 2.8's default
 	}{
-		{"0.8.2", nil},
-		{"0.10.0", []string{"-z", "gzip"}},
+		{"0.8.2", nil, ""},
+		{"0.10.0", []string{"-z", "gzip"}, ""},
+		{"0.8.2", nil, "0.8.2"},
+		{"0.10.0", []string{"-z", "gzip"}, "0.10.0"},
 	} {
 		topic := "kcat-" + strings.ReplaceAll(tc.fallback, ".", "-")
-		createTopic(t, c, topic, 1, 1)
+		if tc.format == "" {
+			createTopic(t, c, topic, 1, 1)
+		} else {
+			topic += "-stored"
+			createTopicWithConfigs(t, c, topic, 1, map[string]*string{"message.format.version": kmsg.StringPtr(tc.format)})
+		}
 		old := []string{"-b", bootstrap, "-X", "api.version.request=false", "-X", "broker.version.fallback=" + tc.fallback, "-t", topic}
 		kcat(t, "k1:hello\nk2:world\n", append(slices.Concat(old, []string{"-P", "-K:"}), tc.extra...)...)
 		got := kcat(t, "", slices.Concat(old, []string{"-C", "-o", "beginning", "-e", "-f", "%k=%s@%o\n"})...)
@@ -202,5 +223,152 @@ func TestOldClientsWithKcat(t *testing.T) {
 		if got := kcat(t, "", "-b", bootstrap, "-t", topic, "-C", "-o", "beginning", "-e", "-f", "%k=%s@%o\n"); !strings.Contains(got, "k1=hello@0\nk2=world@1\n") {
 			t.Errorf("modern kcat read what the %s one wrote:\n%s", tc.fallback, got)
 		}
+	}
+}
+
+// TestLegacyMessageFormatTopics: a topic whose message.format.version is
+// 0.10.2 stores v1 messages and one at 0.9.0 v0 messages, as Kafka 2.8
+// does, on the leader and its follower alike, with no leader-epoch cache. A
+// modern producer's records are converted (offsets, keys and v1 timestamps
+// kept) and a modern consumer reads them back; old fetches of the format
+// the topic stores get the stored bytes, with down-conversion disabled too.
+// What the older formats cannot hold is refused: idempotent and
+// transactional produces and record headers with
+// UNSUPPORTED_FOR_MESSAGE_FORMAT, and ListOffsets by time on v0 messages.
+// A Produce v3 carrying a message set is INVALID_RECORD.
+func TestLegacyMessageFormatTopics(t *testing.T) {
+	c := testcluster.Start(t, testcluster.Options{Brokers: 2})
+	ctx := ctxT(t, 60*time.Second)
+	for _, tc := range []struct {
+		version string
+		magic   int8
+	}{{"0.10.2", 1}, {"0.9.0", 0}} {
+		topic := "format-" + strings.ReplaceAll(tc.version, ".", "-")
+		createTopicWithConfigs(t, c, topic, 2, map[string]*string{
+			"message.format.version":        kmsg.StringPtr(tc.version),
+			"message.downconversion.enable": kmsg.StringPtr("false"),
+		})
+		leader := c.WaitForLeader(topic, 0)
+		addr := c.Addr(leader)
+
+		p := c.Client(kgo.DisableIdempotentWrite(), kgo.DefaultProduceTopic(topic), kgo.ProducerBatchCompression(kgo.GzipCompression()))
+		start := time.UnixMilli(1_700_000_000_000)
+		var sent []*kgo.Record
+		for i := range 6 {
+			value := strings.Repeat(fmt.Sprint("v", i), 40) // compressible, so that kgo compresses
+			sent = append(sent, &kgo.Record{Key: []byte(fmt.Sprint("k", i)), Value: []byte(value), Timestamp: start.Add(time.Duration(i) * time.Second)})
+		}
+		if err := p.ProduceSync(ctx, sent[:3]...).FirstErr(); err != nil {
+			t.Fatalf("%s: gzip produce: %v", topic, err)
+		}
+		plain := c.Client(kgo.DisableIdempotentWrite(), kgo.DefaultProduceTopic(topic), kgo.ProducerBatchCompression(kgo.NoCompression()))
+		if err := plain.ProduceSync(ctx, sent[3:]...).FirstErr(); err != nil {
+			t.Fatalf("%s: plain produce: %v", topic, err)
+		}
+
+		// Both replicas hold the same messages in the topic's format.
+		c.WaitFor(topic+" replicated", func() bool {
+			for id := int32(1); id <= 2; id++ {
+				if l, ok := broker.LocalLog(c.Broker(id), topic, 0); !ok || l.LogEndOffset() != 6 {
+					return false
+				}
+			}
+			return true
+		})
+		var stored [][]byte
+		for id := int32(1); id <= 2; id++ {
+			l, _ := broker.LocalLog(c.Broker(id), topic, 0)
+			data, err := l.Read(0, 1<<20, 6, true)
+			if err != nil {
+				t.Fatal(err)
+			}
+			var magics []int8
+			for b, err := range wire.Batches(data) {
+				if err != nil {
+					t.Fatal(err)
+				}
+				magics = append(magics, b.Magic)
+			}
+			if want := slices.Repeat([]int8{tc.magic}, 4); !slices.Equal(magics, want) {
+				t.Fatalf("%s on broker %d: stored magics %v, want a wrapper and three messages of magic %d", topic, id, magics, tc.magic)
+			}
+			if _, ok := l.LatestEpoch(); ok {
+				t.Fatalf("%s on broker %d: leader epochs %v in a v%d log", topic, id, l.LeaderEpochs(), tc.magic)
+			}
+			stored = append(stored, data)
+		}
+		if !bytes.Equal(stored[0], stored[1]) {
+			t.Fatalf("%s: the follower's log differs from the leader's", topic)
+		}
+
+		cl := c.Client(kgo.ConsumeTopics(topic), kgo.ConsumeResetOffset(kgo.NewOffset().AtStart()))
+		var got []string
+		for len(got) < len(sent) {
+			fs := cl.PollFetches(ctx)
+			if err := fs.Err0(); err != nil {
+				t.Fatal(err)
+			}
+			fs.EachRecord(func(r *kgo.Record) {
+				ts := r.Timestamp.UnixMilli()
+				if tc.magic == 0 && r.Timestamp.IsZero() {
+					ts = 0 // v0 has none: kgo leaves the time zero
+				}
+				got = append(got, fmt.Sprintf("%d:%s=%s@%d", r.Offset, r.Key, r.Value, ts))
+			})
+		}
+		var want []string
+		for i, r := range sent {
+			ts := r.Timestamp.UnixMilli()
+			if tc.magic == 0 {
+				ts = 0
+			}
+			want = append(want, fmt.Sprintf("%d:%s=%s@%d", i, r.Key, r.Value, ts))
+		}
+		if !slices.Equal(got, want) {
+			t.Errorf("%s: consumed %q, want %q", topic, got, want)
+		}
+
+		// An old fetch of the stored format, or of a newer one, gets the bytes as stored, though
+		// down-conversion is disabled; an older one would need it and is refused.
+		oldFetch := int16(2)
+		if tc.magic == 0 {
+			oldFetch = 0
+		}
+		if fp := fetchLegacy(t, addr, topic, 0, oldFetch); fp.ErrorCode != 0 || !bytes.Equal(fp.RecordBatches, stored[0]) {
+			t.Errorf("%s: Fetch v%d: error %d, %d bytes; want the %d stored", topic, oldFetch, fp.ErrorCode, len(fp.RecordBatches), len(stored[0]))
+		}
+		if tc.magic == 1 {
+			if fp := fetchLegacy(t, addr, topic, 0, 0); fp.ErrorCode != kerr.UnsupportedVersion.Code {
+				t.Errorf("%s: Fetch v0 with down-conversion disabled: error %d, want UNSUPPORTED_VERSION", topic, fp.ErrorCode)
+			}
+		}
+
+		// What the format cannot hold.
+		idem := c.Client(kgo.DefaultProduceTopic(topic), kgo.RecordRetries(1))
+		if err := idem.ProduceSync(ctx, kgo.StringRecord("idempotent")).FirstErr(); !errors.Is(err, kerr.UnsupportedForMessageFormat) {
+			t.Errorf("%s: idempotent produce: %v, want UNSUPPORTED_FOR_MESSAGE_FORMAT", topic, err)
+		}
+		withHeader := &kgo.Record{Value: []byte("h"), Headers: []kgo.RecordHeader{{Key: "trace", Value: []byte("1")}}}
+		if err := plain.ProduceSync(ctx, withHeader).FirstErr(); !errors.Is(err, kerr.UnsupportedForMessageFormat) {
+			t.Errorf("%s: a record with headers: %v, want UNSUPPORTED_FOR_MESSAGE_FORMAT", topic, err)
+		}
+		lo := kmsg.NewPtrListOffsetsRequest()
+		lo.ReplicaID = -1
+		lo.Topics = []kmsg.ListOffsetsRequestTopic{{Topic: topic, Partitions: []kmsg.ListOffsetsRequestTopicPartition{{Partition: 0, Timestamp: start.UnixMilli() + 1500, CurrentLeaderEpoch: -1}}}}
+		lp := raw(t, addr, lo, 5).(*kmsg.ListOffsetsResponse).Topics[0].Partitions[0]
+		switch {
+		case tc.magic == 0 && lp.ErrorCode != kerr.UnsupportedForMessageFormat.Code:
+			t.Errorf("%s: ListOffsets by time: %+v, want UNSUPPORTED_FOR_MESSAGE_FORMAT", topic, lp)
+		case tc.magic == 1 && (lp.ErrorCode != 0 || lp.Offset != 2 || lp.Timestamp != start.UnixMilli()+2000):
+			t.Errorf("%s: ListOffsets by time: %+v, want offset 2", topic, lp)
+		}
+		if l, _ := broker.LocalLog(c.Broker(leader), topic, 0); l.LogEndOffset() != 6 {
+			t.Errorf("%s: LEO %d after refused produces, want 6", topic, l.LogEndOffset())
+		}
+	}
+
+	v3 := raw(t, c.Addr(1), produceReq("format-0-10-2", 0, legacyMessage(1, 0, 0, 1, nil, []byte("x"))), 3).(*kmsg.ProduceResponse)
+	if p := v3.Topics[0].Partitions[0]; p.ErrorCode != kerr.InvalidRecord.Code {
+		t.Errorf("Produce v3 with a v1 message set: %+v, want INVALID_RECORD", p)
 	}
 }

@@ -178,6 +178,19 @@ var messageFormatVersions = []string{
 	"1.0", "1.1", "2.0", "2.1", "2.2", "2.3", "2.4", "2.5", "2.6", "2.7", "2.8",
 }
 
+// RecordVersion is the magic of the message format a valid
+// message.format.version names, as Kafka's ApiVersion.recordVersion: v0
+// before 0.10.0, v1 for 0.10.x, v2 (record batches) from 0.11.0 on.
+func RecordVersion(v string) int8 {
+	switch {
+	case strings.HasPrefix(v, "0.8.") || strings.HasPrefix(v, "0.9."):
+		return 0
+	case strings.HasPrefix(v, "0.10."):
+		return 1
+	}
+	return 2
+}
+
 // validMessageFormatVersion accepts a version as Kafka's ApiVersion does: its
 // first two components (three for 0.x) name a known version, so "2.8",
 // "2.8-IV1" and "2.8.1" are all 2.8.

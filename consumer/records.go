@@ -33,11 +33,13 @@ type abortedTxn struct {
 	producerID, firstOffset int64
 }
 
-// decodeBatches returns the records of the complete magic-2 batches in raw
+// decodeBatches returns the records of the complete batches in raw
 // (a Fetch response's partition data) with offsets at or above from, and
 // the offset after the last complete batch (from when there is none): the
 // position to fetch next once every record is delivered, past trailing
-// control batches and skipped transactions. A trailing partial batch, which
+// control batches and skipped transactions. A topic whose
+// message.format.version is below 0.11 answers in the older formats, v0
+// and v1 messages, which read as batches of their own. A trailing partial batch, which
 // brokers send when a batch does not fit in the fetch size, is ignored.
 // Control batches (transaction markers) are skipped. With aborted (a
 // read_committed fetch, nil otherwise) the batches of aborted transactions
@@ -49,12 +51,9 @@ func decodeBatches(topic string, partition int32, raw []byte, from int64, aborte
 	slices.SortFunc(aborted, func(a, b abortedTxn) int { return cmp.Compare(a.firstOffset, b.firstOffset) })
 	abortedProducers := map[int64]bool{}
 	for b, err := range wire.Batches(raw) {
-		var be *wire.BatchError
 		switch {
 		case errors.Is(err, wire.ErrTruncatedBatch):
 			return out, next, nil
-		case errors.As(err, &be) && be.Err == wire.ErrUnsupportedMagic:
-			return out, next, fmt.Errorf("%w: message format v%d is not supported (only record batches, magic 2)", errCorruptBatch, be.Magic)
 		case err != nil:
 			return out, next, fmt.Errorf("%w: %v", errCorruptBatch, err)
 		}

@@ -37,11 +37,25 @@ func TestDecodeBatches(t *testing.T) {
 		t.Fatalf("decoded %+v\nwant %+v", got, want)
 	}
 
-	v1 := append([]byte(nil), data[:whole]...)
-	v1[wire.PosMagic] = 1
-	if _, _, err := decodeBatches("t", 2, v1, 0, nil); !errors.Is(err, errCorruptBatch) ||
-		err.Error() != "corrupt record batch: message format v1 is not supported (only record batches, magic 2)" {
-		t.Fatalf("magic 1: %v", err)
+	unknown := append([]byte(nil), data[:whole]...)
+	unknown[wire.PosMagic] = 3
+	if _, _, err := decodeBatches("t", 2, unknown, 0, nil); !errors.Is(err, errCorruptBatch) {
+		t.Fatalf("magic 3: %v", err)
+	}
+
+	// A legacy topic's messages: v0 without timestamps, then a v1 gzip wrapper whose first record is
+	// below the position asked for.
+	legacy := wire.AppendLegacy(nil, wire.MagicV0, wire.CodecNone, false, []wire.LegacyMessage{{Offset: 20, Timestamp: -1, Value: []byte("a")}})
+	legacy = wire.AppendLegacy(legacy, wire.MagicV1, wire.CodecGzip, false, []wire.LegacyMessage{
+		{Offset: 21, Timestamp: 500, Value: []byte("b")}, {Offset: 22, Timestamp: 501, Key: []byte("k"), Value: []byte("c")}})
+	got, next, err = decodeBatches("t", 2, legacy, 20, nil)
+	want = []Record{
+		{Topic: "t", Partition: 2, Offset: 20, LeaderEpoch: -1, Timestamp: time.UnixMilli(-1), Value: []byte("a")},
+		{Topic: "t", Partition: 2, Offset: 21, LeaderEpoch: -1, Timestamp: time.UnixMilli(500), Value: []byte("b")},
+		{Topic: "t", Partition: 2, Offset: 22, LeaderEpoch: -1, Timestamp: time.UnixMilli(501), Key: []byte("k"), Value: []byte("c")},
+	}
+	if err != nil || next != 23 || !reflect.DeepEqual(got, want) {
+		t.Fatalf("legacy messages: %+v, next %d, %v\nwant %+v", got, next, err, want)
 	}
 }
 

@@ -1,7 +1,6 @@
 package storage
 
 import (
-	"errors"
 	"fmt"
 
 	"github.com/twmb/franz-go/pkg/kerr"
@@ -9,13 +8,14 @@ import (
 	"github.com/zkafka/zkafka/wire"
 )
 
-// checkFraming verifies what a stored batch must satisfy whatever its origin beyond its framing (magic 2
-// and a sound length, which wire.ReadBatch checks): a matching CRC and a known compression codec.
+// checkFraming verifies what a stored batch must satisfy whatever its origin beyond its framing (a known
+// magic and a sound length, which wire.ReadBatch checks): a matching CRC and a compression codec its
+// format has.
 func checkFraming(b wire.Batch) error {
 	if err := b.VerifyCRC(); err != nil {
 		return corruptf("%v", err)
 	}
-	if c := b.Attributes.Codec(); !c.Known() {
+	if c := b.Attributes.Codec(); !c.Known() || c == wire.CodecZstd && b.Magic < wire.MagicV2 {
 		return corruptf("batch has unknown compression codec %d", c)
 	}
 	return nil
@@ -52,6 +52,10 @@ func validateBatches(records []byte, maxMessageBytes int32, compacted bool, orig
 			return nil, fmt.Errorf("batch at position %d is %d bytes, above max.message.bytes %d: %w",
 				b.Pos, b.Size(), maxMessageBytes, kerr.MessageTooLarge)
 		}
+		if origin != originReplication && b.Magic != wire.MagicV2 {
+			// The broker up-converts an old produce's message set before it gets here.
+			return nil, fmt.Errorf("batch at position %d has magic %d; appends take v2 batches: %w", b.Pos, b.Magic, kerr.UnsupportedForMessageFormat)
+		}
 		if err := checkFraming(b); err != nil {
 			return nil, fmt.Errorf("batch at position %d: %w", b.Pos, err)
 		}
@@ -84,13 +88,8 @@ func newBatchSpan(b wire.Batch) (batchSpan, error) {
 	return sp, nil
 }
 
-// framingError is how an append reports bytes that do not frame batches: a v0 or v1 message set as
-// UNSUPPORTED_FOR_MESSAGE_FORMAT (Kafka 2.8 would up-convert it; this broker stores v2 only), anything
-// else as CORRUPT_MESSAGE.
+// framingError is how an append reports bytes that do not frame batches: CORRUPT_MESSAGE.
 func framingError(err error) error {
-	if errors.Is(err, wire.ErrUnsupportedMagic) {
-		return fmt.Errorf("%v: %w", err, kerr.UnsupportedForMessageFormat)
-	}
 	return corruptf("%v", err)
 }
 

@@ -327,7 +327,17 @@ func (l *Log) cleanFailed(err error) error {
 // first timestamp becomes the first kept record's and the max timestamp the largest kept one (the
 // batch's own under LogAppendTime), with the records' deltas from the new first timestamp and
 // their attributes written as zero.
+//
+// A compressed v0 or v1 wrapper is rebuilt in its own format and codec around the messages it keeps,
+// each with its offset and timestamp.
 func appendRetained(dst []byte, h wire.BatchHeader, keep []wire.Record) []byte {
+	if h.Magic < wire.MagicV2 {
+		msgs := make([]wire.LegacyMessage, len(keep))
+		for i, r := range keep {
+			msgs[i] = wire.LegacyMessage{Offset: h.RecordOffset(r), Timestamp: h.RecordTimestamp(r), Key: r.Key, Value: r.Value}
+		}
+		return wire.AppendLegacy(dst, h.Magic, h.Attributes.Codec(), h.Attributes.LogAppendTime(), msgs)
+	}
 	first, maxTs := h.RecordTimestamp(keep[0]), int64(-1)
 	for i, r := range keep {
 		ts := h.RecordTimestamp(r)

@@ -43,9 +43,13 @@ type LogConfig struct {
 	MinCompactionLagMs     int64
 	MaxCompactionLagMs     int64
 	// MessageDownconversionEnable (message.downconversion.enable, true) lets a fetch of an old version
-	// (Fetch v0–v3) have the log's v2 batches converted to the v0 or v1 message format it reads; with
-	// false such a fetch gets UNSUPPORTED_VERSION. The log itself holds v2 batches either way.
+	// (Fetch v0–v3) have the log's batches converted to the v0 or v1 message format it reads when they
+	// are newer; with false such a fetch gets UNSUPPORTED_VERSION.
 	MessageDownconversionEnable bool
+	// MessageFormat is the magic of message.format.version (2.8-IV1): 2 (record batches) from 0.11.0
+	// on, 1 for 0.10.x, 0 before. Below 2 the log stores what producers and coordinators send in that
+	// older format (see legacy.go) and keeps no leader-epoch cache, as Kafka 2.8 does.
+	MessageFormat int8
 }
 
 // DefaultLogConfig returns Kafka 2.8's broker defaults.
@@ -64,6 +68,7 @@ func DefaultLogConfig() LogConfig {
 		MaxCompactionLagMs:     math.MaxInt64,
 
 		MessageDownconversionEnable: true,
+		MessageFormat:               wire.MagicV2,
 	}
 }
 
@@ -86,6 +91,8 @@ func (c LogConfig) Validate() error {
 		return fmt.Errorf("segment.index.bytes %d must be at least %d", c.MaxIndexSize, timeEntrySize)
 	case c.MaxMessageBytes < 0:
 		return fmt.Errorf("max.message.bytes %d must not be negative", c.MaxMessageBytes)
+	case c.MessageFormat < wire.MagicV0 || c.MessageFormat > wire.MagicV2:
+		return fmt.Errorf("message format magic %d is not 0, 1 or 2", c.MessageFormat)
 	}
 	switch c.CleanupPolicy {
 	case "delete", "compact", "compact,delete", "delete,compact":
@@ -94,6 +101,9 @@ func (c LogConfig) Validate() error {
 	}
 	return nil
 }
+
+// legacyFormat reports whether the log stores a format older than record batches.
+func (c LogConfig) legacyFormat() bool { return c.MessageFormat < wire.MagicV2 }
 
 // Deletes reports whether time and size retention apply (cleanup.policy has "delete").
 func (c LogConfig) Deletes() bool { return strings.Contains(c.CleanupPolicy, "delete") }

@@ -6,7 +6,8 @@
 // their base offset:
 //
 //	00000000000000000000.log        record batches (v2, magic 2), exactly as produced except for the
-//	                                baseOffset and partitionLeaderEpoch the leader assigns
+//	                                baseOffset and partitionLeaderEpoch the leader assigns (v0 or v1
+//	                                messages below message.format.version 0.11: legacy.go)
 //	00000000000000000000.index      sparse offset index: int32 relative offset, int32 file position
 //	00000000000000000000.timeindex  time index: int64 timestamp, int32 relative offset
 //	00000000000000000000.txnindex   aborted transactions whose ABORT marker is in the segment (only once

@@ -179,6 +179,18 @@ func (c *leaderEpochCache) truncateFromStart(startOffset int64) error {
 	return c.persistLocked()
 }
 
+// drop empties the cache and removes its file, as Kafka does for a log in a message format older than
+// v2, whose batches carry no leader epoch.
+func (c *leaderEpochCache) drop() error {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.entries, c.dirty = nil, false
+	if err := os.Remove(c.path); err != nil && !errors.Is(err, os.ErrNotExist) {
+		return err
+	}
+	return nil
+}
+
 // clear empties the cache (the log was replaced wholesale).
 func (c *leaderEpochCache) clear() error {
 	c.mu.Lock()
@@ -253,8 +265,5 @@ func (l *Log) AssignLeaderEpoch(epoch int32) error {
 	if err := l.writable(); err != nil {
 		return err
 	}
-	if err := l.epochs.assign(epoch, l.LogEndOffset()); err != nil {
-		return l.fail("assign leader epoch", err)
-	}
-	return nil
+	return l.assignEpochLocked(epoch, l.LogEndOffset())
 }

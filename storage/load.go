@@ -56,7 +56,9 @@ func openLog(dir string, cfg LogConfig, recoveryPoint, logStartOffset int64, log
 		return nil, storageError("open log", err)
 	}
 	// Epochs recorded for offsets that recovery cut away, or below the log start, are gone with them.
-	if l.epochs, err = loadLeaderEpochCache(dir); err == nil {
+	if l.epochs, err = loadLeaderEpochCache(dir); err == nil && cfg.legacyFormat() {
+		err = l.epochs.drop()
+	} else if err == nil {
 		err = l.epochs.truncateFromEnd(l.logEndOffset)
 	}
 	if err == nil {

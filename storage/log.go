@@ -97,7 +97,14 @@ func (l *Log) SetConfig(cfg LogConfig) error {
 	if err := cfg.Validate(); err != nil {
 		return fmt.Errorf("log %s: %w", l.Dir(), err)
 	}
+	l.mu.Lock()
+	defer l.mu.Unlock()
 	l.config.Store(&cfg)
+	if cfg.legacyFormat() {
+		if err := l.epochs.drop(); err != nil {
+			return l.fail("remove the leader epoch checkpoint", err)
+		}
+	}
 	return nil
 }
 
@@ -237,13 +244,25 @@ func (l *Log) appendAsLeader(records []byte, leaderEpoch int32, origin appendOri
 	if err != nil {
 		return AppendInfo{}, err
 	}
-	if err := checkAppendSize(records, cfg); err != nil {
-		return AppendInfo{}, err
+	if err := checkAppendSize(records, cfg); err != nil && !cfg.legacyFormat() {
+		return AppendInfo{}, err // a legacy log checks what the conversion writes
 	}
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	if err := l.writable(); err != nil {
 		return AppendInfo{}, err
+	}
+	if cfg.legacyFormat() {
+		// Converted under the lock: the older formats keep offsets inside what they compress, so the
+		// conversion needs the log end offset.
+		converted, cspans, err := convertToLegacy(records, spans, cfg.MessageFormat, l.logEndOffset, cfg.MaxMessageBytes)
+		if err == nil {
+			err = checkAppendSize(converted, cfg)
+		}
+		if err != nil {
+			return AppendInfo{}, err
+		}
+		return l.appendLocked(converted, cspans, cfg, producerAppend{})
 	}
 	next := l.logEndOffset
 	for i := range spans {
@@ -274,7 +293,7 @@ func (l *Log) appendAsLeader(records []byte, leaderEpoch int32, origin appendOri
 
 // assignEpochLocked records a batch's leader epoch in the epoch cache when it is new; the caller holds mu.
 func (l *Log) assignEpochLocked(epoch int32, startOffset int64) error {
-	if epoch < 0 {
+	if epoch < 0 || l.Config().legacyFormat() {
 		return nil
 	}
 	if err := l.epochs.assign(epoch, startOffset); err != nil {

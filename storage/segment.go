@@ -263,13 +263,15 @@ func (s *segment) recover(cfg LogConfig) (truncated int64, reason error, err err
 }
 
 // readHeader reads and frames the batch header at pos, which the caller has checked lies inside the
-// segment with a whole header after it; a batch that does not fit the segment is malformed.
+// segment; a header or batch that does not fit the segment is malformed. (A legacy message's header is
+// shorter than a v2 batch's, and so may be the whole message.)
 func (s *segment) readHeader(pos int64) (wire.BatchHeader, error) {
-	var buf [wire.BatchHeaderSize]byte
-	if _, err := s.log.ReadAt(buf[:], pos); err != nil {
+	var arr [wire.BatchHeaderSize]byte
+	buf := arr[:min(s.size-pos, wire.BatchHeaderSize)]
+	if _, err := s.log.ReadAt(buf, pos); err != nil {
 		return wire.BatchHeader{}, err
 	}
-	h, err := wire.ReadBatchHeader(buf[:])
+	h, err := wire.ReadBatchHeader(buf)
 	if err == nil && pos+h.Size() > s.size {
 		err = fmt.Errorf("batch of %d bytes is torn: only %d bytes remain", h.Size(), s.size-pos)
 	}
@@ -283,9 +285,6 @@ func (s *segment) readHeader(pos int64) (wire.BatchHeader, error) {
 // index entry for offset. ok is false when every batch in the segment is below offset.
 func (s *segment) locate(offset int64) (pos int64, h wire.BatchHeader, ok bool, err error) {
 	for pos = s.index.lookup(offset); pos < s.size; pos += h.Size() {
-		if s.size-pos < wire.BatchHeaderSize {
-			return 0, h, false, fmt.Errorf("segment %d ends inside a batch header at %d", s.baseOffset, pos)
-		}
 		if h, err = s.readHeader(pos); err != nil {
 			return 0, h, false, err
 		}
@@ -328,7 +327,7 @@ func (s *segment) region(offset int64, maxBytes int32, maxOffset int64, minOneMe
 	// Only whole batches go out. Every batch between the last two index entries at or below limit ends
 	// by limit, so scanning from the earlier of them finds the last whole one.
 	end, last := pos+h.Size(), h.LastOffset()
-	for p := max(end, s.index.positionBefore(limit, 2)); limit-p >= wire.BatchHeaderSize; {
+	for p := max(end, s.index.positionBefore(limit, 2)); limit-p >= wire.LogOverhead; {
 		bh, err := s.readHeader(p)
 		if err != nil {
 			return 0, 0, -1, true, err
@@ -348,9 +347,6 @@ func (s *segment) findByTimestamp(ts, startingOffset int64) (offset, timestamp i
 	from := max(s.timeIndex.lookup(ts), startingOffset)
 	var h wire.BatchHeader
 	for pos := s.index.lookup(from); pos < s.size; pos += h.Size() {
-		if s.size-pos < wire.BatchHeaderSize {
-			return 0, 0, false, fmt.Errorf("segment %d ends inside a batch header at %d", s.baseOffset, pos)
-		}
 		if h, err = s.readHeader(pos); err != nil {
 			return 0, 0, false, err
 		}
@@ -495,9 +491,18 @@ func (sc *batchScanner) next(verify bool) (int64, wire.Batch, error) {
 	if pos == sc.end {
 		return pos, wire.Batch{}, io.EOF
 	}
-	sc.buf = slices.Grow(sc.buf[:0], wire.BatchHeaderSize)[:min(sc.end-pos, wire.BatchHeaderSize)]
+	// The magic byte says how long the header is (a legacy message's is shorter than a v2 batch's, and
+	// may be all of it), so the scanner reads up to the magic first and never past the batch.
+	sc.buf = slices.Grow(sc.buf[:0], wire.BatchHeaderSize)[:min(sc.end-pos, wire.PosMagic+1)]
 	if _, err := io.ReadFull(sc.r, sc.buf); err != nil {
 		return pos, wire.Batch{}, noEOF(err)
+	}
+	if len(sc.buf) > wire.PosMagic {
+		n := min(sc.end-pos, int64(wire.HeaderSize(int8(sc.buf[wire.PosMagic]))))
+		if _, err := io.ReadFull(sc.r, sc.buf[len(sc.buf):n]); err != nil {
+			return pos, wire.Batch{}, noEOF(err)
+		}
+		sc.buf = sc.buf[:n]
 	}
 	h, err := wire.ReadBatchHeader(sc.buf)
 	var be *wire.BatchError

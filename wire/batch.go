@@ -151,7 +151,8 @@ func (h BatchHeader) RecordTimestamp(r Record) int64 {
 	return h.FirstTimestamp + r.TimestampDelta
 }
 
-// Batch is one framed v2 record batch inside the data being read.
+// Batch is one framed record batch inside the data being read: a v2 batch, or one v0 or v1 message (a
+// compressed one wraps several records) with a shallow header.
 type Batch struct {
 	BatchHeader
 	Pos int    // where the batch starts in the data read
@@ -163,16 +164,22 @@ var castagnoli = crc32.MakeTable(crc32.Castagnoli)
 // batchCRC is the CRC-32C a v2 batch carries: of every byte from its attributes on.
 func batchCRC(batch []byte) uint32 { return crc32.Checksum(batch[PosAttributes:], castagnoli) }
 
-// VerifyCRC checks the batch's CRC-32C against its bytes (ErrCRCMismatch).
+// VerifyCRC checks the batch's CRC against its bytes (ErrCRCMismatch): CRC-32C for v2, a legacy
+// message's CRC-32 otherwise.
 func (b Batch) VerifyCRC() error {
-	if got := batchCRC(b.Raw); got != b.CRC {
+	got := batchCRC(b.Raw)
+	if b.Magic < MagicV2 {
+		got = crc32.ChecksumIEEE(b.Raw[PosMagic:])
+	}
+	if got != b.CRC {
 		return formatErrorf(ErrCRCMismatch, "batch CRC is %#08x, computed %#08x", b.CRC, got)
 	}
 	return nil
 }
 
-// SetBaseOffset writes a batch's base offset in place. The CRC does not cover it, so the batch stays
-// valid: this is how a leader assigns offsets to what a producer sent.
+// SetBaseOffset writes a v2 batch's base offset in place. The CRC does not cover it, so the batch stays
+// valid: this is how a leader assigns offsets to what a producer sent. (A legacy message's offset field
+// is its last offset, and a v0 wrapper's inner offsets are absolute: those are written by AppendLegacy.)
 func SetBaseOffset(batch []byte, offset int64) {
 	binary.BigEndian.PutUint64(batch[PosBaseOffset:], uint64(offset))
 }
@@ -185,9 +192,10 @@ func SetPartitionLeaderEpoch(batch []byte, epoch int32) {
 
 // ReadBatchHeader frames the batch header at the start of b, for a reader that holds only the header
 // (ReadBatch frames the whole batch). The checks run in the order of Kafka's log input stream: a length
-// field below any message format's minimum, then the magic (so that a v0 or v1 message set is reported
-// as such), then the v2 minimum length. A failure is a *BatchError with Pos 0; ErrTruncatedBatch means b
-// is shorter than the header. The CRC is not checked: see Batch.VerifyCRC.
+// field below any message format's minimum, then the magic, then the format's own minimum length. A v0 or
+// v1 message comes back as a shallow header (see legacyHeader). A failure is a *BatchError with Pos 0;
+// ErrTruncatedBatch means b is shorter than the header (HeaderSize of its magic). The CRC is not
+// checked: see Batch.VerifyCRC.
 func ReadBatchHeader(b []byte) (BatchHeader, error) {
 	e := &BatchError{Avail: len(b), Length: -1, Magic: -1, Err: ErrTruncatedBatch}
 	if len(b) < LogOverhead {
@@ -198,20 +206,47 @@ func ReadBatchHeader(b []byte) (BatchHeader, error) {
 		e.Err = ErrBatchLength
 		return BatchHeader{}, e
 	}
-	if len(b) > PosMagic {
-		if e.Magic = int8(b[PosMagic]); e.Magic != MagicV2 {
-			e.Err = ErrUnsupportedMagic
-			return BatchHeader{}, e
-		}
+	if len(b) <= PosMagic {
+		return BatchHeader{}, e
 	}
-	if e.Length < MinBatchLength {
+	if e.Magic = int8(b[PosMagic]); e.Magic < MagicV0 || e.Magic > MagicV2 {
+		e.Err = ErrUnsupportedMagic
+		return BatchHeader{}, e
+	}
+	if e.Length < minLength(e.Magic) {
 		e.Err = ErrBatchLength
 		return BatchHeader{}, e
 	}
-	if len(b) < BatchHeaderSize {
+	if len(b) < HeaderSize(e.Magic) {
 		return BatchHeader{}, e
 	}
+	if e.Magic < MagicV2 {
+		return legacyHeader(b), nil
+	}
 	return parseBatchHeader(b), nil
+}
+
+// HeaderSize is how many bytes ReadBatchHeader needs for a batch of magic: BatchHeaderSize for v2, the
+// offset, size, CRC, magic, attributes (and v1's timestamp) for a legacy message.
+func HeaderSize(magic int8) int {
+	switch magic {
+	case MagicV0:
+		return legacyPosTimestamp
+	case MagicV1:
+		return legacyPosTimestamp + 8
+	}
+	return BatchHeaderSize
+}
+
+// minLength is the smallest length field a batch of magic may have.
+func minLength(magic int8) int32 {
+	switch magic {
+	case MagicV0:
+		return minMessageLength
+	case MagicV1:
+		return minMessageLength + 8
+	}
+	return MinBatchLength
 }
 
 // ReadBatch frames the batch at the start of b, which may hold more after it: ReadBatchHeader's checks,

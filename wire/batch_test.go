@@ -215,8 +215,8 @@ func TestTruncatedFetch(t *testing.T) {
 	}
 }
 
-// TestFraming: lengths below the minimum and message sets of magic 0 and 1 are told apart, in Kafka's
-// order.
+// TestFraming: lengths below a format's minimum, unknown magic bytes and data that ends inside a batch
+// are told apart, in Kafka's order.
 func TestFraming(t *testing.T) {
 	good := AppendBatch(nil, testHeader(CodecNone), testRecords())
 	withLength := func(n int32, magic byte) []byte {
@@ -232,8 +232,11 @@ func TestFraming(t *testing.T) {
 		msg  string
 	}{
 		{"length below any format", withLength(13, 1), ErrBatchLength, "batch at position 0 has length 13, below the minimum 49"},
-		{"magic 1", withLength(int32(len(good)-LogOverhead), 1), ErrUnsupportedMagic, "batch at position 0 has magic 1, only v2 batches are supported"},
-		{"small magic 0 message", withLength(20, 0), ErrUnsupportedMagic, "batch at position 0 has magic 0, only v2 batches are supported"},
+		{"magic 3", withLength(int32(len(good)-LogOverhead), 3), ErrUnsupportedMagic, "batch at position 0 has magic 3, which no message format has"},
+		{"negative magic", withLength(20, 0xff), ErrUnsupportedMagic, "batch at position 0 has magic -1, which no message format has"},
+		{"v1 below its minimum", withLength(21, 1), ErrBatchLength, "batch at position 0 has length 21, below the minimum 22"},
+		{"v1 claims more", withLength(int32(len(good)), 1), ErrTruncatedBatch,
+			fmt.Sprintf("batch at position 0 claims %d bytes but only %d remain", len(good)+LogOverhead, len(good))},
 		{"v2 below the header", withLength(48, 2), ErrBatchLength, "batch at position 0 has length 48, below the minimum 49"},
 		{"claims more", withLength(int32(len(good)), 2), ErrTruncatedBatch,
 			fmt.Sprintf("batch at position 0 claims %d bytes but only %d remain", len(good)+LogOverhead, len(good))},

@@ -25,8 +25,8 @@ var ErrTruncatedBatch = errors.New("record batch is truncated")
 // ErrBatchLength means a batch's length field is below the minimum its format allows.
 var ErrBatchLength = errors.New("record batch length is below the minimum")
 
-// ErrUnsupportedMagic means a batch is not in the v2 format (magic 2): a v0 or v1 message set.
-var ErrUnsupportedMagic = errors.New("record batch magic is not 2")
+// ErrUnsupportedMagic means a batch's magic byte is none of the message formats (0, 1 and 2).
+var ErrUnsupportedMagic = errors.New("record batch magic is unknown")
 
 // ErrCRCMismatch means a batch's CRC-32C does not match its bytes.
 var ErrCRCMismatch = errors.New("record batch CRC mismatch")
@@ -50,9 +50,9 @@ type BatchError struct {
 func (e *BatchError) Error() string {
 	switch {
 	case e.Err == ErrUnsupportedMagic:
-		return fmt.Sprintf("batch at position %d has magic %d, only v2 batches are supported", e.Pos, e.Magic)
+		return fmt.Sprintf("batch at position %d has magic %d, which no message format has", e.Pos, e.Magic)
 	case e.Err == ErrBatchLength:
-		return fmt.Sprintf("batch at position %d has length %d, below the minimum %d", e.Pos, e.Length, MinBatchLength)
+		return fmt.Sprintf("batch at position %d has length %d, below the minimum %d", e.Pos, e.Length, minLength(e.Magic))
 	case e.Length < 0:
 		return fmt.Sprintf("%d trailing bytes at position %d are too short for a batch", e.Avail, e.Pos)
 	default:

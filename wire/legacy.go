@@ -2,10 +2,13 @@ package wire
 
 // The message formats before record batches: v0 (magic 0, Kafka 0.8–0.9)
 // and v1 (magic 1, 0.10, which added a timestamp). Produce v0–v2 carry
-// message sets in them and Fetch v0–v3 must answer in them. The log stores
-// v2 batches only, so a produce is up-converted (UpConvert) and a fetch
-// down-converted (DownConvert), as a Kafka 2.8 broker with the default
-// log.message.format.version does.
+// message sets in them and Fetch v0–v3 must answer in them. A log whose
+// message.format.version is below 0.11 stores them too: the log converts
+// what producers send (AppendLegacy), and Batches frames each stored
+// message as a Batch with a shallow header (legacyHeader) whose Records
+// reads it, so the log's scans, the cleaner and the consumers read either
+// format. A produce in an old format is up-converted (UpConvert) for a v2
+// log, and a fetch of an old version down-converted (DownConvert).
 //
 // A message set is a run of entries: offset int64, size int32, then the
 // message: crc uint32 (CRC-32 of the rest), magic int8, attributes int8
@@ -26,8 +29,71 @@ const (
 	MagicV1 int8 = 1
 )
 
-// legacyAttrLogAppendTime is v1's timestamp-type bit.
-const legacyAttrLogAppendTime = 0x08
+// legacyAttrLogAppendTime is v1's timestamp-type bit, where v2's is.
+const legacyAttrLogAppendTime = AttrLogAppendTime
+
+// Where a legacy message's fields sit from its entry's start; the offset and size come first, as in a v2
+// batch, and the magic byte sits where a batch's does.
+const (
+	legacyPosCRC        = LogOverhead
+	legacyPosAttributes = PosMagic + 1
+	legacyPosTimestamp  = PosMagic + 2 // v1 only
+)
+
+// legacyHeader is the shallow header of the v0 or v1 message at the start of b, which holds HeaderSize
+// bytes of it, as Kafka's legacy record batches read without their records: the message's offset is both
+// its base and last offset (a compressed wrapper's is its last inner record's; Records gives each its
+// own), it has no producer, sequence or leader epoch, and v0 has no timestamp (-1). RecordCount is 1, or
+// -1 for a compressed wrapper, whose count takes decompressing.
+func legacyHeader(b []byte) BatchHeader {
+	be := binary.BigEndian
+	magic, attrs := int8(b[PosMagic]), Attributes(b[legacyPosAttributes])
+	h := BatchHeader{
+		BaseOffset: int64(be.Uint64(b[PosBaseOffset:])), Length: int32(be.Uint32(b[PosLength:])),
+		PartitionLeaderEpoch: -1, Magic: magic, CRC: be.Uint32(b[legacyPosCRC:]),
+		Attributes: attrs & AttrCodecMask, FirstTimestamp: -1, MaxTimestamp: -1,
+		ProducerID: -1, ProducerEpoch: -1, BaseSequence: -1, RecordCount: 1,
+	}
+	if magic == MagicV1 {
+		h.Attributes |= attrs & legacyAttrLogAppendTime
+		h.FirstTimestamp = int64(be.Uint64(b[legacyPosTimestamp:]))
+		h.MaxTimestamp = h.FirstTimestamp
+	}
+	if h.Attributes.Codec() != CodecNone {
+		h.RecordCount = -1
+	}
+	return h
+}
+
+// LegacyMessages reads a v0 or v1 batch's messages: the message itself, or a wrapper's inner messages,
+// each with its offset, timestamp and CRC, as dump-log prints them. An error unwraps to
+// ErrCorruptRecords or ErrUnknownCodec.
+func (b Batch) LegacyMessages() ([]LegacyMessage, error) {
+	if b.Magic >= MagicV2 {
+		return nil, formatErrorf(ErrCorruptRecords, "batch at offset %d has magic %d, not a legacy message", b.BaseOffset, b.Magic)
+	}
+	set := MessageSet{Magic: b.Magic}
+	if err := set.read(b.Raw, false); err != nil {
+		return nil, err
+	}
+	return set.Messages, nil
+}
+
+// legacyRecords yields the records of a v0 or v1 batch (LegacyMessages), each with its offset and
+// timestamp as deltas from the shallow header's.
+func (b Batch) legacyRecords(yield func(Record, error) bool) {
+	msgs, err := b.LegacyMessages()
+	if err != nil {
+		yield(Record{}, err)
+		return
+	}
+	for _, m := range msgs {
+		r := Record{OffsetDelta: int32(m.Offset - b.BaseOffset), TimestampDelta: m.Timestamp - b.FirstTimestamp, Key: m.Key, Value: m.Value}
+		if !yield(r, nil) {
+			return
+		}
+	}
+}
 
 // minLegacyMessageSize is the smallest v0 message after its offset and
 // size: crc, magic, attributes and the two lengths.
@@ -39,6 +105,7 @@ type LegacyMessage struct {
 	Offset     int64 // absolute (a v1 wrapper's relative inner offsets resolved)
 	Timestamp  int64 // -1 in v0
 	Key, Value []byte
+	CRC        uint32 // as read; the writers compute their own
 }
 
 // MessageSet is a parsed v0 or v1 message set.
@@ -109,7 +176,7 @@ func (s *MessageSet) read(data []byte, inner bool) error {
 		}
 		codec := Codec(attrs & 0x07)
 		if codec == CodecNone {
-			s.Messages = append(s.Messages, LegacyMessage{Offset: offset, Timestamp: ts, Key: key, Value: value})
+			s.Messages = append(s.Messages, LegacyMessage{Offset: offset, Timestamp: ts, Key: key, Value: value, CRC: be.Uint32(msg)})
 			continue
 		}
 		if inner {
@@ -184,19 +251,25 @@ func UpConvert(data []byte) ([]byte, error) {
 	return AppendBatch(nil, h, records), nil
 }
 
-// DownConvert rewrites the v2 batches a fetch read into a message set of
+// DownConvert rewrites the batches a fetch read into a message set of
 // magic (v0 for Fetch v0–v1, v1 for v2–v3), as Kafka's
-// RecordsUtil.downConvert: control batches are left out, headers dropped,
-// records of an uncompressed batch below fetchOffset skipped (an old
-// client skips those of a compressed one), and a compressed batch becomes
-// one wrapper message in its codec. A partial batch at the end, as a fetch
-// may return, ends the data. A batch in ZStandard is ErrUnknownCodec: no
-// old client reads it (Kafka answers UNSUPPORTED_COMPRESSION_TYPE).
+// RecordsUtil.downConvert: a batch already in that magic or an older one
+// is kept as it is; of the others, control batches are left out, headers
+// dropped, records of an uncompressed batch below fetchOffset skipped (an
+// old client skips those of a compressed one), and a compressed batch
+// becomes one wrapper message in its codec. A partial batch at the end, as
+// a fetch may return, ends the data. A batch in ZStandard is
+// ErrUnknownCodec: no old client reads it (Kafka answers
+// UNSUPPORTED_COMPRESSION_TYPE).
 func DownConvert(data []byte, magic int8, fetchOffset int64) ([]byte, error) {
 	var out []byte
 	for b, err := range Batches(data) {
 		if err != nil {
 			break
+		}
+		if b.Magic <= magic {
+			out = append(out, b.Raw...)
+			continue
 		}
 		if b.Attributes.Control() {
 			continue
@@ -215,33 +288,42 @@ func DownConvert(data []byte, magic int8, fetchOffset int64) ([]byte, error) {
 				msgs = append(msgs, m)
 			}
 		}
-		if len(msgs) == 0 {
-			continue
-		}
-		logAppendTime := b.Attributes.LogAppendTime()
-		if codec == CodecNone {
-			for _, m := range msgs {
-				out = appendLegacyMessage(out, magic, 0, logAppendTime, m)
-			}
-			continue
-		}
-		var inner []byte
-		last := msgs[len(msgs)-1].Offset
-		for _, m := range msgs {
-			if magic == MagicV1 {
-				m.Offset -= msgs[0].Offset
-			}
-			inner = appendLegacyMessage(inner, magic, 0, false, m)
-		}
-		value := codec.compress(inner)
-		if magic == MagicV0 && codec == CodecLZ4 {
-			value = breakLZ4V0HeaderChecksum(value)
-		}
-		out = appendLegacyMessage(out, magic, codec, logAppendTime, LegacyMessage{
-			Offset: last, Timestamp: b.MaxTimestamp, Value: value,
-		})
+		out = AppendLegacy(out, magic, codec, b.Attributes.LogAppendTime(), msgs)
 	}
 	return out, nil
+}
+
+// AppendLegacy appends msgs to dst as a v0 or v1 message set keeping their
+// offsets: one message each when codec is CodecNone, else one wrapper
+// compressed with codec (not ZStandard, which the old formats lack) whose
+// offset is the last message's and, in v1, whose timestamp is the largest
+// (inner offsets relative to the first message in v1, absolute in v0, as
+// Kafka's MemoryRecordsBuilder writes them). logAppendTime marks v1
+// timestamps as the broker's. No messages append nothing.
+func AppendLegacy(dst []byte, magic int8, codec Codec, logAppendTime bool, msgs []LegacyMessage) []byte {
+	if len(msgs) == 0 {
+		return dst
+	}
+	if codec == CodecNone {
+		for _, m := range msgs {
+			dst = appendLegacyMessage(dst, magic, 0, logAppendTime, m)
+		}
+		return dst
+	}
+	var inner []byte
+	wrapper := LegacyMessage{Offset: msgs[len(msgs)-1].Offset, Timestamp: -1}
+	for _, m := range msgs {
+		wrapper.Timestamp = max(wrapper.Timestamp, m.Timestamp)
+		if magic == MagicV1 {
+			m.Offset -= msgs[0].Offset
+		}
+		inner = appendLegacyMessage(inner, magic, 0, false, m)
+	}
+	wrapper.Value = codec.compress(inner)
+	if magic == MagicV0 && codec == CodecLZ4 {
+		wrapper.Value = breakLZ4V0HeaderChecksum(wrapper.Value)
+	}
+	return appendLegacyMessage(dst, magic, codec, logAppendTime, wrapper)
 }
 
 // appendLegacyMessage appends one entry of a message set.

@@ -253,3 +253,92 @@ func TestLegacyLZ4Framing(t *testing.T) {
 		}
 	}
 }
+
+// TestLegacyBatches: stored v0 and v1 messages, as AppendLegacy writes them, read back through Batches
+// as shallow batches (one per message, a wrapper's offset its last record's) whose Records give every
+// record its own offset and timestamp; kmsg, an independent decoder, reads the same messages.
+func TestLegacyBatches(t *testing.T) {
+	msgs := []LegacyMessage{
+		{Offset: 40, Timestamp: 1000, Key: []byte("a"), Value: []byte("x")},
+		{Offset: 41, Timestamp: 1003, Value: []byte("y")},
+		{Offset: 43, Timestamp: 1001, Key: []byte("c")}, // a gap, as compaction leaves
+	}
+	type rec struct {
+		offset, ts int64
+		key, value string
+	}
+	for _, magic := range []int8{MagicV0, MagicV1} {
+		for _, codec := range []Codec{CodecNone, CodecGzip, CodecLZ4} {
+			data := AppendLegacy(nil, magic, codec, false, msgs)
+			var shallow []int64
+			var got []rec
+			for b, err := range Batches(data) {
+				if err != nil {
+					t.Fatalf("magic %d %s: %v", magic, codec, err)
+				}
+				if err := b.VerifyCRC(); err != nil {
+					t.Errorf("magic %d %s: %v", magic, codec, err)
+				}
+				if b.Magic != magic || b.Attributes.Codec() != codec || b.ProducerID != -1 || b.PartitionLeaderEpoch != -1 || b.LastOffsetDelta != 0 {
+					t.Errorf("magic %d %s: header %+v", magic, codec, b.BatchHeader)
+				}
+				shallow = append(shallow, b.BaseOffset)
+				for r, err := range b.Records() {
+					if err != nil {
+						t.Fatalf("magic %d %s: %v", magic, codec, err)
+					}
+					got = append(got, rec{b.RecordOffset(r), b.RecordTimestamp(r), string(r.Key), string(r.Value)})
+				}
+			}
+			want := []rec{{40, 1000, "a", "x"}, {41, 1003, "", "y"}, {43, 1001, "c", ""}}
+			wantShallow := []int64{40, 41, 43}
+			if codec != CodecNone {
+				wantShallow = []int64{43}
+			}
+			for i := range want {
+				if magic == MagicV0 {
+					want[i].ts = -1
+				}
+			}
+			if !slices.Equal(got, want) || !slices.Equal(shallow, wantShallow) {
+				t.Errorf("magic %d %s: batches at %v with records %v, want %v and %v", magic, codec, shallow, got, wantShallow, want)
+			}
+			if n := len(kmsgMessages(t, magic, data)); n != len(wantShallow) {
+				t.Errorf("magic %d %s: kmsg reads %d messages", magic, codec, n)
+			}
+			corrupt := slices.Clone(data)
+			corrupt[len(corrupt)-1] ^= 1
+			for b, err := range Batches(corrupt) {
+				if err == nil && b.Pos == len(corrupt)-len(b.Raw) && !errors.Is(b.VerifyCRC(), ErrCRCMismatch) {
+					t.Errorf("magic %d %s: a flipped byte passes the CRC", magic, codec)
+				}
+			}
+		}
+	}
+}
+
+// TestDownConvertLegacy: messages already in the fetch's format or older go out as stored; v1 messages
+// for a v0 reader are rewritten (timestamps dropped, a wrapper's inner offsets made absolute).
+func TestDownConvertLegacy(t *testing.T) {
+	msgs := []LegacyMessage{{Offset: 7, Timestamp: 70, Value: []byte("p")}, {Offset: 8, Timestamp: 80, Value: []byte("q")}}
+	v0 := AppendLegacy(nil, MagicV0, CodecGzip, false, msgs)
+	v1 := AppendLegacy(nil, MagicV1, CodecGzip, false, msgs)
+	for _, tc := range []struct {
+		in    []byte
+		magic int8
+		want  []byte
+	}{{v0, MagicV1, v0}, {v0, MagicV0, v0}, {v1, MagicV1, v1}} {
+		if out, err := DownConvert(tc.in, tc.magic, 0); err != nil || !slices.Equal(out, tc.want) {
+			t.Errorf("to magic %d: %x, %v; want the stored bytes", tc.magic, out, err)
+		}
+	}
+	out, err := DownConvert(v1, MagicV0, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	set, err := ReadMessageSet(out)
+	if err != nil || set.Magic != MagicV0 || set.Codec != CodecGzip || len(set.Messages) != 2 ||
+		set.Messages[0].Offset != 7 || set.Messages[1].Offset != 8 || set.Messages[1].Timestamp != -1 {
+		t.Errorf("v1 to v0: %+v, %v", set, err)
+	}
+}

@@ -31,6 +31,10 @@ type Header struct {
 // Breaking out early skips the check of what follows.
 func (b Batch) Records() iter.Seq2[Record, error] {
 	return func(yield func(Record, error) bool) {
+		if b.Magic < MagicV2 {
+			b.legacyRecords(yield)
+			return
+		}
 		data := b.Raw[BatchHeaderSize:]
 		if codec := b.Attributes.Codec(); codec != CodecNone {
 			var err error

@@ -33,6 +33,7 @@ var dumpLogOptions = []optionSpec{
 	flagOpt("deep-iteration", "if set, uses deep instead of shallow iteration. Automatically set if print-data-log is enabled."),
 	flagOpt("offsets-decoder", "if set, log data will be parsed as offset data from the __consumer_offsets topic."),
 	flagOpt("transaction-log-decoder", "if set, log data will be parsed as transaction metadata from the __transaction_state topic."),
+	flagOpt("skip-record-metadata", "whether to skip printing metadata for each record."),
 	helpOption,
 }
 
@@ -60,6 +61,7 @@ func runDumpLog(args []string, stdout, stderr io.Writer) int {
 		printData:     opts.has("print-data-log") || opts.has("offsets-decoder") || opts.has("transaction-log-decoder"),
 		offsets:       opts.has("offsets-decoder"),
 		txnLog:        opts.has("transaction-log-decoder"),
+		skipMetadata:  opts.has("skip-record-metadata"),
 		verifyOnly:    opts.has("verify-index-only"),
 		sanityOnly:    opts.has("index-sanity-check"),
 		maxMessage:    5 * 1024 * 1024,
@@ -94,6 +96,7 @@ type logDumper struct {
 	stderr                        io.Writer
 	printData, offsets, deep      bool
 	txnLog                        bool // --transaction-log-decoder
+	skipMetadata                  bool // --skip-record-metadata
 	verifyOnly, sanityOnly        bool
 	maxMessage                    int32
 	problems                      *bytes.Buffer         // time index problems, printed after the mismatches
@@ -143,17 +146,22 @@ func siblingFile(file, suffix string) string {
 	return filepath.Join(dir, base+suffix)
 }
 
-func timestampType(a wire.Attributes) string {
-	if a.LogAppendTime() {
+// timestampType is the name of Kafka's TimestampType of a batch's records.
+func timestampType(h wire.BatchHeader) string {
+	switch {
+	case h.Magic == wire.MagicV0:
+		return "NoTimestampType"
+	case h.Attributes.LogAppendTime():
 		return "LogAppendTime"
 	}
 	return "CreateTime"
 }
 
-// readBatches splits a segment into its batches from position on, each
-// with its position in the segment; trailing bytes that do not make a whole
-// batch are left over and their count is returned. A batch whose magic is
-// not 2 ends the walk: these brokers write only v2 batches.
+// readBatches splits a segment into its batches from position on (v2
+// batches, and v0 and v1 messages of a topic in an older
+// message.format.version), each with its position in the segment; trailing
+// bytes that do not make a whole batch are left over and their count is
+// returned.
 func readBatches(data []byte, position int64) ([]wire.Batch, int64, error) {
 	var batches []wire.Batch
 	for b, err := range wire.Batches(data[position:]) {
@@ -201,12 +209,16 @@ func (d *logDumper) dumpLog(file string) error {
 	abs, _ := filepath.Abs(file)
 	last := int64(-1)
 	for _, b := range batches {
-		fmt.Fprintf(d.out, "baseOffset: %d lastOffset: %d count: %d baseSequence: %d lastSequence: %d producerId: %d "+
-			"producerEpoch: %d partitionLeaderEpoch: %d isTransactional: %t isControl: %t position: %d %s: %d size: %d "+
-			"magic: %d compresscodec: %s crc: %d isvalid: %t\n",
-			b.BaseOffset, b.LastOffset(), b.RecordCount, b.BaseSequence, b.LastSequence(),
-			b.ProducerID, b.ProducerEpoch, b.PartitionLeaderEpoch, b.Attributes.Transactional(), b.Attributes.Control(),
-			b.Pos, timestampType(b.Attributes), b.MaxTimestamp, len(b.Raw), b.Magic, b.Attributes.Codec(), b.CRC, b.VerifyCRC() == nil)
+		if b.Magic >= wire.MagicV2 {
+			fmt.Fprintf(d.out, "baseOffset: %d lastOffset: %d count: %d baseSequence: %d lastSequence: %d producerId: %d "+
+				"producerEpoch: %d partitionLeaderEpoch: %d isTransactional: %t isControl: %t",
+				b.BaseOffset, b.LastOffset(), b.RecordCount, b.BaseSequence, b.LastSequence(),
+				b.ProducerID, b.ProducerEpoch, b.PartitionLeaderEpoch, b.Attributes.Transactional(), b.Attributes.Control())
+		} else {
+			fmt.Fprintf(d.out, "offset: %d", b.LastOffset())
+		}
+		fmt.Fprintf(d.out, " position: %d %s: %d size: %d magic: %d compresscodec: %s crc: %d isvalid: %t\n",
+			b.Pos, timestampType(b.BatchHeader), b.MaxTimestamp, len(b.Raw), b.Magic, b.Attributes.Codec(), b.CRC, b.VerifyCRC() == nil)
 		if !d.deep {
 			continue
 		}
@@ -214,7 +226,13 @@ func (d *logDumper) dumpLog(file string) error {
 		if err != nil {
 			return err
 		}
-		for _, r := range recs {
+		var legacy []wire.LegacyMessage
+		if b.Magic < wire.MagicV2 {
+			if legacy, err = b.LegacyMessages(); err != nil {
+				return fmt.Errorf("batch at offset %d: %w", b.LastOffset(), err)
+			}
+		}
+		for i, r := range recs {
 			offset := b.RecordOffset(r)
 			if last != -1 && offset != last+1 {
 				if len(d.nonConsec[abs]) == 0 {
@@ -223,7 +241,11 @@ func (d *logDumper) dumpLog(file string) error {
 				d.nonConsec[abs] = append([][2]int64{{last, offset}}, d.nonConsec[abs]...)
 			}
 			last = offset
-			if err := d.printRecord(b, r, offset); err != nil {
+			m := recordMeta{crc: "null", batchBase: b.BaseOffset}
+			if legacy != nil {
+				m = recordMeta{crc: strconv.FormatUint(uint64(legacy[i].CRC), 10), batchBase: legacy[0].Offset}
+			}
+			if err := d.printRecord(b, r, offset, m); err != nil {
 				return err
 			}
 		}
@@ -234,17 +256,44 @@ func (d *logDumper) dumpLog(file string) error {
 	return nil
 }
 
-func (d *logDumper) printRecord(b wire.Batch, r wire.Record, offset int64) error {
-	keys := make([]string, len(r.Headers))
-	for i, h := range r.Headers {
-		keys[i] = h.Key
+// recordMeta is what a record line says beyond the record and its batch's
+// header: the record's CRC (a legacy message's; "null" in v2, as Kafka's
+// checksumOrNull) and the batch's base offset (a legacy wrapper's is its
+// first record's, which its shallow header does not know).
+type recordMeta struct {
+	crc       string
+	batchBase int64
+}
+
+// printRecord prints a record as Kafka 2.8's DumpLogSegments does: its
+// metadata and its batch's (unless --skip-record-metadata), then a
+// transaction marker or, with --print-data-log, the key and payload. A
+// legacy message's record is valid whenever it was read: wire checks each
+// message's CRC.
+func (d *logDumper) printRecord(b wire.Batch, r wire.Record, offset int64, m recordMeta) error {
+	prefix := "| "
+	if !d.skipMetadata {
+		fmt.Fprintf(d.out, "%soffset: %d isValid: true crc: %s keySize: %d valueSize: %d %s: %d baseOffset: %d lastOffset: %d "+
+			"baseSequence: %d lastSequence: %d producerEpoch: %d partitionLeaderEpoch: %d batchSize: %d magic: %d compressType: %s position: %d",
+			prefix, offset, m.crc, nullableLen(r.Key), nullableLen(r.Value), timestampType(b.BatchHeader), b.RecordTimestamp(r),
+			m.batchBase, b.LastOffset(), b.BaseSequence, b.LastSequence(), b.ProducerEpoch, b.PartitionLeaderEpoch,
+			len(b.Raw), b.Magic, b.Attributes.Codec(), b.Pos)
+		prefix = " "
+		if b.Magic >= wire.MagicV2 {
+			keys := make([]string, len(r.Headers))
+			for i, h := range r.Headers {
+				keys[i] = h.Key
+			}
+			fmt.Fprintf(d.out, " sequence: %d headerKeys: [%s]", b.Sequence(r.OffsetDelta), strings.Join(keys, ","))
+		} else {
+			fmt.Fprintf(d.out, " crc: %s isvalid: true", m.crc)
+		}
 	}
-	fmt.Fprintf(d.out, "| offset: %d %s: %d keysize: %d valuesize: %d sequence: %d headerKeys: [%s]",
-		offset, timestampType(b.Attributes), b.RecordTimestamp(r), nullableLen(r.Key), nullableLen(r.Value),
-		b.Sequence(r.OffsetDelta), strings.Join(keys, ","))
 	switch {
 	case b.Attributes.Control():
-		d.printControlRecord(r)
+		if !d.skipMetadata {
+			d.printControlRecord(r)
+		}
 	case d.printData && d.txnLog:
 		// Kafka's TransactionLogMessageParser: a tombstone prints <DELETE>.
 		e, err := transaction.DecodeRecord(r.Key, r.Value)
@@ -252,14 +301,14 @@ func (d *logDumper) printRecord(b wire.Batch, r wire.Record, offset int64) error
 			return err
 		}
 		key, payload := e.DumpString()
-		fmt.Fprintf(d.out, " key: %s payload: %s", key, payload)
+		fmt.Fprintf(d.out, "%skey: %s payload: %s", prefix, key, payload)
 	case d.printData && r.Value != nil:
 		key, payload, err := d.parseRecord(r)
 		if err != nil {
 			return err
 		}
 		if r.Key != nil || d.offsets {
-			fmt.Fprintf(d.out, " key: %s", key)
+			fmt.Fprintf(d.out, "%skey: %s", prefix, key)
 		}
 		fmt.Fprintf(d.out, " payload: %s", payload)
 	}

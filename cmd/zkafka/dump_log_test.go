@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"fmt"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -68,12 +69,23 @@ func TestDumpLogSegments(t *testing.T) {
 		t.Errorf("shallow dump: exit %d\n%s\nwant\n%s\nstderr %s", r.code, r.stdout, want, r.stderr)
 	}
 
+	gzipBatch := regexp.MustCompile(`position: 233 CreateTime: \d+ size: (\d+)`).FindStringSubmatch(r.stdout)
+	if gzipBatch == nil {
+		t.Fatal("the shallow dump has no batch at position 233")
+	}
+	gzipSize := gzipBatch[1]
 	r = runZkafka("dump-log", "--files", segment+".log", "--print-data-log")
+	// Kafka 2.8's record line: the record's metadata and its batch's.
+	meta := func(offset int, keySize, valueSize int, position, size, codec string) string {
+		return fmt.Sprintf("| offset: %d isValid: true crc: null keySize: %d valueSize: %d CreateTime: %d baseOffset: %d lastOffset: %d "+
+			"baseSequence: 0 lastSequence: 0 producerEpoch: -1 partitionLeaderEpoch: 0 batchSize: %s magic: 2 compressType: %s position: %s",
+			offset, keySize, valueSize, base.UnixMilli()+int64(offset)*1000, offset, offset, size, codec, position)
+	}
 	records := []string{
-		"| offset: 0 CreateTime: 1614697556567 keysize: 2 valuesize: 5 sequence: 0 headerKeys: [] key: k1 payload: hello\n",
-		"| offset: 1 CreateTime: 1614697557567 keysize: -1 valuesize: 6 sequence: 0 headerKeys: [h1,h2] payload: no key\n",
-		"| offset: 2 CreateTime: 1614697558567 keysize: 2 valuesize: 5 sequence: 0 headerKeys: [] key: k3 payload: third\n",
-		"| offset: 3 CreateTime: 1614697559567 keysize: -1 valuesize: 180 sequence: 0 headerKeys: [] payload: " + strings.Repeat("squeezed ", 20) + "\n",
+		meta(0, 2, 5, "0", "75", "NONE") + " sequence: 0 headerKeys: [] key: k1 payload: hello\n",
+		meta(1, -1, 6, "75", "83", "NONE") + " sequence: 0 headerKeys: [h1,h2] payload: no key\n",
+		meta(2, 2, 5, "158", "75", "NONE") + " sequence: 0 headerKeys: [] key: k3 payload: third\n",
+		meta(3, -1, 180, "233", gzipSize, "GZIP") + " sequence: 0 headerKeys: [] payload: " + strings.Repeat("squeezed ", 20) + "\n",
 	}
 	lines := strings.SplitAfter(r.stdout, "\n")
 	if r.code != 0 || len(lines) != 11 {
@@ -85,8 +97,12 @@ func TestDumpLogSegments(t *testing.T) {
 		}
 	}
 	deep := runZkafka("dump-log", "--files", segment+".log", "--deep-iteration")
-	if !strings.Contains(deep.stdout, "| offset: 1 CreateTime: 1614697557567 keysize: -1 valuesize: 6 sequence: 0 headerKeys: [h1,h2]\n") {
-		t.Errorf("deep iteration without data:\n%s", deep.stdout)
+	if want := meta(1, -1, 6, "75", "83", "NONE") + " sequence: 0 headerKeys: [h1,h2]\n"; !strings.Contains(deep.stdout, want) {
+		t.Errorf("deep iteration without data:\n%s\nwant the line\n%s", deep.stdout, want)
+	}
+	skip := runZkafka("dump-log", "--files", segment+".log", "--print-data-log", "--skip-record-metadata")
+	if !strings.Contains(skip.stdout, "\n| key: k1 payload: hello\n") || !strings.Contains(skip.stdout, "\n payload: no key\n") {
+		t.Errorf("--skip-record-metadata: exit %d\n%s\nstderr %s", skip.code, skip.stdout, skip.stderr)
 	}
 
 	expectZkafka(t, runZkafka("dump-log", "--files", segment+".index,"+segment+".timeindex"), 0,
@@ -150,5 +166,58 @@ func TestOffsetsDecoderGroupMetadata(t *testing.T) {
 	v = kmsg.GroupMetadataValue{ProtocolType: "connect", Members: []kmsg.GroupMetadataValueMember{{MemberID: "w", Assignment: []byte{0, 0x0a, 0xff}}}}
 	if _, value, _ := groupMetadataJSON(kmsg.GroupMetadataKey{Group: "c"}, v); value != `{"protocolType":"connect","protocol":null,"generationId":0,"assignment":"{w=AFF}"}` {
 		t.Errorf("non-consumer group: %s", value)
+	}
+}
+
+// TestDumpLogLegacySegments dumps the segments of topics whose
+// message.format.version stores v1 (0.10.2) and v0 (0.9.0) messages, in
+// Kafka 2.8's layout for them: a line per message (a compressed wrapper's
+// offset is its last record's) and, per record, its own CRC.
+func TestDumpLogLegacySegments(t *testing.T) {
+	c := testcluster.Start(t, testcluster.Options{})
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	adm := kadm.NewClient(c.Client())
+	ts := time.UnixMilli(1614697556567)
+	for _, v := range []string{"0.10.2", "0.9.0"} {
+		topic := "dump-" + strings.ReplaceAll(v, ".", "-")
+		if resp, err := adm.CreateTopic(ctx, 1, 1, map[string]*string{"message.format.version": kmsg.StringPtr(v)}, topic); err != nil || resp.Err != nil {
+			t.Fatalf("create topic: %v %v", err, resp.Err)
+		}
+		c.WaitForLeader(topic, 0)
+		plain := c.Client(kgo.DisableIdempotentWrite(), kgo.ProducerBatchCompression(kgo.NoCompression()))
+		if err := plain.ProduceSync(ctx, &kgo.Record{Topic: topic, Key: []byte("k1"), Value: []byte("hello"), Timestamp: ts}).FirstErr(); err != nil {
+			t.Fatal(err)
+		}
+		gzipped := c.Client(kgo.DisableIdempotentWrite(), kgo.ProducerBatchCompression(kgo.GzipCompression()))
+		if err := gzipped.ProduceSync(ctx, &kgo.Record{Topic: topic, Value: []byte(strings.Repeat("squeezed ", 20)), Timestamp: ts.Add(time.Second)}).FirstErr(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	logDirs := c.Properties(1)["log.dirs"]
+	c.StopBroker(1)
+	for _, tc := range []struct {
+		topic, magic, plainSize string
+		ts0, ts1                string
+	}{
+		{"dump-0-10-2", "1", "41", "CreateTime: 1614697556567", "CreateTime: 1614697557567"},
+		{"dump-0-9-0", "0", "33", "NoTimestampType: -1", "NoTimestampType: -1"},
+	} {
+		segment := filepath.Join(logDirs, tc.topic+"-0", "00000000000000000000.log")
+		r := runZkafka("dump-log", "--files", segment, "--print-data-log")
+		rec := func(offset, size, codec, position, key, rest string) string {
+			return `\| offset: ` + offset + ` isValid: true crc: (\d+) keySize: ` + key + ` ` + tc.ts0[:strings.Index(tc.ts0, ":")] + `: -?\d+ baseOffset: ` + offset +
+				` lastOffset: ` + offset + ` baseSequence: -1 lastSequence: -1 producerEpoch: -1 partitionLeaderEpoch: -1 batchSize: ` + size +
+				` magic: ` + tc.magic + ` compressType: ` + codec + ` position: ` + position + ` crc: \d+ isvalid: true ` + rest + "\n"
+		}
+		want := "^Dumping " + regexp.QuoteMeta(segment) + "\nStarting offset: 0\n" +
+			"offset: 0 position: 0 " + tc.ts0 + " size: " + tc.plainSize + " magic: " + tc.magic + ` compresscodec: NONE crc: (\d+) isvalid: true` + "\n" +
+			rec("0", tc.plainSize, "NONE", "0", "2 valueSize: 5", "key: k1 payload: hello") +
+			"offset: 1 position: " + tc.plainSize + " " + tc.ts1 + ` size: \d+ magic: ` + tc.magic + ` compresscodec: GZIP crc: \d+ isvalid: true` + "\n" +
+			rec("1", `\d+`, "GZIP", tc.plainSize, "-1 valueSize: 180", "payload: "+strings.Repeat("squeezed ", 20)) + "$"
+		m := regexp.MustCompile(want).FindStringSubmatch(r.stdout)
+		if r.code != 0 || m == nil || m[1] != m[2] {
+			t.Errorf("%s: exit %d\n%s\nwant\n%s\n(the message's CRC on both lines)\nstderr %s", tc.topic, r.code, r.stdout, want, r.stderr)
+		}
 	}
 }

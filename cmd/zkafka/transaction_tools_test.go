@@ -70,8 +70,8 @@ func TestTransactionTools(t *testing.T) {
 	r = runZkafka("dump-log", "--files", segment+".log", "--print-data-log")
 	for _, re := range []string{
 		`baseOffset: 2 lastOffset: 2 count: 1 baseSequence: -1 lastSequence: -1 producerId: \d+ producerEpoch: 0 partitionLeaderEpoch: 0 isTransactional: true isControl: true`,
-		`\| offset: 2 CreateTime: \d+ keysize: 4 valuesize: 6 sequence: -1 headerKeys: \[\] endTxnMarker: COMMIT coordinatorEpoch: 0`,
-		`\| offset: 4 CreateTime: \d+ keysize: 4 valuesize: 6 sequence: -1 headerKeys: \[\] endTxnMarker: ABORT coordinatorEpoch: 0`,
+		`\| offset: 2 isValid: true crc: null keySize: 4 valueSize: 6 CreateTime: \d+ baseOffset: 2 lastOffset: 2 baseSequence: -1 lastSequence: -1 producerEpoch: 0 partitionLeaderEpoch: 0 batchSize: 78 magic: 2 compressType: NONE position: \d+ sequence: -1 headerKeys: \[\] endTxnMarker: COMMIT coordinatorEpoch: 0`,
+		`\| offset: 4 isValid: true crc: null keySize: 4 valueSize: 6 CreateTime: \d+ baseOffset: 4 lastOffset: 4 baseSequence: -1 lastSequence: -1 producerEpoch: 0 partitionLeaderEpoch: 0 batchSize: 78 magic: 2 compressType: NONE position: \d+ sequence: -1 headerKeys: \[\] endTxnMarker: ABORT coordinatorEpoch: 0`,
 		`isTransactional: true isControl: false`,
 	} {
 		if !regexp.MustCompile(re).MatchString(r.stdout) {
