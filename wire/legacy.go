@@ -200,6 +200,9 @@ func (s *MessageSet) read(data []byte, inner bool) error {
 		if err := s.read(plain, true); err != nil {
 			return err
 		}
+		if len(s.Messages) == first {
+			return formatErrorf(ErrCorruptRecords, "compressed message at offset %d has no inner messages", offset)
+		}
 		if magic == MagicV1 {
 			// Relative inner offsets: the wrapper carries the last one.
 			last := s.Messages[len(s.Messages)-1].Offset

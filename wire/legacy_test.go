@@ -128,6 +128,7 @@ func TestReadMessageSetRefuses(t *testing.T) {
 		{"mixed magic", slices.Concat(good, kmsgMessage(MagicV0, 1, 0, 0, nil, []byte("v"))), ErrCorruptRecords},
 		{"ZSTD", zstd, ErrUnknownCodec},
 		{"compressed inside compressed", nested, ErrCorruptRecords},
+		{"empty wrapper", kmsgMessage(MagicV1, 0, int8(CodecGzip), 1, nil, CodecGzip.compress(nil)), ErrCorruptRecords},
 		{"a v2 batch", AppendBatch(nil, testHeader(CodecNone), testRecords()), ErrCorruptRecords},
 	} {
 		if _, err := UpConvert(tc.in); !errors.Is(err, tc.want) {
