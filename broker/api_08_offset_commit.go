@@ -12,6 +12,8 @@ package broker
 //	v6: committed leader epoch (KIP-320)
 //	v7: group instance id (KIP-345)
 //	v8: flexible
+//	v9: Kafka 4.0's, for consumer-protocol members (their member epoch as
+//	    the generation); advertised only with the consumer protocol on
 //
 // A partition of a topic the broker does not know gets
 // UNKNOWN_TOPIC_OR_PARTITION; the others are committed by the coordinator,
@@ -33,7 +35,7 @@ import (
 )
 
 var offsetCommitAPI = api{
-	key: 8, min: 0, max: maxVersion(8),
+	key: 8, min: 0, max: 9,
 	handle: func(ctx context.Context, s *Server, r *request) kmsg.Response {
 		if resp := s.deniedOn(r, acl.OpRead, acl.ResourceGroup, r.body.(*kmsg.OffsetCommitRequest).Group, kerr.GroupAuthorizationFailed.Code); resp != nil {
 			return resp

@@ -17,7 +17,7 @@ import (
 // an unserved row is not advertised, and a row that differs from 2.8.2 says
 // why.
 func TestAPIVersionsMatchKafka28(t *testing.T) {
-	s := &Server{apis: advertisedAPIs(false)}
+	s := &Server{apis: advertisedAPIs(false, false)}
 	advertised := map[int16]string{}
 	for _, k := range s.apiVersionsResponse(3, 0).(*kmsg.ApiVersionsResponse).ApiKeys {
 		advertised[k.ApiKey] = fmt.Sprintf("%d-%d", k.MinVersion, k.MaxVersion)
@@ -71,6 +71,34 @@ func TestEveryAPIHasAnErrorResponse(t *testing.T) {
 	for key, a := range apiTable() {
 		if a.errorResponse == nil && key != apiVersionsAPI.key {
 			t.Errorf("%s (%d) has no errorResponse", kmsg.NameForKey(key), key)
+		}
+	}
+}
+
+// TestConsumerProtocolAPIsAdvertisedOnlyWhenEnabled: a strict 2.8 broker
+// (the default) advertises neither KIP-848 API and OffsetCommit up to 2.8's
+// v8; with group.coordinator.rebalance.protocols=classic,consumer it
+// advertises ConsumerGroupHeartbeat and ConsumerGroupDescribe v0–1 (Kafka
+// 4.0's) and OffsetCommit v9.
+func TestConsumerProtocolAPIsAdvertisedOnlyWhenEnabled(t *testing.T) {
+	for _, enabled := range []bool{false, true} {
+		s := &Server{apis: advertisedAPIs(false, enabled)}
+		got := map[int16]string{}
+		for _, k := range s.apiVersionsResponse(3, 0).(*kmsg.ApiVersionsResponse).ApiKeys {
+			got[k.ApiKey] = fmt.Sprintf("%d-%d", k.MinVersion, k.MaxVersion)
+		}
+		want := map[int16]string{68: "-", 69: "-", 8: "0-8"}
+		if enabled {
+			want = map[int16]string{68: "0-1", 69: "0-1", 8: "0-9"}
+		}
+		for key, w := range want {
+			g, ok := got[key]
+			if !ok {
+				g = "-"
+			}
+			if g != w {
+				t.Errorf("consumer protocol %t: %s advertised %s, want %s", enabled, kmsg.NameForKey(key), g, w)
+			}
 		}
 	}
 }

@@ -26,7 +26,9 @@ type api struct {
 // serve. Minimum versions are those the v2 record-batch format allows
 // (Produce from v3, Fetch from v4); maxima are Kafka 2.8's, except
 // FindCoordinator v4 and OffsetFetch v8 (Kafka 3.0's batched forms, which
-// issue 5 asks for; advertisedAPIs hides them by default).
+// issue 5 asks for; advertisedAPIs hides them by default), and KIP-848's
+// consumer protocol: ConsumerGroupHeartbeat, ConsumerGroupDescribe and
+// OffsetCommit v9 (Kafka 4.0's, hidden unless enabled).
 func apiTable() map[int16]api {
 	apis := []api{
 		produceAPI,
@@ -85,6 +87,8 @@ func apiTable() map[int16]api {
 		listGroupsAPI,
 		deleteGroupsAPI,
 		offsetDeleteAPI,
+		consumerGroupHeartbeatAPI,
+		consumerGroupDescribeAPI,
 	}
 	m := make(map[int16]api, len(apis))
 	for _, a := range apis {
@@ -96,9 +100,18 @@ func apiTable() map[int16]api {
 // advertisedAPIs is apiTable as the broker advertises it: FindCoordinator
 // and OffsetFetch stop at Kafka 2.8's maxima unless batched (the
 // zkafka.batched.coordinator.apis.enable switch) lets clients use Kafka
-// 3.0's batched versions.
-func advertisedAPIs(batched bool) map[int16]api {
+// 3.0's batched versions, and the consumer protocol's APIs are left out
+// unless consumerProtocol (group.coordinator.rebalance.protocols has
+// consumer), OffsetCommit then going to v9, which its members commit with.
+func advertisedAPIs(batched, consumerProtocol bool) map[int16]api {
 	m := apiTable()
+	if !consumerProtocol {
+		delete(m, consumerGroupHeartbeatAPI.key)
+		delete(m, consumerGroupDescribeAPI.key)
+		a := m[offsetCommitAPI.key]
+		a.max = maxVersion(offsetCommitAPI.key)
+		m[offsetCommitAPI.key] = a
+	}
 	if !batched {
 		for _, key := range []int16{findCoordinatorAPI.key, offsetFetchAPI.key} {
 			a := m[key]

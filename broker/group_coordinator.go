@@ -27,6 +27,20 @@ import (
 // offsetsTopic is Kafka's internal topic for group metadata and offsets.
 const offsetsTopic = "__consumer_offsets"
 
+// consumerTopics is the metadata cache as the consumer protocol's
+// assignment reads it: topics by name with their ids and partition counts.
+// A topic without an id (which the controller adds at creation) is left
+// out, since the protocol names topics by id.
+type consumerTopics struct{ cache *MetadataCache }
+
+func (t consumerTopics) Topic(name string) ([16]byte, int32, bool) {
+	id, n, ok := t.cache.PartitionCount(name)
+	return id, n, ok && id != [16]byte{}
+}
+
+func (t consumerTopics) TopicName(id [16]byte) (string, bool) { return t.cache.TopicName(id) }
+func (t consumerTopics) TopicNames() []string                 { return t.cache.Topics() }
+
 // groupConfigOf reads the coordinator's settings (Kafka's names and
 // defaults, which brokerconfig holds) from the broker config.
 func groupConfigOf(c *brokerconfig.Config, log *zap.Logger) (coordinator.Config, error) {
@@ -41,6 +55,10 @@ func groupConfigOf(c *brokerconfig.Config, log *zap.Logger) (coordinator.Config,
 		OffsetsRetention:              time.Duration(p.Int64("offsets.retention.minutes")) * time.Minute,
 		OffsetsRetentionCheckInterval: p.Ms("offsets.retention.check.interval.ms"),
 		OffsetCommitTimeout:           p.Ms("offsets.commit.timeout.ms"),
+		ConsumerSessionTimeout:        p.Ms("group.consumer.session.timeout.ms"),
+		ConsumerHeartbeatInterval:     p.Ms("group.consumer.heartbeat.interval.ms"),
+		ConsumerMaxSize:               int(p.Int32("group.consumer.max.size")),
+		ConsumerAssignors:             brokerconfig.SplitListValue(c.Properties["group.consumer.assignors"]),
 		Logger:                        log,
 	}
 	if err := p.Err(); err != nil {
@@ -105,6 +123,7 @@ func (s *Server) startGroupCoordinator() error {
 	if err != nil {
 		return err
 	}
+	cfg.Topics = consumerTopics{s.metadata}
 	cfg.Clock = s.clock
 	s.groupCoordinator = coordinator.New(cfg, coordinatorLog{s.replicas, offsetsTopic})
 	s.groupCoordinator.Start()

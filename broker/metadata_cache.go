@@ -210,6 +210,18 @@ func (c *MetadataCache) Topic(name string) (id [16]byte, partitions map[int32]Pa
 	return t.id, partitions, true
 }
 
+// PartitionCount returns a topic's id and number of partitions, without
+// copying their metadata (the consumer protocol's heartbeats ask it).
+func (c *MetadataCache) PartitionCount(name string) (id [16]byte, n int32, ok bool) {
+	c.mu.RLock()
+	defer c.mu.RUnlock()
+	t, ok := c.topics[name]
+	if !ok {
+		return id, 0, false
+	}
+	return t.id, int32(len(t.partitions)), true
+}
+
 // TopicName returns the name of the topic with this id, as Kafka's
 // getTopicName does. Ids are unique, except that topics the controller sent
 // without one share the zero id; of those, the first name in order answers.

@@ -193,7 +193,7 @@ func (s *Server) Start(ctx context.Context) (err error) {
 		defer s.wg.Done()
 		s.replicas.run(s.ctx)
 	}()
-	s.apis = advertisedAPIs(s.cfg.BatchedCoordinatorAPIs)
+	s.apis = advertisedAPIs(s.cfg.BatchedCoordinatorAPIs, s.cfg.ConsumerGroupProtocol)
 	if err := s.startGroupCoordinator(); err != nil {
 		return err
 	}

@@ -83,6 +83,11 @@ type Config struct {
 	// the broker advertise Kafka 3.0's batched FindCoordinator v4 and
 	// OffsetFetch v8; off, it stops at Kafka 2.8's v3 and v7.
 	BatchedCoordinatorAPIs bool
+	// ConsumerGroupProtocol is group.coordinator.rebalance.protocols
+	// including consumer: the broker serves KIP-848's ConsumerGroupHeartbeat
+	// and ConsumerGroupDescribe (Kafka 4.0's), and OffsetCommit v9 for
+	// their members' commits. The group.consumer.* configs shape it.
+	ConsumerGroupProtocol bool
 	// FeatureVersioning is inter.broker.protocol.version >= 2.7: the
 	// controller enables KIP-584's /feature.
 	FeatureVersioning bool
@@ -151,6 +156,24 @@ const (
 var zkafkaConfigDefs = []brokerConfigDef{
 	{Name: "replica.truncation.mode", Type: TypeString, Default: TruncateByEpoch,
 		Doc: "How a follower truncates its log when it starts following a new leader: epoch asks the leader where the follower's latest leader epoch ends (KIP-101, Kafka 0.11 and later), hw cuts the log at the follower's own high watermark, the pre-0.11 rule kept to show its failures."},
+	{Name: "group.coordinator.rebalance.protocols", Type: TypeList, Default: "classic",
+		Doc: "The list of enabled rebalance protocols (Kafka 4.0's config). Supported protocols: classic,consumer. classic is the JoinGroup/SyncGroup protocol of Kafka 2.8 and must stay enabled; consumer adds KIP-848's ConsumerGroupHeartbeat and ConsumerGroupDescribe, which a Kafka 2.8 broker does not have, so the default is classic alone."},
+	{Name: "group.consumer.session.timeout.ms", Type: TypeInt, Default: "45000",
+		Doc: "The timeout to detect client failures when using the consumer group protocol."},
+	{Name: "group.consumer.min.session.timeout.ms", Type: TypeInt, Default: "45000",
+		Doc: "The minimum allowed session timeout for registered consumers."},
+	{Name: "group.consumer.max.session.timeout.ms", Type: TypeInt, Default: "60000",
+		Doc: "The maximum allowed session timeout for registered consumers."},
+	{Name: "group.consumer.heartbeat.interval.ms", Type: TypeInt, Default: "5000",
+		Doc: "The heartbeat interval given to the members of a consumer group."},
+	{Name: "group.consumer.min.heartbeat.interval.ms", Type: TypeInt, Default: "5000",
+		Doc: "The minimum heartbeat interval for registered consumers."},
+	{Name: "group.consumer.max.heartbeat.interval.ms", Type: TypeInt, Default: "15000",
+		Doc: "The maximum heartbeat interval for registered consumers."},
+	{Name: "group.consumer.max.size", Type: TypeInt, Default: "2147483647",
+		Doc: "The maximum number of consumers that a single consumer group can accommodate."},
+	{Name: "group.consumer.assignors", Type: TypeList, Default: "uniform,range",
+		Doc: "The server side assignors as a list of names (uniform, range). The first one in the list is considered as the default assignor to be used in the case where the consumer does not specify an assignor."},
 	{Name: "zkafka.batched.coordinator.apis.enable", Type: TypeBoolean, Default: "false",
 		Doc: "Advertise Kafka 3.0's batched FindCoordinator v4 and OffsetFetch v8; when false the broker stops at Kafka 2.8's v3 and v7."},
 	{Name: "zkafka.clock.skew.ms", Type: TypeLong, Default: "0",
@@ -310,6 +333,14 @@ func New(props map[string]string) (*Config, error) {
 		c.LogRetentionTime = time.Duration(p.Int64("log.retention.minutes")) * time.Minute
 	default:
 		c.LogRetentionTime = time.Duration(p.Int64("log.retention.hours")) * time.Hour
+	}
+	consumerProtocol, err := rebalanceProtocols(p.list("group.coordinator.rebalance.protocols"))
+	if err != nil {
+		return nil, err
+	}
+	c.ConsumerGroupProtocol = consumerProtocol
+	if err := checkConsumerGroupConfigs(p); err != nil {
+		return nil, err
 	}
 	c.LogDirs = p.list("log.dirs")
 	if len(c.LogDirs) == 0 {

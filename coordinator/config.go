@@ -32,7 +32,17 @@ type Config struct {
 	// OffsetCommitTimeout is offsets.commit.timeout.ms: how long a commit
 	// waits for acks=all.
 	OffsetCommitTimeout time.Duration
-	Logger              *zap.Logger
+	// ConsumerSessionTimeout (group.consumer.session.timeout.ms),
+	// ConsumerHeartbeatInterval (group.consumer.heartbeat.interval.ms),
+	// ConsumerMaxSize (group.consumer.max.size) and ConsumerAssignors
+	// (group.consumer.assignors, the first the default) shape the consumer
+	// rebalance protocol; Topics is the metadata it assigns from.
+	ConsumerSessionTimeout    time.Duration
+	ConsumerHeartbeatInterval time.Duration
+	ConsumerMaxSize           int
+	ConsumerAssignors         []string
+	Topics                    TopicSource
+	Logger                    *zap.Logger
 	// Clock drives every timer (session, rebalance, initial delay) and the
 	// wall-clock checks (offsets retention); nil means the real one.
 	Clock kafka.Clock
@@ -50,6 +60,10 @@ func DefaultConfig() Config {
 		OffsetsRetention:              7 * 24 * time.Hour,
 		OffsetsRetentionCheckInterval: 10 * time.Minute,
 		OffsetCommitTimeout:           5 * time.Second,
+		ConsumerSessionTimeout:        45 * time.Second,
+		ConsumerHeartbeatInterval:     5 * time.Second,
+		ConsumerMaxSize:               math.MaxInt32,
+		ConsumerAssignors:             []string{"uniform", "range"},
 	}
 }
 

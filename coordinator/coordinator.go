@@ -56,6 +56,19 @@ func New(cfg Config, store Log) *Coordinator {
 	if cfg.OffsetsTopicPartitions <= 0 {
 		cfg.OffsetsTopicPartitions = 50
 	}
+	def := DefaultConfig()
+	if cfg.ConsumerSessionTimeout <= 0 {
+		cfg.ConsumerSessionTimeout = def.ConsumerSessionTimeout
+	}
+	if cfg.ConsumerHeartbeatInterval <= 0 {
+		cfg.ConsumerHeartbeatInterval = def.ConsumerHeartbeatInterval
+	}
+	if cfg.ConsumerMaxSize <= 0 {
+		cfg.ConsumerMaxSize = def.ConsumerMaxSize
+	}
+	if len(cfg.ConsumerAssignors) == 0 {
+		cfg.ConsumerAssignors = def.ConsumerAssignors
+	}
 	ctx, cancel := context.WithCancel(context.Background())
 	return &Coordinator{
 		cfg: cfg, log: cfg.Logger, clock: cfg.Clock, store: store, ctx: ctx, cancel: cancel,

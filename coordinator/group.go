@@ -197,6 +197,9 @@ type group struct {
 	// (protocol type "consumer" and every subscription readable).
 	subscribed      map[string]bool
 	subscribedKnown bool
+	// modern is the group's state on the consumer rebalance protocol
+	// (KIP-848); nil for a classic group.
+	modern *consumerGroup
 }
 
 func newGroup(id string, partition int32, now time.Time) *group {
@@ -210,6 +213,9 @@ func newGroup(id string, partition int32, now time.Time) *group {
 }
 
 func (g *group) is(s GroupState) bool { return g.state == s }
+
+// empty reports whether the group has no members on either protocol.
+func (g *group) empty() bool { return g.is(Empty) && (g.modern == nil || len(g.modern.members) == 0) }
 
 // hasOffsets counts commits in flight and transactional commits awaiting
 // their marker as offsets, so the expiry check does not remove a group
@@ -457,4 +463,10 @@ func (g *group) computeSubscribedTopics() {
 
 // isSubscribedTo is conservative: an unknown subscription covers every
 // topic.
-func (g *group) isSubscribedTo(topic string) bool { return !g.subscribedKnown || g.subscribed[topic] }
+func (g *group) isSubscribedTo(topic string) bool {
+	if g.modern != nil {
+		_, ok := g.modern.metadata[topic]
+		return ok
+	}
+	return !g.subscribedKnown || g.subscribed[topic]
+}

@@ -27,6 +27,13 @@ func (c *Coordinator) DescribeGroup(groupID string) kmsg.DescribeGroupsResponseG
 		return d
 	}
 	defer g.mu.Unlock()
+	if g.modern != nil {
+		// Kafka 4.0 describes only classic groups here: a consumer group is
+		// Dead (GROUP_ID_NOT_FOUND from v6, which 2.8 does not have);
+		// ConsumerGroupDescribe describes it.
+		d.State = Dead.String()
+		return d
+	}
 	d.State, d.ProtocolType = g.state.String(), g.protocolType
 	if g.is(Stable) {
 		d.Protocol = g.protocolName
@@ -76,9 +83,13 @@ func (c *Coordinator) ListGroups(states []string) (groups []kmsg.ListGroupsRespo
 	}
 	for _, g := range all {
 		g.mu.Lock()
-		if !g.is(Dead) && (len(want) == 0 || want[g.state.String()]) {
+		protocolType, state := g.protocolType, g.state.String()
+		if g.modern != nil {
+			protocolType, state = consumerProtocolType, g.modern.state()
+		}
+		if !g.is(Dead) && (len(want) == 0 || want[state]) {
 			lg := kmsg.NewListGroupsResponseGroup()
-			lg.Group, lg.ProtocolType, lg.GroupState = g.id, g.protocolType, g.state.String()
+			lg.Group, lg.ProtocolType, lg.GroupState = g.id, protocolType, state
 			groups = append(groups, lg)
 		}
 		g.mu.Unlock()
@@ -107,7 +118,7 @@ func (c *Coordinator) deleteGroup(id string) error {
 		return kerr.GroupIDNotFound
 	}
 	defer g.mu.Unlock()
-	if !g.is(Empty) {
+	if !g.empty() {
 		return kerr.NonEmptyGroup
 	}
 	c.transitionLocked(g, Dead)

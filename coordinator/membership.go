@@ -6,6 +6,7 @@ package coordinator
 
 import (
 	"context"
+	"errors"
 	"time"
 
 	"github.com/twmb/franz-go/pkg/kerr"
@@ -55,7 +56,8 @@ func errCode(err error) int16 {
 	if err == nil {
 		return 0
 	}
-	if ke, ok := err.(*kerr.Error); ok {
+	var ke *kerr.Error
+	if errors.As(err, &ke) {
 		return ke.Code
 	}
 	return kerr.UnknownServerError.Code
@@ -95,6 +97,16 @@ func (c *Coordinator) joinGroup(req *kmsg.JoinGroupRequest, clientID, clientHost
 		return
 	}
 	defer g.mu.Unlock()
+	if g.modern != nil {
+		// Kafka 4.0 lets a classic member into a consumer group and runs it
+		// through the server-side assignment (online migration); this
+		// broker does not, and converts only an empty group back.
+		if len(g.modern.members) > 0 {
+			fail(memberID, kerr.InconsistentGroupProtocol)
+			return
+		}
+		g.modern = nil
+	}
 	if unknown && len(g.members) >= c.cfg.MaxGroupSize {
 		fail("", kerr.GroupMaxSizeReached)
 		return

@@ -28,7 +28,9 @@ func (c *Coordinator) OffsetCommit(ctx context.Context, req *kmsg.OffsetCommitRe
 	}
 	g, err := c.lockGroup(req.Group, offsetAPI, req.Generation < 0)
 	if err == nil {
-		if g == nil {
+		if g == nil && req.Version >= 9 {
+			err = kerr.GroupIDNotFound // Kafka 4.0's answer from v9
+		} else if g == nil {
 			err = kerr.IllegalGeneration
 		} else if err = c.commitTargetLocked(g, req); err != nil {
 			g.mu.Unlock()
@@ -117,6 +119,9 @@ func fillCommitResponse(resp *kmsg.OffsetCommitResponse, req *kmsg.OffsetCommitR
 // handleCommitOffsets): a generation below 0 is a commit from outside group
 // management, allowed into an Empty group (created if missing).
 func (c *Coordinator) commitTargetLocked(g *group, req *kmsg.OffsetCommitRequest) error {
+	if g.modern != nil {
+		return g.modern.validateCommit(req)
+	}
 	instanceID := deref(req.InstanceID)
 	switch {
 	case g.isStaticMemberFenced(req.MemberID, instanceID):
@@ -231,7 +236,7 @@ func (c *Coordinator) OffsetDelete(req *kmsg.OffsetDeleteRequest) *kmsg.OffsetDe
 		for _, p := range t.Partitions {
 			rp := kmsg.NewOffsetDeleteResponseTopicPartition()
 			rp.Partition = p.Partition
-			if !g.is(Empty) && g.isSubscribedTo(t.Topic) {
+			if !g.empty() && g.isSubscribedTo(t.Topic) {
 				rp.ErrorCode = kerr.GroupSubscribedToTopic.Code
 			} else {
 				tp := kafka.TopicPartition{Topic: t.Topic, Partition: p.Partition}
@@ -339,6 +344,9 @@ func (c *Coordinator) expireOffsetsLocked(g *group, now time.Time) int {
 		switch {
 		case o.ExpireTimestamp >= 0:
 			expired = nowMs >= o.ExpireTimestamp
+		case g.modern != nil:
+			// Kafka 4.0: from the commit, once no member subscribes.
+			expired = !g.isSubscribedTo(tp.Topic) && nowMs-o.CommitTimestamp >= retention
 		case g.is(Empty) && g.protocolType == "":
 			expired = nowMs-o.CommitTimestamp >= retention
 		case g.is(Empty):
@@ -351,7 +359,7 @@ func (c *Coordinator) expireOffsetsLocked(g *group, now time.Time) int {
 			delete(g.offsets, tp)
 		}
 	}
-	gone := g.is(Empty) && !g.hasOffsets()
+	gone := g.empty() && !g.hasOffsets()
 	if gone {
 		c.transitionLocked(g, Dead)
 		c.removeGroupLocked(g)

@@ -1,0 +1,127 @@
+package broker_test
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/twmb/franz-go/pkg/kerr"
+	"github.com/twmb/franz-go/pkg/kgo"
+	"github.com/twmb/franz-go/pkg/kmsg"
+
+	"github.com/zkafka/zkafka/internal/testcluster"
+)
+
+// consumerProtocolProps turn on KIP-848's consumer protocol with timings a
+// test can wait for.
+var consumerProtocolProps = map[string]string{
+	"group.coordinator.rebalance.protocols":    "classic,consumer",
+	"group.consumer.min.session.timeout.ms":    "3000",
+	"group.consumer.session.timeout.ms":        "6000",
+	"group.consumer.min.heartbeat.interval.ms": "100",
+	"group.consumer.heartbeat.interval.ms":     "300",
+	"offsets.topic.num.partitions":             "3",
+	"offsets.topic.replication.factor":         "1",
+}
+
+// describeConsumerGroup sends ConsumerGroupDescribe v1 for one group.
+func describeConsumerGroup(t *testing.T, addr, group string) kmsg.ConsumerGroupDescribeResponseGroup {
+	t.Helper()
+	req := kmsg.NewPtrConsumerGroupDescribeRequest()
+	req.Groups = []string{group}
+	return raw(t, addr, req, 1).(*kmsg.ConsumerGroupDescribeResponse).Groups[0]
+}
+
+// TestConsumerProtocolWithFranzGo: franz-go consumers on KIP-848's protocol
+// (the server-side assignor) share a topic: the second member's partitions
+// come from the first's revocation, the two read every record between them
+// and commit with their member epochs, the group settles Stable with the
+// partitions split and none owned twice, and when one leaves the other gets
+// them all.
+func TestConsumerProtocolWithFranzGo(t *testing.T) {
+	c := testcluster.Start(t, testcluster.Options{Brokers: 1, Properties: consumerProtocolProps})
+	createTopic(t, c, "events", 6, 1)
+	const records = 600
+	p := c.Client(kgo.DefaultProduceTopic("events"))
+	ctx := ctxT(t, 90*time.Second)
+	for i := range records {
+		p.Produce(ctx, kgo.StringRecord(fmt.Sprint(i)), nil)
+	}
+	if err := p.Flush(ctx); err != nil {
+		t.Fatal(err)
+	}
+
+	var mu sync.Mutex
+	seen := map[string]bool{}
+	consumer := func() *kgo.Client {
+		return c.Client(kgo.ConsumerGroup("kip848"), kgo.ConsumeTopics("events"), kgo.Balancers(kgo.StickyBalancer()),
+			kgo.ServerSideBalancer(), kgo.ConsumeResetOffset(kgo.NewOffset().AtStart()), kgo.FetchMaxBytes(2000), kgo.FetchMaxPartitionBytes(2000))
+	}
+	poll := func(cl *kgo.Client) {
+		// A poll returns what is buffered, or waits a little for more.
+		pollCtx, cancel := context.WithTimeout(ctx, 200*time.Millisecond)
+		defer cancel()
+		fs := cl.PollRecords(pollCtx, 50)
+		fs.EachRecord(func(r *kgo.Record) {
+			mu.Lock()
+			seen[string(r.Value)] = true
+			mu.Unlock()
+		})
+		if err := cl.CommitUncommittedOffsets(ctx); err != nil && !errorsIsAny(err, kerr.StaleMemberEpoch, kerr.RebalanceInProgress) {
+			t.Errorf("commit: %v", err)
+		}
+	}
+	a := consumer()
+	for len(seen) == 0 {
+		poll(a)
+	}
+	b := consumer()
+	addr := c.Addr(1)
+	c.WaitFor("both members to settle with half the partitions each", func() bool {
+		poll(a)
+		poll(b)
+		d := describeConsumerGroup(t, addr, "kip848")
+		if d.ErrorCode != 0 || d.State != "Stable" || len(d.Members) != 2 {
+			return false
+		}
+		owned := map[int32]string{}
+		for _, m := range d.Members {
+			if m.MemberEpoch != d.AssignmentEpoch || len(m.Assignment.TopicPartitions) != 1 || len(m.Assignment.TopicPartitions[0].Partitions) != 3 {
+				return false
+			}
+			for _, p := range m.Assignment.TopicPartitions[0].Partitions {
+				if other, ok := owned[p]; ok {
+					t.Fatalf("partition %d owned by %s and %s", p, other, m.MemberID)
+				}
+				owned[p] = m.MemberID
+			}
+		}
+		return len(owned) == 6
+	})
+	c.WaitFor("every record read", func() bool {
+		poll(a)
+		poll(b)
+		mu.Lock()
+		defer mu.Unlock()
+		return len(seen) == records
+	})
+
+	b.Close() // leaves with epoch -1
+	c.WaitFor("the remaining member to own every partition", func() bool {
+		poll(a)
+		d := describeConsumerGroup(t, addr, "kip848")
+		return d.State == "Stable" && len(d.Members) == 1 && len(d.Members[0].Assignment.TopicPartitions) == 1 &&
+			slices.Equal(d.Members[0].Assignment.TopicPartitions[0].Partitions, []int32{0, 1, 2, 3, 4, 5})
+	})
+	if d := describeConsumerGroup(t, addr, "kip848"); d.AssignorName != "uniform" || d.Members[0].MemberType != 1 {
+		t.Errorf("describe: assignor %q, member type %d", d.AssignorName, d.Members[0].MemberType)
+	}
+}
+
+func errorsIsAny(err error, targets ...error) bool {
+	return slices.ContainsFunc(targets, func(target error) bool { return errors.Is(err, target) })
+}
