@@ -1,6 +1,6 @@
 package broker
 
-// OffsetCommit (key 8), versions 0–8.
+// OffsetCommit (key 8), versions 0–9.
 //
 //	v0: offsets stored in ZooKeeper, /consumers/<g>/offsets/<t>/<p> (the
 //	    0.8 consumer's place), not in __consumer_offsets

@@ -4,11 +4,13 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
 	"slices"
 	"sync"
 	"testing"
 	"time"
 
+	"github.com/twmb/franz-go/pkg/kadm"
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kgo"
 	"github.com/twmb/franz-go/pkg/kmsg"
@@ -124,4 +126,90 @@ func TestConsumerProtocolWithFranzGo(t *testing.T) {
 
 func errorsIsAny(err error, targets ...error) bool {
 	return slices.ContainsFunc(targets, func(target error) bool { return errors.Is(err, target) })
+}
+
+// TestConsumerProtocolCoordinatorFailover: the broker coordinating a
+// consumer-protocol group shuts down mid-stream; the next leader of its
+// __consumer_offsets partition loads the group from its records (same
+// members, epochs and assignment), the franz-go members carry on, every
+// record is read and the commits read back at the log end.
+func TestConsumerProtocolCoordinatorFailover(t *testing.T) {
+	props := maps.Clone(consumerProtocolProps)
+	props["offsets.topic.replication.factor"] = "3"
+	// franz-go backs off against the stopped coordinator for several
+	// seconds before it asks for the new one: a session as long keeps its
+	// members in the group, as Kafka's 45 s default does.
+	props["group.consumer.session.timeout.ms"] = "30000"
+	c := testcluster.Start(t, testcluster.Options{Brokers: 3, Properties: props})
+	createTopic(t, c, "stream", 6, 3)
+	const group, records = "kip848-failover", 1200
+	p := c.Client(kgo.DefaultProduceTopic("stream"))
+	ctx := ctxT(t, 120*time.Second)
+	for i := range records {
+		p.Produce(ctx, kgo.StringRecord(fmt.Sprint(i)), nil)
+	}
+	if err := p.Flush(ctx); err != nil {
+		t.Fatal(err)
+	}
+	seen := map[string]bool{}
+	var members []*kgo.Client
+	for range 2 {
+		members = append(members, c.Client(kgo.ConsumerGroup(group), kgo.ConsumeTopics("stream"), kgo.Balancers(kgo.RangeBalancer()),
+			kgo.ServerSideBalancer(), kgo.ConsumeResetOffset(kgo.NewOffset().AtStart()), kgo.FetchMaxPartitionBytes(1000)))
+	}
+	pollAll := func() {
+		for _, cl := range members {
+			pollCtx, cancel := context.WithTimeout(ctx, 200*time.Millisecond)
+			cl.PollRecords(pollCtx, 20).EachRecord(func(r *kgo.Record) { seen[string(r.Value)] = true })
+			cancel()
+			if err := cl.CommitUncommittedOffsets(ctx); err != nil {
+				t.Logf("commit: %v", err) // a commit racing the failover is retried by the next
+			}
+		}
+	}
+	live := []int32{1, 2, 3}
+	describe := func() kmsg.ConsumerGroupDescribeResponseGroup {
+		unavailable := kmsg.ConsumerGroupDescribeResponseGroup{ErrorCode: kerr.CoordinatorNotAvailable.Code}
+		id := findCoordinator(t, c.Addr(live[0]), group)
+		if !slices.Contains(live, id) {
+			return unavailable // none yet, or the stopped broker while its leadership moves
+		}
+		req := kmsg.NewPtrConsumerGroupDescribeRequest()
+		req.Groups = []string{group}
+		resp, err := rawTry(c.Addr(id), req, 1)
+		if err != nil {
+			return unavailable
+		}
+		return resp.(*kmsg.ConsumerGroupDescribeResponse).Groups[0]
+	}
+	var stable kmsg.ConsumerGroupDescribeResponseGroup
+	c.WaitFor("the group to settle", func() bool {
+		pollAll()
+		stable = describe()
+		return stable.ErrorCode == 0 && stable.State == "Stable" && len(stable.Members) == 2 && len(seen) > 0 && len(seen) < records
+	})
+	coordinator := findCoordinator(t, c.Addr(1), group)
+	c.StopBroker(coordinator)
+	live = slices.DeleteFunc(live, func(id int32) bool { return id == coordinator })
+	c.WaitFor("a new coordinator to have loaded the group", func() bool {
+		d := describe()
+		return d.ErrorCode == 0 && d.Epoch >= stable.Epoch && len(d.Members) == 2 &&
+			d.Members[0].MemberID == stable.Members[0].MemberID && d.Members[1].MemberID == stable.Members[1].MemberID
+	})
+	c.WaitFor("every record read and committed", func() bool {
+		pollAll()
+		if len(seen) < records {
+			return false
+		}
+		offs, err := kadm.NewClient(c.Client()).FetchOffsets(ctx, group)
+		if err != nil {
+			return false
+		}
+		total := int64(0)
+		offs.Each(func(o kadm.OffsetResponse) { total += o.At })
+		return total == records
+	})
+	if d := describe(); d.State != "Stable" || len(d.Members) != 2 {
+		t.Fatalf("after the failover: %+v", d)
+	}
 }

@@ -75,8 +75,10 @@ type Partition struct {
 	// could elect.
 	pendingIsr []int32
 	// lagTimeMax is replica.lag.time.max.ms: followers caught up within it
-	// hold the high watermark back even outside the ISR.
-	lagTimeMax time.Duration
+	// hold the high watermark back even outside the ISR, if isrEligible
+	// (nil: always) says their broker is alive.
+	lagTimeMax  time.Duration
+	isrEligible func(broker int32) bool
 	// leaderEpochStartOffset is the LEO when this broker became leader: a
 	// follower joins the ISR only once it has reached it (KAFKA-7128).
 	leaderEpochStartOffset int64
@@ -324,9 +326,12 @@ func (p *Partition) awaitHighWatermark(ctx context.Context, requiredOffset int64
 // maybeIncrementHighWatermarkLocked sets the high watermark to the smallest
 // log end offset among the leader, the followers of the maximal ISR (the ISR
 // and a pending change) and any follower caught up within
-// replica.lag.time.max.ms (Kafka 2.8's rule), never moving it back. An ISR
-// follower whose position is not known yet holds it where it is. It reports
-// whether it moved (and woke the waiters).
+// replica.lag.time.max.ms (Kafka 2.8's rule) whose broker is alive (Kafka
+// 3.3's, KIP-841: a leader that handed its partitions over in controlled
+// shutdown follows the new leader, catches up and exits, and under 2.8's
+// rule held every acks=all append for the whole lag time), never moving it
+// back. An ISR follower whose position is not known yet holds it where it
+// is. It reports whether it moved (and woke the waiters).
 func (p *Partition) maybeIncrementHighWatermarkLocked() bool {
 	if p.leader != p.brokerID {
 		return false
@@ -340,7 +345,7 @@ func (p *Partition) maybeIncrementHighWatermarkLocked() bool {
 	hw := p.log.LogEndOffset()
 	for r, st := range p.remote {
 		inIsr := containsID(p.isr, r) || containsID(p.pendingIsr, r)
-		if !inIsr && now.Sub(st.lastCaughtUp) > p.lagTimeMax {
+		if !inIsr && (now.Sub(st.lastCaughtUp) > p.lagTimeMax || p.isrEligible != nil && !p.isrEligible(r)) {
 			continue
 		}
 		if st.leo < 0 {

@@ -190,23 +190,27 @@ func TestPartitionHighWatermarkIsTheSmallestLogEndOffsetOfTheISR(t *testing.T) {
 		isr     []int32
 		fetches []fetch
 		want    int64
+		dead    int32 // a broker no longer alive, 0 for none
 	}{
-		{"no follower has fetched", []int32{1, 2, 3}, nil, 0},
-		{"one ISR follower unknown", []int32{1, 2, 3}, []fetch{{2, 10, 0, 0}}, 0},
-		{"slowest ISR follower", []int32{1, 2, 3}, []fetch{{2, 7, 0, 0}, {3, 4, 0, 0}}, 4},
-		{"followers move it on", []int32{1, 2, 3}, []fetch{{2, 7, 0, 0}, {3, 4, 0, 0}, {3, 9, 0, 0}}, 7},
-		{"whole ISR caught up", []int32{1, 2, 3}, []fetch{{2, 10, 0, 0}, {3, 10, 0, 0}}, 10},
-		{"never moves back", []int32{1, 2, 3}, []fetch{{2, 8, 0, 0}, {3, 8, 0, 0}, {2, 5, 0, 0}}, 8},
-		{"leader alone", []int32{1}, nil, 10},
-		{"lagging follower outside the ISR is ignored", []int32{1, 2}, []fetch{{3, 2, 0, 0}, {2, 10, 0, 0}}, 10},
+		{"no follower has fetched", []int32{1, 2, 3}, nil, 0, 0},
+		{"one ISR follower unknown", []int32{1, 2, 3}, []fetch{{2, 10, 0, 0}}, 0, 0},
+		{"slowest ISR follower", []int32{1, 2, 3}, []fetch{{2, 7, 0, 0}, {3, 4, 0, 0}}, 4, 0},
+		{"followers move it on", []int32{1, 2, 3}, []fetch{{2, 7, 0, 0}, {3, 4, 0, 0}, {3, 9, 0, 0}}, 7, 0},
+		{"whole ISR caught up", []int32{1, 2, 3}, []fetch{{2, 10, 0, 0}, {3, 10, 0, 0}}, 10, 0},
+		{"never moves back", []int32{1, 2, 3}, []fetch{{2, 8, 0, 0}, {3, 8, 0, 0}, {2, 5, 0, 0}}, 8, 0},
+		{"leader alone", []int32{1}, nil, 10, 0},
+		{"lagging follower outside the ISR is ignored", []int32{1, 2}, []fetch{{3, 2, 0, 0}, {2, 10, 0, 0}}, 10, 0},
 		// Kafka 2.8's maximal-ISR rule: a follower outside the ISR caught up
 		// within replica.lag.time.max.ms still holds the high watermark.
-		{"recently caught-up follower outside the ISR counts", []int32{1, 2}, []fetch{{3, 10, 0, 0}, {2, 15, time.Second, 5}}, 10},
-		{"until it lags past replica.lag.time.max.ms", []int32{1, 2}, []fetch{{3, 10, 0, 0}, {2, 15, testLagTimeMax + time.Millisecond, 5}}, 15},
+		{"recently caught-up follower outside the ISR counts", []int32{1, 2}, []fetch{{3, 10, 0, 0}, {2, 15, time.Second, 5}}, 10, 0},
+		{"until it lags past replica.lag.time.max.ms", []int32{1, 2}, []fetch{{3, 10, 0, 0}, {2, 15, testLagTimeMax + time.Millisecond, 5}}, 15, 0},
+		// KIP-841: or once its broker is not alive.
+		{"caught-up follower of a dead broker outside the ISR is ignored", []int32{1, 2}, []fetch{{3, 10, 0, 0}, {2, 15, time.Second, 5}}, 15, 3},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
 			f := newLeaderFixture(t, tc.isr, 1)
+			f.p.isrEligible = func(id int32) bool { return id != tc.dead }
 			for _, fe := range tc.fetches {
 				f.clock.advance(fe.after)
 				if fe.appended > 0 {

@@ -485,6 +485,7 @@ func (rm *ReplicaManager) getOrCreatePartition(tp kafka.TopicPartition, settings
 	}
 	p := newPartition(tp.Topic, tp.Partition, rm.brokerID, l, rm.cfg.lagTimeMax)
 	p.now = rm.now
+	p.isrEligible = rm.metadata.HasAliveBroker
 	p.onTruncate = func(offset int64) { rm.alterLogDirs.markForTruncation(tp, offset) }
 	rm.partitions[tp] = p
 	return p, nil

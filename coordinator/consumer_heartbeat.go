@@ -16,8 +16,10 @@ package coordinator
 // partitions.
 
 import (
+	"context"
 	"crypto/rand"
 	"encoding/base64"
+	"errors"
 	"fmt"
 	"maps"
 	"regexp"
@@ -105,10 +107,20 @@ func (c *Coordinator) ConsumerGroupHeartbeat(req *kmsg.ConsumerGroupHeartbeatReq
 	resp.MemberEpoch = -1
 	err := c.validateHeartbeat(req, version)
 	if err == nil {
+		var await func(context.Context) error
 		if req.MemberEpoch == leaveEpoch || req.MemberEpoch == staticLeaveEpoch {
-			err = c.consumerGroupLeave(req, resp)
+			await, err = c.consumerGroupLeave(req, resp)
 		} else {
-			err = c.consumerGroupHeartbeat(req, clientID, clientHost, resp)
+			await, err = c.consumerGroupHeartbeat(req, clientID, clientHost, resp)
+		}
+		if await != nil {
+			// The answer waits for its records to be replicated (acks=all),
+			// outside the group's lock.
+			ctx, cancel := context.WithTimeout(c.ctx, c.cfg.OffsetCommitTimeout)
+			if werr := await(ctx); werr != nil && err == nil {
+				err = consumerStoreError(werr)
+			}
+			cancel()
 		}
 	}
 	if err != nil {
@@ -120,34 +132,93 @@ func (c *Coordinator) ConsumerGroupHeartbeat(req *kmsg.ConsumerGroupHeartbeatReq
 	return resp
 }
 
-func (c *Coordinator) consumerGroupHeartbeat(req *kmsg.ConsumerGroupHeartbeatRequest, clientID, clientHost string, resp *kmsg.ConsumerGroupHeartbeatResponse) error {
+func (c *Coordinator) consumerGroupHeartbeat(req *kmsg.ConsumerGroupHeartbeatRequest, clientID, clientHost string, resp *kmsg.ConsumerGroupHeartbeatResponse) (func(context.Context) error, error) {
 	g, err := c.lockGroup(req.Group, membershipAPI, req.MemberEpoch == joinEpoch)
 	switch {
 	case err != nil:
-		return err
+		return nil, err
 	case g == nil:
-		return hbErrorf(kerr.GroupIDNotFound, "Consumer group %s not found.", req.Group)
+		return nil, hbErrorf(kerr.GroupIDNotFound, "Consumer group %s not found.", req.Group)
 	}
 	defer g.mu.Unlock()
-	created := false
+	var converted []Record
 	if g.modern == nil {
 		if req.MemberEpoch != joinEpoch || !g.is(Empty) || len(g.members) > 0 || len(g.pending) > 0 {
-			return hbErrorf(kerr.GroupIDNotFound, "Group %s is not a consumer group.", req.Group)
+			return nil, hbErrorf(kerr.GroupIDNotFound, "Group %s is not a consumer group.", req.Group)
 		}
-		// An empty classic group becomes a consumer group; its offsets stay.
-		g.modern, created = newConsumerGroup(), true
-	}
-	if err := c.consumerHeartbeatLocked(g, req, clientID, clientHost, resp); err != nil {
-		if created && len(g.modern.members) == 0 {
-			g.modern = nil
-			if !g.hasOffsets() {
-				c.transitionLocked(g, Dead)
-				c.removeGroupLocked(g)
-			}
+		// An empty classic group becomes a consumer group; its offsets stay,
+		// and its stored metadata, if any, goes.
+		g.modern = newConsumerGroup()
+		if g.generation > 0 {
+			converted = []Record{{Key: groupMetadataKey(g.id)}}
 		}
-		return err
 	}
-	return nil
+	before := g.modern.snapshot()
+	err = c.consumerHeartbeatLocked(g, req, clientID, clientHost, resp)
+	if err != nil && len(g.modern.members) == 0 && before.epoch == 0 {
+		// A new group that took no member is not stored.
+		g.modern = nil
+		if !g.hasOffsets() {
+			c.transitionLocked(g, Dead)
+			c.removeGroupLocked(g)
+		}
+		return nil, err
+	}
+	await, perr := c.persistConsumerLocked(g, before, converted...)
+	if err == nil {
+		err = perr
+	}
+	return await, err
+}
+
+// persistConsumerLocked appends the records of a consumer group's change
+// since before (after extra), under the group's lock so the group's records
+// reach the log in the order it decided them. It returns a wait for their
+// replication, nil when nothing changed.
+func (c *Coordinator) persistConsumerLocked(g *group, before consumerSnapshot, extra ...Record) (func(context.Context) error, error) {
+	recs := append(extra, consumerRecords(g.id, before, g.modern.snapshot())...)
+	if len(recs) == 0 {
+		return nil, nil
+	}
+	_, await, err := c.store.Append(g.partition, EncodeBatch(recs, c.clock.Now().UnixMilli()))
+	if err != nil {
+		return nil, consumerStoreError(err)
+	}
+	return await, nil
+}
+
+// persistConsumerInBackgroundLocked is persistConsumerLocked for changes
+// nobody waits on (a timer's fencing): a failure is logged.
+func (c *Coordinator) persistConsumerInBackgroundLocked(g *group, before consumerSnapshot) {
+	await, err := c.persistConsumerLocked(g, before)
+	if err != nil {
+		c.log.Warn("Storing a consumer group change failed", zap.String("group", g.id), zap.Error(err))
+	}
+	if await == nil {
+		return
+	}
+	c.wg.Add(1)
+	go func() {
+		defer c.wg.Done()
+		ctx, cancel := context.WithTimeout(c.ctx, c.cfg.OffsetCommitTimeout)
+		defer cancel()
+		if err := await(ctx); err != nil {
+			c.log.Warn("Storing a consumer group change failed", zap.String("group", g.id), zap.Error(err))
+		}
+	}()
+}
+
+// consumerStoreError is Kafka 4.0's mapping of a coordinator write's
+// failure (CoordinatorOperationExceptionHelper).
+func consumerStoreError(err error) error {
+	switch {
+	case errors.Is(err, kerr.UnknownTopicOrPartition), errors.Is(err, kerr.NotEnoughReplicas),
+		errors.Is(err, kerr.NotEnoughReplicasAfterAppend), errors.Is(err, kerr.RequestTimedOut), errors.Is(err, context.DeadlineExceeded):
+		return kerr.CoordinatorNotAvailable
+	case errors.Is(err, kerr.NotLeaderForPartition), errors.Is(err, kerr.KafkaStorageError), errors.Is(err, context.Canceled):
+		return kerr.NotCoordinator
+	}
+	return kerr.UnknownServerError
 }
 
 func (c *Coordinator) consumerHeartbeatLocked(g *group, req *kmsg.ConsumerGroupHeartbeatRequest, clientID, clientHost string, resp *kmsg.ConsumerGroupHeartbeatResponse) error {
@@ -466,19 +537,28 @@ func (c *Coordinator) computeTargetLocked(g *group, resolved map[string][]string
 // consumerGroupLeave handles member epoch -1 (leave) and -2 (a static
 // member leaving for a while: it keeps its partitions until it rejoins
 // under its instance id or its session expires).
-func (c *Coordinator) consumerGroupLeave(req *kmsg.ConsumerGroupHeartbeatRequest, resp *kmsg.ConsumerGroupHeartbeatResponse) error {
+func (c *Coordinator) consumerGroupLeave(req *kmsg.ConsumerGroupHeartbeatRequest, resp *kmsg.ConsumerGroupHeartbeatResponse) (func(context.Context) error, error) {
 	g, err := c.lockGroup(req.Group, membershipAPI, false)
 	switch {
 	case err != nil:
-		return err
+		return nil, err
 	case g == nil:
-		return hbErrorf(kerr.GroupIDNotFound, "Consumer group %s not found.", req.Group)
+		return nil, hbErrorf(kerr.GroupIDNotFound, "Consumer group %s not found.", req.Group)
 	}
 	defer g.mu.Unlock()
 	cg := g.modern
 	if cg == nil {
-		return hbErrorf(kerr.GroupIDNotFound, "Group %s is not a consumer group.", req.Group)
+		return nil, hbErrorf(kerr.GroupIDNotFound, "Group %s is not a consumer group.", req.Group)
 	}
+	before := cg.snapshot()
+	if err := c.consumerLeaveLocked(g, req, resp); err != nil {
+		return nil, err
+	}
+	return c.persistConsumerLocked(g, before)
+}
+
+func (c *Coordinator) consumerLeaveLocked(g *group, req *kmsg.ConsumerGroupHeartbeatRequest, resp *kmsg.ConsumerGroupHeartbeatResponse) error {
+	cg := g.modern
 	var m *consumerMember
 	if req.InstanceID == nil {
 		if m = cg.members[req.MemberID]; m == nil {
@@ -548,7 +628,9 @@ func (c *Coordinator) scheduleConsumerSessionLocked(g *group, m *consumerMember)
 		if g.is(Dead) || g.modern == nil || g.modern.members[m.id] != m || m.session != t {
 			return
 		}
+		before := g.modern.snapshot()
 		c.fenceConsumerMembersLocked(g, "the member session expired", m)
+		c.persistConsumerInBackgroundLocked(g, before)
 	})
 	m.session = t
 }
@@ -567,7 +649,9 @@ func (c *Coordinator) scheduleRebalanceTimeoutLocked(g *group, m *consumerMember
 		if g.is(Dead) || g.modern == nil || g.modern.members[m.id] != m || m.rebalance != t || m.epoch != epoch {
 			return
 		}
+		before := g.modern.snapshot()
 		c.fenceConsumerMembersLocked(g, fmt.Sprintf("it failed to transition from epoch %d within %v", epoch, m.rebalanceTimeout), m)
+		c.persistConsumerInBackgroundLocked(g, before)
 	})
 	m.rebalance = t
 }

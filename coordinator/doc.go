@@ -1,7 +1,13 @@
 // Package coordinator is Kafka's group coordinator (GroupCoordinator and
 // GroupMetadataManager of Kafka 2.8): consumer group membership, the
 // join/sync rebalance protocol, static membership, and committed offsets,
-// all stored in __consumer_offsets.
+// all stored in __consumer_offsets. Beside it runs KIP-848's consumer
+// rebalance protocol, Kafka 4.0's (consumer_group.go, consumer_heartbeat.go):
+// a group on it is a group whose modern field is set, where each member's
+// ConsumerGroupHeartbeat carries its subscription and owned partitions and
+// the coordinator computes the assignment itself (consumer_assignor.go) and
+// moves each member toward it one heartbeat at a time (consumer_reconcile.go),
+// storing the group in Kafka 4.0's records (consumer_records.go).
 //
 // It never imports the broker. The broker hands it a Log (append a record
 // batch to an __consumer_offsets partition it leads and wait for acks=all;

@@ -94,6 +94,15 @@ func (c *Coordinator) unload(partition int32, groups []*group) {
 // timers stop and its parked requests get NOT_COORDINATOR.
 func (c *Coordinator) unloadGroupLocked(g *group) {
 	c.transitionLocked(g, Dead)
+	if g.modern != nil {
+		for _, m := range g.modern.members {
+			for _, t := range []kafka.Timer{m.session, m.rebalance} {
+				if t != nil {
+					t.Stop()
+				}
+			}
+		}
+	}
 	if g.join != nil {
 		g.join.timer.Stop()
 		g.join = nil
@@ -114,7 +123,11 @@ func (c *Coordinator) unloadGroupLocked(g *group) {
 type loaded struct {
 	offsets map[string]map[kafka.TopicPartition]committedOffset
 	groups  map[string]*kmsg.GroupMetadataValue // nil: deleted
-	pending map[int64]map[string]map[kafka.TopicPartition]committedOffset
+	// groupOffsets is where each group's latest classic record is, against
+	// a consumer-protocol group of the same id (the later one stands).
+	groupOffsets map[string]int64
+	consumer     map[string]*loadedConsumerGroup
+	pending      map[int64]map[string]map[kafka.TopicPartition]committedOffset
 }
 
 // load reads a partition back and publishes its groups, unless the
@@ -147,6 +160,29 @@ func (c *Coordinator) load(partition int32, op *ownedPartition) {
 		g.mu.Unlock()
 		groups[id] = g
 		withMetadata++
+	}
+	for id, lc := range l.consumer {
+		if !lc.hasEpoch || l.groups[id] != nil && l.groupOffsets[id] > lc.offset {
+			continue
+		}
+		g := newGroup(id, partition, now)
+		g.modern = lc.group()
+		g.mu.Lock()
+		for _, m := range g.modern.members {
+			c.scheduleConsumerSessionLocked(g, m)
+			if m.state == memberUnrevokedPartitions {
+				c.scheduleRebalanceTimeoutLocked(g, m)
+			}
+		}
+		g.mu.Unlock()
+		if old := groups[id]; old != nil {
+			old.mu.Lock()
+			c.unloadGroupLocked(old)
+			old.mu.Unlock()
+		} else {
+			withMetadata++
+		}
+		groups[id] = g
 	}
 	groupOf := func(id string) *group {
 		g, ok := groups[id]
@@ -199,6 +235,7 @@ func (c *Coordinator) load(partition int32, op *ownedPartition) {
 func (c *Coordinator) readPartition(partition int32) (loaded, error) {
 	l := loaded{
 		offsets: map[string]map[kafka.TopicPartition]committedOffset{}, groups: map[string]*kmsg.GroupMetadataValue{},
+		groupOffsets: map[string]int64{}, consumer: map[string]*loadedConsumerGroup{},
 		pending: map[int64]map[string]map[kafka.TopicPartition]committedOffset{},
 	}
 	err := ReadLog(c.ctx, c.store, partition, loadBufferSize, func(data []byte) (int64, error) {
@@ -299,6 +336,7 @@ func (l *loaded) apply(r storedRecord) {
 		if k.ReadFrom(r.key) != nil {
 			return
 		}
+		l.groupOffsets[k.Group] = r.offset
 		if r.value == nil {
 			l.groups[k.Group] = nil
 			return
@@ -308,6 +346,10 @@ func (l *loaded) apply(r storedRecord) {
 			return
 		}
 		l.groups[k.Group] = v
+	case consumerGroupMetadataType, consumerGroupPartitionMetadataType, consumerGroupMemberMetadataType,
+		consumerGroupTargetMetadataType, consumerGroupTargetMemberType, consumerGroupCurrentAssignmentType,
+		consumerGroupRegularExpressionType:
+		applyConsumerRecord(l.consumer, version, r.key, r.value, r.offset)
 	}
 }
 

@@ -267,7 +267,9 @@ func (c *Coordinator) writeTombstonesLocked(g *group, removed []kafka.TopicParti
 	for _, tp := range removed {
 		recs = append(recs, Record{Key: offsetCommitKey(g.id, tp.Topic, tp.Partition)})
 	}
-	if groupGone && g.generation > 0 {
+	if groupGone && g.modern != nil {
+		recs = append(recs, consumerGroupTombstones(g.id)...)
+	} else if groupGone && g.generation > 0 {
 		recs = append(recs, Record{Key: groupMetadataKey(g.id)})
 	}
 	if len(recs) == 0 {
