@@ -45,7 +45,6 @@ type recordWriter struct{ b []byte }
 func (w *recordWriter) int8(v int8)   { w.b = append(w.b, byte(v)) }
 func (w *recordWriter) int16(v int16) { w.b = binary.BigEndian.AppendUint16(w.b, uint16(v)) }
 func (w *recordWriter) int32(v int32) { w.b = binary.BigEndian.AppendUint32(w.b, uint32(v)) }
-func (w *recordWriter) int64(v int64) { w.b = binary.BigEndian.AppendUint64(w.b, uint64(v)) }
 func (w *recordWriter) uuid(v [16]byte) {
 	w.b = append(w.b, v[:]...)
 }
@@ -121,13 +120,6 @@ func (r *recordReader) int16() int16 {
 func (r *recordReader) int32() int32 {
 	if b := r.take(4); b != nil {
 		return int32(binary.BigEndian.Uint32(b))
-	}
-	return 0
-}
-
-func (r *recordReader) int64() int64 {
-	if b := r.take(8); b != nil {
-		return int64(binary.BigEndian.Uint64(b))
 	}
 	return 0
 }
