@@ -33,7 +33,14 @@ func (g *adminGroupService) describe(ctx context.Context) error {
 	if err != nil && len(described) == 0 {
 		return err
 	}
+	modern := g.describeConsumerProtocolGroups(ctx, groups, described)
 	for _, id := range groups {
+		if d, ok := modern[id]; ok {
+			if err := g.printConsumerProtocolGroup(ctx, d); err != nil {
+				return err
+			}
+			continue
+		}
 		d, ok := described[id]
 		if !ok {
 			g.printError("The consumer group '%s' does not exist.", id)
@@ -48,7 +55,11 @@ func (g *adminGroupService) describe(ctx context.Context) error {
 		case g.opts.has("state"):
 			g.printState(d)
 		default:
-			if err := g.printOffsets(ctx, d); err != nil {
+			var members []memberPartitions
+			for _, m := range d.Members {
+				members = append(members, memberPartitions{m.MemberID, m.ClientHost, m.ClientID, assignedPartitions(m)})
+			}
+			if err := g.printOffsets(ctx, d.Group, d.State, members); err != nil {
 				return err
 			}
 		}
@@ -107,15 +118,18 @@ func (g *adminGroupService) list(ctx context.Context) error {
 	return nil
 }
 
-func (g *adminGroupService) printOffsets(ctx context.Context, d kadm.DescribedGroup) error {
-	committed, err := g.adm.FetchOffsets(ctx, d.Group)
+// printOffsets is --describe --offsets: each member's partitions (the
+// members with the most first) and then the committed partitions nobody
+// owns, with their lag.
+func (g *adminGroupService) printOffsets(ctx context.Context, group, state string, all []memberPartitions) error {
+	committed, err := g.adm.FetchOffsets(ctx, group)
 	if err != nil {
 		return err
 	}
 	var members []memberPartitions
-	for _, m := range d.Members {
-		if tps := assignedPartitions(m); len(tps) > 0 {
-			members = append(members, memberPartitions{m, tps})
+	for _, m := range all {
+		if len(m.tps) > 0 {
+			members = append(members, m)
 		}
 	}
 	slices.SortStableFunc(members, func(a, b memberPartitions) int { return len(b.tps) - len(a.tps) })
@@ -160,25 +174,25 @@ func (g *adminGroupService) printOffsets(ctx context.Context, d kadm.DescribedGr
 	var rows []offsetRow
 	for _, m := range members {
 		for _, tp := range m.tps {
-			rows = append(rows, row(tp, m.member.MemberID, m.member.ClientHost, m.member.ClientID))
+			rows = append(rows, row(tp, m.id, m.host, m.clientID))
 		}
 	}
 	for _, tp := range unassigned {
 		rows = append(rows, row(tp, missing, missing, missing))
 	}
-	if !g.shouldPrint(d.Group, d.State, len(rows)) {
+	if !g.shouldPrint(group, state, len(rows)) {
 		return nil
 	}
 	groupW, topicW, consumerW, hostW := 15, 15, 15, 15
 	for _, r := range rows {
-		groupW, topicW = max(groupW, len(d.Group)), max(topicW, len(r.topic))
+		groupW, topicW = max(groupW, len(group)), max(topicW, len(r.topic))
 		consumerW, hostW = max(consumerW, len(r.consumerID)), max(hostW, len(r.host))
 	}
 	format := fmt.Sprintf("%%-%ds %%-%ds %%-10s %%-15s %%-15s %%-15s %%-%ds %%-%ds %%s\n", groupW, topicW, consumerW, hostW)
 	fmt.Fprintf(g.out, "\n"+format, "GROUP", "TOPIC", "PARTITION", "CURRENT-OFFSET", "LOG-END-OFFSET", "LAG", "CONSUMER-ID", "HOST", "CLIENT-ID")
 	for _, r := range rows {
 		topic, partition, offset, logEnd, lag := r.cells()
-		fmt.Fprintf(g.out, format, d.Group, topic, partition, offset, logEnd, lag, r.consumerID, r.host, r.clientID)
+		fmt.Fprintf(g.out, format, group, topic, partition, offset, logEnd, lag, r.consumerID, r.host, r.clientID)
 	}
 	return nil
 }

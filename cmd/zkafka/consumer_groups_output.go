@@ -25,7 +25,7 @@ func (g *groupCommand) shouldPrint(group, state string, rows int) bool {
 		g.printError("Consumer group '%s' does not exist.", group)
 	case "Empty":
 		fmt.Fprintf(g.errOut, "\nConsumer group '%s' has no active members.\n", group)
-	case "PreparingRebalance", "CompletingRebalance":
+	case "PreparingRebalance", "CompletingRebalance", "Assigning", "Reconciling":
 		fmt.Fprintf(g.errOut, "\nWarning: Consumer group '%s' is rebalancing.\n", group)
 	}
 	return state != "Dead" && rows > 0
@@ -56,9 +56,10 @@ func (r offsetRow) cells() (topic, partition, offset, logEnd, lag string) {
 	return
 }
 
+// memberPartitions is a member as --describe --offsets shows it.
 type memberPartitions struct {
-	member kadm.DescribedGroupMember
-	tps    []kadm.Partition
+	id, host, clientID string
+	tps                []kadm.Partition
 }
 
 func assignedPartitions(m kadm.DescribedGroupMember) []kadm.Partition {
