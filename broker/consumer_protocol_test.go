@@ -213,3 +213,65 @@ func TestConsumerProtocolCoordinatorFailover(t *testing.T) {
 		t.Fatalf("after the failover: %+v", d)
 	}
 }
+
+// TestConsumerProtocolReconcilesIncrementally: on a scale-out the member
+// that had every partition revokes only those that move, keeps fetching the
+// rest throughout (no revocation, no loss of them in its event stream), and
+// the newcomer gets exactly what was revoked.
+func TestConsumerProtocolReconcilesIncrementally(t *testing.T) {
+	c := testcluster.Start(t, testcluster.Options{Brokers: 1, Properties: consumerProtocolProps})
+	createTopic(t, c, "scale", 6, 1)
+	ctx := ctxT(t, 60*time.Second)
+	var mu sync.Mutex
+	var revoked, lost []int32
+	owned := map[string][]int32{}
+	consumer := func(name string, track bool) *kgo.Client {
+		opts := []kgo.Opt{kgo.ConsumerGroup("scale-out"), kgo.ConsumeTopics("scale"), kgo.Balancers(kgo.StickyBalancer()), kgo.ServerSideBalancer(),
+			kgo.OnPartitionsAssigned(func(_ context.Context, _ *kgo.Client, m map[string][]int32) {
+				mu.Lock()
+				owned[name] = append(owned[name], m["scale"]...)
+				mu.Unlock()
+			})}
+		if track {
+			opts = append(opts,
+				kgo.OnPartitionsRevoked(func(_ context.Context, _ *kgo.Client, m map[string][]int32) {
+					mu.Lock()
+					revoked = append(revoked, m["scale"]...)
+					mu.Unlock()
+				}),
+				kgo.OnPartitionsLost(func(_ context.Context, _ *kgo.Client, m map[string][]int32) {
+					mu.Lock()
+					lost = append(lost, m["scale"]...)
+					mu.Unlock()
+				}))
+		}
+		return c.Client(opts...)
+	}
+	poll := func(cl *kgo.Client) {
+		pollCtx, cancel := context.WithTimeout(ctx, 100*time.Millisecond)
+		defer cancel()
+		cl.PollFetches(pollCtx)
+	}
+	a := consumer("a", true)
+	c.WaitFor("a to own all six", func() bool {
+		poll(a)
+		mu.Lock()
+		defer mu.Unlock()
+		return len(owned["a"]) == 6
+	})
+	b := consumer("b", false)
+	c.WaitFor("b to own three", func() bool {
+		poll(a)
+		poll(b)
+		mu.Lock()
+		defer mu.Unlock()
+		return len(owned["b"]) == 3 && len(revoked) == 3
+	})
+	mu.Lock()
+	defer mu.Unlock()
+	slices.Sort(revoked)
+	got := slices.Sorted(slices.Values(owned["b"]))
+	if !slices.Equal(revoked, got) || len(lost) != 0 {
+		t.Fatalf("a revoked %v and lost %v; b was assigned %v: want b to get exactly what a revoked, and nothing lost", revoked, lost, got)
+	}
+}

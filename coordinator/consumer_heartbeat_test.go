@@ -392,3 +392,33 @@ func TestConsumerGroupOffsetCommit(t *testing.T) {
 		}
 	}
 }
+
+// TestConsumerGroupDescribeErrors: an empty group id is INVALID_GROUP_ID,
+// an unknown group and a classic one GROUP_ID_NOT_FOUND with Kafka 4.0's
+// messages, each in its own entry beside the groups that are described.
+func TestConsumerGroupDescribeErrors(t *testing.T) {
+	c, _ := consumerCoordinator(t, fakeTopics{"t": 1})
+	mustSend(t, c, hb{member: "a", names: []string{"t"}})
+	offsets := kmsg.NewPtrOffsetCommitRequest()
+	offsets.Group, offsets.Generation = "classic", -1
+	offsets.Topics = []kmsg.OffsetCommitRequestTopic{{Topic: "t", Partitions: []kmsg.OffsetCommitRequestTopicPartition{{Partition: 0, Offset: 1}}}}
+	c.OffsetCommit(t.Context(), offsets)
+	got := c.ConsumerGroupDescribe([]string{"", "nope", "classic", "g"})
+	want := []struct {
+		code int16
+		msg  string
+	}{
+		{kerr.InvalidGroupID.Code, ""},
+		{kerr.GroupIDNotFound.Code, "Group nope not found."},
+		{kerr.GroupIDNotFound.Code, "Group classic is not a consumer group."},
+		{0, ""},
+	}
+	for i, w := range want {
+		if got[i].ErrorCode != w.code || deref(got[i].ErrorMessage) != w.msg {
+			t.Errorf("group %q: %v %q, want %v %q", got[i].Group, kerr.ErrorForCode(got[i].ErrorCode), deref(got[i].ErrorMessage), kerr.ErrorForCode(w.code), w.msg)
+		}
+	}
+	if got[3].State != "Stable" || len(got[3].Members) != 1 {
+		t.Errorf("described group: %+v", got[3])
+	}
+}
