@@ -188,11 +188,15 @@ func (cg *consumerGroup) sortedMemberIDs() []string {
 	return slices.Sorted(maps.Keys(cg.members))
 }
 
-// partitionEpochs maps every partition a member holds (assigned or pending
-// revocation) to that member's epoch; a partition absent is free.
-func (cg *consumerGroup) partitionEpochs() map[topicID]map[int32]int32 {
+// partitionEpochs maps every partition a member other than except holds
+// (assigned or pending revocation) to that member's epoch; a partition
+// absent is free.
+func (cg *consumerGroup) partitionEpochs(except string) map[topicID]map[int32]int32 {
 	out := map[topicID]map[int32]int32{}
-	for _, m := range cg.members {
+	for id, m := range cg.members {
+		if id == except {
+			continue
+		}
 		for _, a := range []assignment{m.assigned, m.pendingRevocation} {
 			for t, ps := range a {
 				if out[t] == nil {

@@ -292,7 +292,7 @@ func (c *Coordinator) consumerHeartbeatLocked(g *group, req *kmsg.ConsumerGroupH
 	}
 	before := m.current()
 	if !m.reconciledTo(cg.assignmentEpoch) {
-		epochs := cg.partitionEpochsExcept(m.id)
+		epochs := cg.partitionEpochs(m.id)
 		next, err := reconcile(before, cg.assignmentEpoch, cg.target[m.id], func(t topicID, p int32) bool {
 			_, held := epochs[t][p]
 			return held
@@ -409,18 +409,6 @@ func ownedSubsetOf(topics []kmsg.ConsumerGroupHeartbeatRequestTopic, a assignmen
 		}
 	}
 	return true
-}
-
-// partitionEpochsExcept is partitionEpochs without the partitions member
-// id holds itself.
-func (cg *consumerGroup) partitionEpochsExcept(id string) map[topicID]map[int32]int32 {
-	self := cg.members[id]
-	delete(cg.members, id)
-	epochs := cg.partitionEpochs()
-	if self != nil {
-		cg.members[id] = self
-	}
-	return epochs
 }
 
 // resolveSubscriptions returns each member's subscribed topic names: its
