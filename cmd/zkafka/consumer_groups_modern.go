@@ -103,37 +103,22 @@ func (g *adminGroupService) printConsumerProtocolMembers(d kadm.DescribedConsume
 	if !g.shouldPrint(d.Group, d.State, len(d.Members)) {
 		return
 	}
-	groupW, consumerW, instanceW, hostW, clientW, currentW, targetW := max(15, len(d.Group)), 15, 17, 15, 15, 20, 20
-	withInstance := false
-	instanceID := func(m kadm.ConsumerGroupMember) string {
-		if m.InstanceID == nil {
-			return ""
-		}
-		return *m.InstanceID
-	}
-	for _, m := range d.Members {
-		consumerW, hostW, clientW = max(consumerW, len(m.MemberID)), max(hostW, len(m.ClientHost)), max(clientW, len(m.ClientID))
-		instanceW = max(instanceW, len(instanceID(m)))
-		withInstance = withInstance || instanceID(m) != ""
+	currentW, targetW := 20, 20
+	cells := make([]memberCells, len(d.Members))
+	for i, m := range d.Members {
+		cells[i] = memberCells{m.MemberID, derefOr(m.InstanceID, ""), m.ClientHost, m.ClientID}
 		currentW = max(currentW, len(consumerAssignmentString(m.Assignment)))
 		targetW = max(targetW, len(consumerAssignmentString(m.TargetAssignment)))
 	}
-	row := func(group, member, instance, host, client, partitions string) {
-		if withInstance {
-			fmt.Fprintf(g.out, "%-*s %-*s %-*s %-*s %-*s %-15s ", groupW, group, consumerW, member, instanceW, instance, hostW, host, clientW, client, partitions)
-		} else {
-			fmt.Fprintf(g.out, "%-*s %-*s %-*s %-*s %-15s ", groupW, group, consumerW, member, hostW, host, clientW, client, partitions)
-		}
-	}
+	cols := newMemberColumns(d.Group, cells)
 	verbose := g.opts.has("verbose")
-	fmt.Fprintln(g.out)
-	row("GROUP", "CONSUMER-ID", "GROUP-INSTANCE-ID", "HOST", "CLIENT-ID", "#PARTITIONS")
+	cols.header(g.out)
 	if verbose {
 		fmt.Fprintf(g.out, "%-15s %-*s %-15s %-*s", "CURRENT-EPOCH", currentW, "CURRENT-ASSIGNMENT", "TARGET-EPOCH", targetW, "TARGET-ASSIGNMENT")
 	}
 	fmt.Fprintln(g.out)
-	for _, m := range d.Members {
-		row(d.Group, m.MemberID, instanceID(m), m.ClientHost, m.ClientID, strconv.Itoa(len(topicsSetPartitions(m.Assignment))))
+	for i, m := range d.Members {
+		cols.row(g.out, d.Group, cells[i], strconv.Itoa(len(topicsSetPartitions(m.Assignment))))
 		if verbose {
 			fmt.Fprintf(g.out, "%-15s %-*s %-15s %-*s", strconv.Itoa(int(m.MemberEpoch)), currentW, consumerAssignmentString(m.Assignment),
 				strconv.Itoa(int(d.AssignmentEpoch)), targetW, consumerAssignmentString(m.TargetAssignment))

@@ -3,6 +3,7 @@ package main
 import (
 	"errors"
 	"fmt"
+	"io"
 	"slices"
 	"strconv"
 	"strings"
@@ -81,41 +82,61 @@ func assignedPartitions(m kadm.DescribedGroupMember) []kadm.Partition {
 	return tps
 }
 
+// memberColumns are the columns --describe --members prints for every
+// member, whatever its group's protocol: their widths (Kafka's minimums, or
+// the longest value) and whether GROUP-INSTANCE-ID appears, which it does
+// only for groups with static members.
+type memberColumns struct {
+	groupW, consumerW, instanceW, hostW, clientW int
+	withInstance                                 bool
+}
+
+// memberCells is one member's cells in those columns.
+type memberCells struct{ id, instance, host, client string }
+
+func newMemberColumns(group string, members []memberCells) memberColumns {
+	c := memberColumns{groupW: max(15, len(group)), consumerW: 15, instanceW: 17, hostW: 15, clientW: 15}
+	for _, m := range members {
+		c.consumerW, c.hostW, c.clientW = max(c.consumerW, len(m.id)), max(c.hostW, len(m.host)), max(c.clientW, len(m.client))
+		c.instanceW = max(c.instanceW, len(m.instance))
+		c.withInstance = c.withInstance || m.instance != ""
+	}
+	return c
+}
+
+// row prints a row's common cells, each followed by a space.
+func (c memberColumns) row(w io.Writer, group string, m memberCells, partitions string) {
+	if c.withInstance {
+		fmt.Fprintf(w, "%-*s %-*s %-*s %-*s %-*s %-15s ", c.groupW, group, c.consumerW, m.id, c.instanceW, m.instance, c.hostW, m.host, c.clientW, m.client, partitions)
+	} else {
+		fmt.Fprintf(w, "%-*s %-*s %-*s %-*s %-15s ", c.groupW, group, c.consumerW, m.id, c.hostW, m.host, c.clientW, m.client, partitions)
+	}
+}
+
+// header prints the common headings.
+func (c memberColumns) header(w io.Writer) {
+	fmt.Fprintln(w)
+	c.row(w, "GROUP", memberCells{"CONSUMER-ID", "GROUP-INSTANCE-ID", "HOST", "CLIENT-ID"}, "#PARTITIONS")
+}
+
 func (g *groupCommand) printMembers(d kadm.DescribedGroup) {
 	if !g.shouldPrint(d.Group, d.State, len(d.Members)) {
 		return
 	}
 	verbose := g.opts.has("verbose")
-	groupW, consumerW, instanceW, hostW, clientW := max(15, len(d.Group)), 15, 17, 15, 15
-	withInstance := false
-	instanceID := func(m kadm.DescribedGroupMember) string {
-		if m.InstanceID == nil {
-			return ""
-		}
-		return *m.InstanceID
+	cells := make([]memberCells, len(d.Members))
+	for i, m := range d.Members {
+		cells[i] = memberCells{m.MemberID, derefOr(m.InstanceID, ""), m.ClientHost, m.ClientID}
 	}
-	for _, m := range d.Members {
-		consumerW, hostW, clientW = max(consumerW, len(m.MemberID)), max(hostW, len(m.ClientHost)), max(clientW, len(m.ClientID))
-		instanceW = max(instanceW, len(instanceID(m)))
-		withInstance = withInstance || instanceID(m) != ""
-	}
-	// The GROUP-INSTANCE-ID column appears only for groups with static members.
-	row := func(group, member, instance, host, client, partitions string) {
-		if withInstance {
-			fmt.Fprintf(g.out, "%-*s %-*s %-*s %-*s %-*s %-15s ", groupW, group, consumerW, member, instanceW, instance, hostW, host, clientW, client, partitions)
-		} else {
-			fmt.Fprintf(g.out, "%-*s %-*s %-*s %-*s %-15s ", groupW, group, consumerW, member, hostW, host, clientW, client, partitions)
-		}
-	}
-	fmt.Fprintln(g.out)
-	row("GROUP", "CONSUMER-ID", "GROUP-INSTANCE-ID", "HOST", "CLIENT-ID", "#PARTITIONS")
+	cols := newMemberColumns(d.Group, cells)
+	cols.header(g.out)
 	if verbose {
 		fmt.Fprint(g.out, "ASSIGNMENT")
 	}
 	fmt.Fprintln(g.out)
-	for _, m := range d.Members {
+	for i, m := range d.Members {
 		tps := assignedPartitions(m)
-		row(d.Group, m.MemberID, instanceID(m), m.ClientHost, m.ClientID, strconv.Itoa(len(tps)))
+		cols.row(g.out, d.Group, cells[i], strconv.Itoa(len(tps)))
 		if verbose {
 			fmt.Fprint(g.out, assignmentString(tps))
 		}
