@@ -275,3 +275,63 @@ func TestConsumerProtocolReconcilesIncrementally(t *testing.T) {
 		t.Fatalf("a revoked %v and lost %v; b was assigned %v: want b to get exactly what a revoked, and nothing lost", revoked, lost, got)
 	}
 }
+
+// TestConsumerProtocolAuthorization: ConsumerGroupHeartbeat needs READ on
+// the group (GROUP_AUTHORIZATION_FAILED) and DESCRIBE on every topic it
+// names (TOPIC_AUTHORIZATION_FAILED, and the coordinator is not asked);
+// ConsumerGroupDescribe answers GROUP_AUTHORIZATION_FAILED for a group the
+// caller may not describe, beside the groups it may.
+func TestConsumerProtocolAuthorization(t *testing.T) {
+	props := maps.Clone(consumerProtocolProps)
+	props["authorizer.class.name"] = "kafka.security.authorizer.AclAuthorizer"
+	props["allow.everyone.if.no.acl.found"] = "true"
+	c := testcluster.Start(t, testcluster.Options{Brokers: 1, Properties: props})
+	c.WaitForController()
+	addr := c.Addr(1)
+	for _, topic := range []string{"visible", "hidden"} {
+		if code := createTopicRaw(t, addr, topic, 1); code != 0 {
+			t.Fatalf("create %s: %s", topic, kerr.ErrorForCode(code))
+		}
+		c.WaitForLeader(topic, 0)
+	}
+	for i, r := range createACLs(t, addr,
+		aclCreation(kmsg.ACLResourceTypeCluster, "kafka-cluster", kmsg.ACLResourcePatternTypeLiteral, kmsg.ACLOperationClusterAction, kmsg.ACLPermissionTypeAllow),
+		aclCreation(kmsg.ACLResourceTypeTopic, "hidden", kmsg.ACLResourcePatternTypeLiteral, kmsg.ACLOperationDescribe, kmsg.ACLPermissionTypeDeny),
+		aclCreation(kmsg.ACLResourceTypeGroup, "g-denied", kmsg.ACLResourcePatternTypeLiteral, kmsg.ACLOperationRead, kmsg.ACLPermissionTypeDeny),
+		aclCreation(kmsg.ACLResourceTypeGroup, "g-secret", kmsg.ACLResourcePatternTypeLiteral, kmsg.ACLOperationDescribe, kmsg.ACLPermissionTypeDeny),
+	) {
+		if r.ErrorCode != 0 {
+			t.Fatalf("creation %d: %s", i, kerr.ErrorForCode(r.ErrorCode))
+		}
+	}
+	// One broker coordinates every group; asking for an allowed group's
+	// coordinator creates __consumer_offsets.
+	c.WaitFor("the coordinator of g-ok", func() bool { return findCoordinator(t, addr, "g-ok") == 1 })
+	join := func(group string, topics ...string) *kmsg.ConsumerGroupHeartbeatResponse {
+		t.Helper()
+		req := kmsg.NewPtrConsumerGroupHeartbeatRequest()
+		req.Group, req.MemberID, req.RebalanceTimeoutMillis = group, "m-"+group, 30_000
+		req.SubscribedTopicNames, req.Topics = topics, []kmsg.ConsumerGroupHeartbeatRequestTopic{}
+		var resp *kmsg.ConsumerGroupHeartbeatResponse
+		c.WaitFor("a heartbeat answer for "+group, func() bool {
+			resp = raw(t, addr, req, 1).(*kmsg.ConsumerGroupHeartbeatResponse)
+			return resp.ErrorCode != kerr.CoordinatorLoadInProgress.Code && resp.ErrorCode != kerr.NotCoordinator.Code
+		})
+		return resp
+	}
+	if resp := join("g-denied", "visible"); resp.ErrorCode != kerr.GroupAuthorizationFailed.Code {
+		t.Errorf("heartbeat into a group without READ: %s", kerr.ErrorForCode(resp.ErrorCode))
+	}
+	if resp := join("g-ok", "visible", "hidden"); resp.ErrorCode != kerr.TopicAuthorizationFailed.Code {
+		t.Errorf("heartbeat naming a topic without DESCRIBE: %s", kerr.ErrorForCode(resp.ErrorCode))
+	}
+	if resp := join("g-ok", "visible"); resp.ErrorCode != 0 || resp.MemberEpoch != 1 {
+		t.Fatalf("heartbeat into g-ok: %s, epoch %d", kerr.ErrorForCode(resp.ErrorCode), resp.MemberEpoch)
+	}
+	req := kmsg.NewPtrConsumerGroupDescribeRequest()
+	req.Groups = []string{"g-secret", "g-ok"}
+	groups := raw(t, addr, req, 1).(*kmsg.ConsumerGroupDescribeResponse).Groups
+	if len(groups) != 2 || groups[0].ErrorCode != kerr.GroupAuthorizationFailed.Code || groups[1].ErrorCode != 0 || len(groups[1].Members) != 1 {
+		t.Fatalf("describe: %+v", groups)
+	}
+}
