@@ -58,7 +58,7 @@ func groupConfigOf(c *brokerconfig.Config, log *zap.Logger) (coordinator.Config,
 		ConsumerSessionTimeout:        p.Ms("group.consumer.session.timeout.ms"),
 		ConsumerHeartbeatInterval:     p.Ms("group.consumer.heartbeat.interval.ms"),
 		ConsumerMaxSize:               int(p.Int32("group.consumer.max.size")),
-		ConsumerAssignors:             brokerconfig.SplitListValue(c.Properties["group.consumer.assignors"]),
+		ConsumerAssignors:             p.List("group.consumer.assignors"),
 		Logger:                        log,
 	}
 	if err := p.Err(); err != nil {

@@ -334,7 +334,7 @@ func New(props map[string]string) (*Config, error) {
 	default:
 		c.LogRetentionTime = time.Duration(p.Int64("log.retention.hours")) * time.Hour
 	}
-	consumerProtocol, err := rebalanceProtocols(p.list("group.coordinator.rebalance.protocols"))
+	consumerProtocol, err := rebalanceProtocols(p.List("group.coordinator.rebalance.protocols"))
 	if err != nil {
 		return nil, err
 	}
@@ -342,7 +342,7 @@ func New(props map[string]string) (*Config, error) {
 	if err := checkConsumerGroupConfigs(p); err != nil {
 		return nil, err
 	}
-	c.LogDirs = p.list("log.dirs")
+	c.LogDirs = p.List("log.dirs")
 	if len(c.LogDirs) == 0 {
 		c.LogDirs = []string{p.str("log.dir")}
 	}
@@ -660,7 +660,8 @@ func (p *Reader) str(k string) string {
 	return ""
 }
 
-func (p *Reader) list(k string) []string { return splitList(p.str(k)) }
+// List reads a comma-separated list, its default when unset.
+func (p *Reader) List(k string) []string { return splitList(p.str(k)) }
 
 // Int64 reads an integer.
 func (p *Reader) Int64(k string) int64 {

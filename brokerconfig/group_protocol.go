@@ -49,7 +49,7 @@ func checkConsumerGroupConfigs(p *Reader) error {
 	case heartbeat >= session:
 		return fmt.Errorf("group.consumer.heartbeat.interval.ms %d must be less than group.consumer.session.timeout.ms %d: %w", heartbeat, session, ErrConfig)
 	}
-	assignors := p.list("group.consumer.assignors")
+	assignors := p.List("group.consumer.assignors")
 	if len(assignors) == 0 {
 		return fmt.Errorf("group.consumer.assignors must name at least one assignor: %w", ErrConfig)
 	}

@@ -20,7 +20,9 @@ import (
 type topicID = [16]byte
 
 // assignment is a set of partitions by topic id; each topic's partitions are
-// sorted and the map holds no empty topic.
+// sorted and the map holds no empty topic. A member's and a target's
+// assignments are replaced when they change, never changed in place, so
+// they may be shared (snapshots, a static member's replacement).
 type assignment map[topicID][]int32
 
 func (a assignment) size() int {
@@ -41,14 +43,6 @@ func (a assignment) add(t topicID, p int32) {
 	if i, ok := slices.BinarySearch(ps, p); !ok {
 		a[t] = slices.Insert(ps, i, p)
 	}
-}
-
-func (a assignment) clone() assignment {
-	out := make(assignment, len(a))
-	for t, ps := range a {
-		out[t] = slices.Clone(ps)
-	}
-	return out
 }
 
 func (a assignment) equal(b assignment) bool {
@@ -125,6 +119,15 @@ type consumerMember struct {
 	// session and rebalance are the member's timers; a firing timer that
 	// is no longer the member's is stale.
 	session, rebalance kafka.Timer
+}
+
+// stopTimers stops the member's session and rebalance timers.
+func (m *consumerMember) stopTimers() {
+	for _, t := range []kafka.Timer{m.session, m.rebalance} {
+		if t != nil {
+			t.Stop()
+		}
+	}
 }
 
 // reconciledTo reports whether the member has converged to the target of

@@ -132,13 +132,20 @@ func (c *Coordinator) ConsumerGroupHeartbeat(req *kmsg.ConsumerGroupHeartbeatReq
 	return resp
 }
 
+// lockHeartbeatGroup is lockGroup for a heartbeat, creating the group for
+// a join: a group that does not exist is GROUP_ID_NOT_FOUND.
+func (c *Coordinator) lockHeartbeatGroup(groupID string, create bool) (*group, error) {
+	g, err := c.lockGroup(groupID, membershipAPI, create)
+	if err == nil && g == nil {
+		err = hbErrorf(kerr.GroupIDNotFound, "Consumer group %s not found.", groupID)
+	}
+	return g, err
+}
+
 func (c *Coordinator) consumerGroupHeartbeat(req *kmsg.ConsumerGroupHeartbeatRequest, clientID, clientHost string, resp *kmsg.ConsumerGroupHeartbeatResponse) (func(context.Context) error, error) {
-	g, err := c.lockGroup(req.Group, membershipAPI, req.MemberEpoch == joinEpoch)
-	switch {
-	case err != nil:
+	g, err := c.lockHeartbeatGroup(req.Group, req.MemberEpoch == joinEpoch)
+	if err != nil {
 		return nil, err
-	case g == nil:
-		return nil, hbErrorf(kerr.GroupIDNotFound, "Consumer group %s not found.", req.Group)
 	}
 	defer g.mu.Unlock()
 	var converted []Record
@@ -340,48 +347,54 @@ func (c *Coordinator) consumerHeartbeatLocked(g *group, req *kmsg.ConsumerGroupH
 // replaced is the member it replaces.
 func (c *Coordinator) consumerMemberFor(g *group, memberID string, req *kmsg.ConsumerGroupHeartbeatRequest) (m, replaced *consumerMember, err error) {
 	cg := g.modern
-	if req.InstanceID == nil {
-		m = cg.members[memberID]
-		if m == nil {
-			if req.MemberEpoch != joinEpoch {
-				return nil, nil, hbErrorf(kerr.UnknownMemberID, "Member %s is not a member of group %s.", memberID, g.id)
-			}
-			return &consumerMember{id: memberID, previousEpoch: -1, assigned: assignment{}, pendingRevocation: assignment{}}, nil, nil
+	if req.MemberEpoch != joinEpoch {
+		if m, err = cg.existingMember(g.id, memberID, req.InstanceID); err != nil {
+			return nil, nil, err
 		}
 		return m, nil, checkMemberEpoch(m, req)
 	}
-	instanceID := *req.InstanceID
-	holderID, held := cg.static[instanceID]
-	if req.MemberEpoch == joinEpoch {
-		if !held {
-			if m = cg.members[memberID]; m != nil {
-				return m, nil, checkMemberEpoch(m, req)
+	if req.InstanceID != nil {
+		if holderID, held := cg.static[*req.InstanceID]; held {
+			holder := cg.members[holderID]
+			if holder.epoch != staticLeaveEpoch {
+				return nil, nil, hbErrorf(kerr.UnreleasedInstanceID, "Static member %s with instance id %s cannot join the group because the instance id is owned by %s member.", memberID, *req.InstanceID, holderID)
 			}
-			return &consumerMember{id: memberID, previousEpoch: -1, assigned: assignment{}, pendingRevocation: assignment{}}, nil, nil
+			// The replacement takes the old member's place: its partitions, what
+			// it is revoking, its subscription and its target.
+			m = &consumerMember{id: memberID, instanceID: *req.InstanceID, rackID: holder.rackID, previousEpoch: 0, state: holder.state,
+				assigned: holder.assigned, pendingRevocation: holder.pendingRevocation,
+				subscribedNames: holder.subscribedNames, subscribedRegex: holder.subscribedRegex,
+				serverAssignor: holder.serverAssignor, rebalanceTimeout: holder.rebalanceTimeout}
+			if t, ok := cg.target[holderID]; ok {
+				cg.target[memberID] = t
+			}
+			return m, holder, nil
 		}
-		holder := cg.members[holderID]
-		if holder.epoch != staticLeaveEpoch {
-			return nil, nil, hbErrorf(kerr.UnreleasedInstanceID, "Static member %s with instance id %s cannot join the group because the instance id is owned by %s member.", memberID, instanceID, holderID)
-		}
-		// The replacement takes the old member's place: its partitions, what
-		// it is revoking, its subscription and its target.
-		m = &consumerMember{id: memberID, instanceID: instanceID, rackID: holder.rackID, previousEpoch: 0, state: holder.state,
-			assigned: holder.assigned.clone(), pendingRevocation: holder.pendingRevocation.clone(),
-			subscribedNames: holder.subscribedNames, subscribedRegex: holder.subscribedRegex,
-			serverAssignor: holder.serverAssignor, rebalanceTimeout: holder.rebalanceTimeout}
-		if t, ok := cg.target[holderID]; ok {
-			cg.target[memberID] = t
-		}
-		return m, holder, nil
 	}
+	if m = cg.members[memberID]; m != nil {
+		return m, nil, checkMemberEpoch(m, req)
+	}
+	return &consumerMember{id: memberID, previousEpoch: -1, assigned: assignment{}, pendingRevocation: assignment{}}, nil, nil
+}
+
+// existingMember finds a member the heartbeat does not create: by member
+// id, or a static member by its instance id, which must still be held by
+// that member id (FENCED_INSTANCE_ID otherwise).
+func (cg *consumerGroup) existingMember(groupID, memberID string, instanceID *string) (*consumerMember, error) {
+	if instanceID == nil {
+		if m := cg.members[memberID]; m != nil {
+			return m, nil
+		}
+		return nil, hbErrorf(kerr.UnknownMemberID, "Member %s is not a member of group %s.", memberID, groupID)
+	}
+	holderID, held := cg.static[*instanceID]
 	switch {
 	case !held:
-		return nil, nil, hbErrorf(kerr.UnknownMemberID, "Instance id %s is unknown.", instanceID)
+		return nil, hbErrorf(kerr.UnknownMemberID, "Instance id %s is unknown.", *instanceID)
 	case holderID != memberID:
-		return nil, nil, hbErrorf(kerr.FencedInstanceID, "Static member %s with instance id %s was fenced by member %s.", memberID, instanceID, holderID)
+		return nil, hbErrorf(kerr.FencedInstanceID, "Static member %s with instance id %s was fenced by member %s.", memberID, *instanceID, holderID)
 	}
-	m = cg.members[memberID]
-	return m, nil, checkMemberEpoch(m, req)
+	return cg.members[holderID], nil
 }
 
 // checkMemberEpoch fences a heartbeat from an epoch the member is not at,
@@ -526,12 +539,9 @@ func (c *Coordinator) computeTargetLocked(g *group, resolved map[string][]string
 // member leaving for a while: it keeps its partitions until it rejoins
 // under its instance id or its session expires).
 func (c *Coordinator) consumerGroupLeave(req *kmsg.ConsumerGroupHeartbeatRequest, resp *kmsg.ConsumerGroupHeartbeatResponse) (func(context.Context) error, error) {
-	g, err := c.lockGroup(req.Group, membershipAPI, false)
-	switch {
-	case err != nil:
+	g, err := c.lockHeartbeatGroup(req.Group, false)
+	if err != nil {
 		return nil, err
-	case g == nil:
-		return nil, hbErrorf(kerr.GroupIDNotFound, "Consumer group %s not found.", req.Group)
 	}
 	defer g.mu.Unlock()
 	cg := g.modern
@@ -546,21 +556,9 @@ func (c *Coordinator) consumerGroupLeave(req *kmsg.ConsumerGroupHeartbeatRequest
 }
 
 func (c *Coordinator) consumerLeaveLocked(g *group, req *kmsg.ConsumerGroupHeartbeatRequest, resp *kmsg.ConsumerGroupHeartbeatResponse) error {
-	cg := g.modern
-	var m *consumerMember
-	if req.InstanceID == nil {
-		if m = cg.members[req.MemberID]; m == nil {
-			return hbErrorf(kerr.UnknownMemberID, "Member %s is not a member of group %s.", req.MemberID, g.id)
-		}
-	} else {
-		holderID, ok := cg.static[*req.InstanceID]
-		switch {
-		case !ok:
-			return hbErrorf(kerr.UnknownMemberID, "Instance id %s is unknown.", *req.InstanceID)
-		case holderID != req.MemberID:
-			return hbErrorf(kerr.FencedInstanceID, "Static member %s with instance id %s was fenced by member %s.", req.MemberID, *req.InstanceID, holderID)
-		}
-		m = cg.members[holderID]
+	m, err := g.modern.existingMember(g.id, req.MemberID, req.InstanceID)
+	if err != nil {
+		return err
 	}
 	resp.MemberID = kmsg.StringPtr(req.MemberID)
 	resp.MemberEpoch = req.MemberEpoch
@@ -589,11 +587,7 @@ func (c *Coordinator) fenceConsumerMembersLocked(g *group, reason string, member
 // removeConsumerMemberLocked takes a member, its target and its timers out
 // of the group.
 func (c *Coordinator) removeConsumerMemberLocked(cg *consumerGroup, m *consumerMember) {
-	for _, t := range []kafka.Timer{m.session, m.rebalance} {
-		if t != nil {
-			t.Stop()
-		}
-	}
+	m.stopTimers()
 	if cg.members[m.id] == m {
 		delete(cg.members, m.id)
 		delete(cg.target, m.id)

@@ -263,33 +263,33 @@ func currentAssignmentValue(m memberAssignment) []byte {
 	return w.b
 }
 
-// persistedMember is what a member's records hold.
-type persistedMember struct {
-	metadata []byte // record 5's value
-	current  memberAssignment
-}
-
 // consumerSnapshot is what a consumer group's records hold, to tell which
-// records a change needs.
+// records a change needs. Members are copied by value and nothing is
+// cloned: a member's assignments, subscribed names and targets are replaced
+// when they change, never changed in place, so a snapshot costs a map copy
+// per heartbeat and record values are encoded only for what changed.
 type consumerSnapshot struct {
 	epoch, assignmentEpoch int32
 	metadata               map[string]topicMetadata
-	members                map[string]persistedMember
+	members                map[string]consumerMember
 	target                 map[string]assignment
 }
 
 func (cg *consumerGroup) snapshot() consumerSnapshot {
 	s := consumerSnapshot{epoch: cg.epoch, assignmentEpoch: cg.assignmentEpoch, metadata: maps.Clone(cg.metadata),
-		members: make(map[string]persistedMember, len(cg.members)), target: make(map[string]assignment, len(cg.target))}
+		members: make(map[string]consumerMember, len(cg.members)), target: maps.Clone(cg.target)}
 	for id, m := range cg.members {
-		cur := m.current()
-		cur.assigned, cur.pending = cur.assigned.clone(), cur.pending.clone()
-		s.members[id] = persistedMember{metadata: memberMetadataValue(m), current: cur}
-	}
-	for id, a := range cg.target {
-		s.target[id] = a.clone()
+		s.members[id] = *m
 	}
 	return s
+}
+
+// sameMemberMetadata reports whether two versions of a member hold the same
+// record 5 (ConsumerGroupMemberMetadata).
+func sameMemberMetadata(a, b *consumerMember) bool {
+	return a.instanceID == b.instanceID && a.rackID == b.rackID && a.clientID == b.clientID && a.clientHost == b.clientHost &&
+		slices.Equal(a.subscribedNames, b.subscribedNames) && a.subscribedRegex == b.subscribedRegex &&
+		a.rebalanceTimeout == b.rebalanceTimeout && a.serverAssignor == b.serverAssignor
 }
 
 // consumerRecords are the records that take a consumer group's stored
@@ -311,8 +311,9 @@ func consumerRecords(group string, before, after consumerSnapshot) []Record {
 	}
 	ids := slices.Sorted(maps.Keys(after.members))
 	for _, id := range ids {
-		if old, ok := before.members[id]; !ok || string(old.metadata) != string(after.members[id].metadata) {
-			put(consumerGroupMemberMetadataType, after.members[id].metadata, id)
+		m := after.members[id]
+		if old, ok := before.members[id]; !ok || !sameMemberMetadata(&old, &m) {
+			put(consumerGroupMemberMetadataType, memberMetadataValue(&m), id)
 		}
 	}
 	if !maps.Equal(before.metadata, after.metadata) {
@@ -333,8 +334,9 @@ func consumerRecords(group string, before, after consumerSnapshot) []Record {
 		put(consumerGroupTargetMetadataType, epochValue(after.assignmentEpoch))
 	}
 	for _, id := range ids {
-		if old, ok := before.members[id]; !ok || !old.current.equal(after.members[id].current) {
-			put(consumerGroupCurrentAssignmentType, currentAssignmentValue(after.members[id].current), id)
+		m := after.members[id]
+		if old, ok := before.members[id]; !ok || !old.current().equal(m.current()) {
+			put(consumerGroupCurrentAssignmentType, currentAssignmentValue(m.current()), id)
 		}
 	}
 	return out

@@ -96,11 +96,7 @@ func (c *Coordinator) unloadGroupLocked(g *group) {
 	c.transitionLocked(g, Dead)
 	if g.modern != nil {
 		for _, m := range g.modern.members {
-			for _, t := range []kafka.Timer{m.session, m.rebalance} {
-				if t != nil {
-					t.Stop()
-				}
-			}
+			m.stopTimers()
 		}
 	}
 	if g.join != nil {
@@ -148,8 +144,15 @@ func (c *Coordinator) load(partition int32, op *ownedPartition) {
 	now := c.clock.Now()
 	groups := map[string]*group{}
 	withMetadata := 0
+	// Of a classic and a consumer-protocol group with one id, the later
+	// record stands (a group changes protocol with tombstones Kafka may
+	// not have compacted away yet).
+	consumerWins := func(id string) bool {
+		lc := l.consumer[id]
+		return lc != nil && lc.hasEpoch && (l.groups[id] == nil || l.groupOffsets[id] < lc.offset)
+	}
 	for id, v := range l.groups {
-		if v == nil {
+		if v == nil || consumerWins(id) {
 			continue
 		}
 		g := groupFromValue(id, partition, v, now)
@@ -162,7 +165,7 @@ func (c *Coordinator) load(partition int32, op *ownedPartition) {
 		withMetadata++
 	}
 	for id, lc := range l.consumer {
-		if !lc.hasEpoch || l.groups[id] != nil && l.groupOffsets[id] > lc.offset {
+		if !consumerWins(id) {
 			continue
 		}
 		g := newGroup(id, partition, now)
@@ -175,14 +178,8 @@ func (c *Coordinator) load(partition int32, op *ownedPartition) {
 			}
 		}
 		g.mu.Unlock()
-		if old := groups[id]; old != nil {
-			old.mu.Lock()
-			c.unloadGroupLocked(old)
-			old.mu.Unlock()
-		} else {
-			withMetadata++
-		}
 		groups[id] = g
+		withMetadata++
 	}
 	groupOf := func(id string) *group {
 		g, ok := groups[id]

@@ -244,8 +244,10 @@ func (l *Log) appendAsLeader(records []byte, leaderEpoch int32, origin appendOri
 	if err != nil {
 		return AppendInfo{}, err
 	}
-	if err := checkAppendSize(records, cfg); err != nil && !cfg.legacyFormat() {
-		return AppendInfo{}, err // a legacy log checks what the conversion writes
+	if !cfg.legacyFormat() { // a legacy log checks what the conversion writes
+		if err := checkAppendSize(records, cfg); err != nil {
+			return AppendInfo{}, err
+		}
 	}
 	l.mu.Lock()
 	defer l.mu.Unlock()

@@ -35,14 +35,14 @@
 //
 // Framing follows Kafka's log input stream: a length below any format's minimum, then a magic that is no
 // format's, then a length below the format's header, then data that ends inside the batch; each is a
-// *BatchError that unwraps to ErrBatchLength, ErrUnsupportedMagic or ErrTruncatedBatch. A v0 or v1
-// message (a log in an older message.format.version stores them; legacy.go) frames as a Batch with a
-// shallow header whose Records reads the message or a compressed wrapper's inner messages. Callers choose what each means to them: a consumer treats ErrTruncatedBatch as the
-// end of a fetch response, as Kafka's clients ignore a partial batch at the end; the log refuses an append
-// that is not whole batches; dump-log reports trailing bytes. ReadBatchHeader frames a header alone, for
-// the log's scans of segment files that read only headers. CRC checking is separate because its policy is
-// the caller's: the log checks every appended and recovered batch, dump-log prints the result, the
-// consumer and coordinator trust the log.
+// *BatchError that unwraps to ErrBatchLength, ErrUnsupportedMagic or ErrTruncatedBatch. A v0 or v1 message
+// (a log in an older message.format.version stores them; legacy.go) frames as a Batch with a shallow header
+// whose Records reads the message or a compressed wrapper's inner messages. Callers choose what each means
+// to them: a consumer treats ErrTruncatedBatch as the end of a fetch response, as Kafka's clients ignore a
+// partial batch at the end; the log refuses an append that is not whole batches; dump-log reports trailing
+// bytes. ReadBatchHeader frames a header alone, for the log's scans of segment files that read only
+// headers. CRC checking is separate because its policy is the caller's: the log checks every appended and
+// recovered batch, dump-log prints the result, the consumer and coordinator trust the log.
 //
 // Records are read as strictly as Kafka's DefaultRecord: each record must fill exactly its length, header
 // keys are never null, and a batch holds exactly its record count; errors unwrap to ErrCorruptRecords.

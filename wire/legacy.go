@@ -29,11 +29,9 @@ const (
 	MagicV1 int8 = 1
 )
 
-// legacyAttrLogAppendTime is v1's timestamp-type bit, where v2's is.
-const legacyAttrLogAppendTime = AttrLogAppendTime
-
 // Where a legacy message's fields sit from its entry's start; the offset and size come first, as in a v2
-// batch, and the magic byte sits where a batch's does.
+// batch, and the magic byte sits where a batch's does. v1's timestamp-type bit in the attributes is
+// v2's, AttrLogAppendTime.
 const (
 	legacyPosCRC        = LogOverhead
 	legacyPosAttributes = PosMagic + 1
@@ -55,7 +53,7 @@ func legacyHeader(b []byte) BatchHeader {
 		ProducerID: -1, ProducerEpoch: -1, BaseSequence: -1, RecordCount: 1,
 	}
 	if magic == MagicV1 {
-		h.Attributes |= attrs & legacyAttrLogAppendTime
+		h.Attributes |= attrs & AttrLogAppendTime
 		h.FirstTimestamp = int64(be.Uint64(b[legacyPosTimestamp:]))
 		h.MaxTimestamp = h.FirstTimestamp
 	}
@@ -79,8 +77,13 @@ func (b Batch) LegacyMessages() ([]LegacyMessage, error) {
 	return set.Messages, nil
 }
 
-// legacyRecords yields the records of a v0 or v1 batch (LegacyMessages), each with its offset and
-// timestamp as deltas from the shallow header's.
+// LegacyRecord is one of a v0 or v1 batch's messages (LegacyMessages) as the batch's Record: its offset
+// and timestamp as deltas from the shallow header's.
+func (b Batch) LegacyRecord(m LegacyMessage) Record {
+	return Record{OffsetDelta: int32(m.Offset - b.BaseOffset), TimestampDelta: m.Timestamp - b.FirstTimestamp, Key: m.Key, Value: m.Value}
+}
+
+// legacyRecords yields the records of a v0 or v1 batch.
 func (b Batch) legacyRecords(yield func(Record, error) bool) {
 	msgs, err := b.LegacyMessages()
 	if err != nil {
@@ -88,8 +91,7 @@ func (b Batch) legacyRecords(yield func(Record, error) bool) {
 		return
 	}
 	for _, m := range msgs {
-		r := Record{OffsetDelta: int32(m.Offset - b.BaseOffset), TimestampDelta: m.Timestamp - b.FirstTimestamp, Key: m.Key, Value: m.Value}
-		if !yield(r, nil) {
+		if !yield(b.LegacyRecord(m), nil) {
 			return
 		}
 	}
@@ -339,7 +341,7 @@ func appendLegacyMessage(dst []byte, magic int8, codec Codec, logAppendTime bool
 	dst = be.AppendUint32(dst, 0)
 	attrs := byte(codec)
 	if magic == MagicV1 && logAppendTime {
-		attrs |= legacyAttrLogAppendTime
+		attrs |= AttrLogAppendTime
 	}
 	dst = append(dst, byte(magic), attrs)
 	if magic == MagicV1 {

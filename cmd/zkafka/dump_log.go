@@ -222,15 +222,18 @@ func (d *logDumper) dumpLog(file string) error {
 		if !d.deep {
 			continue
 		}
-		recs, err := records(b)
-		if err != nil {
-			return err
-		}
+		// A legacy message's records come with their CRCs, which Records leaves out.
+		var recs []wire.Record
 		var legacy []wire.LegacyMessage
 		if b.Magic < wire.MagicV2 {
 			if legacy, err = b.LegacyMessages(); err != nil {
 				return fmt.Errorf("batch at offset %d: %w", b.LastOffset(), err)
 			}
+			for _, m := range legacy {
+				recs = append(recs, b.LegacyRecord(m))
+			}
+		} else if recs, err = records(b); err != nil {
+			return err
 		}
 		for i, r := range recs {
 			offset := b.RecordOffset(r)
