@@ -21,7 +21,7 @@ import (
 )
 
 // cluster holds the consumer's view of the brokers: connections, partition
-// leaders and partition counts, refreshed by Metadata requests.
+// leaders, partition counts and topic ids, refreshed by Metadata requests.
 type cluster struct {
 	clientID  string
 	security  wire.Security // how every connection meets the brokers' listener
@@ -37,6 +37,10 @@ type cluster struct {
 	addrs      map[int32]string
 	leaders    map[kafka.TopicPartition]int32
 	partitions map[string]int32 // topic → partition count
+	// topicNames maps topic ids (KIP-516) to names: the consumer group
+	// protocol names the partitions it assigns by topic id.
+	topicNames map[[16]byte]string
+	topicIDs   map[string][16]byte
 	// topicErrors is what the last Metadata answer said of topics it could not describe, as
 	// logged; it is logged again only when it changes.
 	topicErrors string
@@ -47,11 +51,18 @@ func newCluster(clientID string, sec wire.Security, stats *counters, bootstrap f
 		clientID: clientID, security: sec, stats: stats, bootstrap: bootstrap, log: log,
 		conns: map[int32]*wire.Client{}, addrs: map[int32]string{},
 		leaders: map[kafka.TopicPartition]int32{}, partitions: map[string]int32{},
+		topicNames: map[[16]byte]string{}, topicIDs: map[string][16]byte{},
 	}
 }
 
 // request sends req on cl, counting it.
 func (k *cluster) request(ctx context.Context, cl *wire.Client, req kmsg.Request) (kmsg.Response, error) {
+	return k.requestVersion(ctx, cl, req, -1)
+}
+
+// requestVersion sends req on cl at version v, or at the negotiated version
+// if v is negative, counting it.
+func (k *cluster) requestVersion(ctx context.Context, cl *wire.Client, req kmsg.Request, v int16) (kmsg.Response, error) {
 	if time.Now().UnixNano() < k.cutUntil.Load() {
 		return nil, ErrNetworkCut
 	}
@@ -61,8 +72,11 @@ func (k *cluster) request(ctx context.Context, cl *wire.Client, req kmsg.Request
 		k.stats.joinGroups.Add(1)
 	case *kmsg.SyncGroupRequest:
 		k.stats.syncGroups.Add(1)
-	case *kmsg.HeartbeatRequest:
+	case *kmsg.HeartbeatRequest, *kmsg.ConsumerGroupHeartbeatRequest:
 		k.stats.heartbeats.Add(1)
+	}
+	if v >= 0 {
+		return cl.RequestVersion(ctx, req, v)
 	}
 	return cl.Request(ctx, req)
 }
@@ -184,6 +198,11 @@ func (k *cluster) refresh(ctx context.Context, topics []string) error {
 			continue
 		}
 		k.partitions[*t.Topic] = int32(len(t.Partitions))
+		if t.TopicID != ([16]byte{}) {
+			// A topic deleted and created again has a new id.
+			delete(k.topicNames, k.topicIDs[*t.Topic])
+			k.topicNames[t.TopicID], k.topicIDs[*t.Topic] = *t.Topic, t.TopicID
+		}
 		for _, p := range t.Partitions {
 			tp := kafka.TopicPartition{Topic: *t.Topic, Partition: p.Partition}
 			if p.ErrorCode == 0 && p.Leader >= 0 {
@@ -217,6 +236,22 @@ func (k *cluster) forgetLeader(tp kafka.TopicPartition) {
 	k.mu.Lock()
 	defer k.mu.Unlock()
 	delete(k.leaders, tp)
+}
+
+// topicName returns the name of the topic with id, if Metadata told it.
+func (k *cluster) topicName(id [16]byte) (string, bool) {
+	k.mu.Lock()
+	defer k.mu.Unlock()
+	name, ok := k.topicNames[id]
+	return name, ok
+}
+
+// topicID returns the id of the topic named name, if Metadata told it.
+func (k *cluster) topicID(name string) ([16]byte, bool) {
+	k.mu.Lock()
+	defer k.mu.Unlock()
+	id, ok := k.topicIDs[name]
+	return id, ok
 }
 
 // partitionCounts returns the partition count of each topic known.

@@ -3,6 +3,7 @@ package consumer
 import (
 	"fmt"
 	"slices"
+	"strings"
 	"time"
 
 	"github.com/twmb/franz-go/pkg/kerr"
@@ -66,10 +67,26 @@ type Config struct {
 	Streams int
 
 	// Coordinator mode.
-	SessionTimeout    time.Duration // session.timeout.ms, default 10 s
-	HeartbeatInterval time.Duration // heartbeat.interval.ms, default 3 s
-	RebalanceTimeout  time.Duration // max.poll.interval.ms, default 60 s
-	GroupInstanceID   string        // group.instance.id: static membership (KIP-345)
+
+	// GroupProtocol is group.protocol: "classic" (the default) joins with
+	// JoinGroup and SyncGroup, the group's leader assigning; "consumer" is
+	// KIP-848's protocol, ConsumerGroupHeartbeat alone, the coordinator
+	// assigning and members moving partitions one at a time (the brokers
+	// must list consumer in group.coordinator.rebalance.protocols). With
+	// it, the broker's group.consumer.* configs set the session timeout and
+	// heartbeat interval, so SessionTimeout, HeartbeatInterval and
+	// PartitionAssignmentStrategy must stay unset, as Kafka's consumer
+	// refuses them; a Whitelist is sent as the subscription's regex, which
+	// the coordinator resolves.
+	GroupProtocol string
+	// GroupRemoteAssignor is group.remote.assignor (consumer protocol):
+	// the coordinator's assignor to use, "uniform" or "range"; empty lets
+	// the broker choose (the first of its group.consumer.assignors).
+	GroupRemoteAssignor string
+	SessionTimeout      time.Duration // session.timeout.ms, default 10 s
+	HeartbeatInterval   time.Duration // heartbeat.interval.ms, default 3 s
+	RebalanceTimeout    time.Duration // max.poll.interval.ms, default 60 s
+	GroupInstanceID     string        // group.instance.id: static membership (KIP-345)
 	// MetadataMaxAge is metadata.max.age.ms, default 5 minutes: how often
 	// the group leader looks for partitions added to its topics.
 	MetadataMaxAge time.Duration
@@ -111,6 +128,12 @@ const (
 	resetLatest   = "latest"
 )
 
+// Group protocols (group.protocol).
+const (
+	protocolClassic  = "classic"
+	protocolConsumer = "consumer"
+)
+
 // Isolation levels.
 const (
 	readUncommitted = "read_uncommitted"
@@ -123,6 +146,9 @@ func (c *Config) readCommitted() bool { return c.IsolationLevel == readCommitted
 
 // legacy reports whether c selects the ZooKeeper mode.
 func (c *Config) legacy() bool { return c.ZooKeeperConnect != "" }
+
+// consumerProtocol reports whether c selects KIP-848's consumer protocol.
+func (c *Config) consumerProtocol() bool { return c.GroupProtocol == protocolConsumer }
 
 // cooperative reports whether the preferred strategy is cooperative.
 func (c *Config) cooperative() bool {
@@ -138,8 +164,10 @@ func (c *Config) validate() error {
 	switch filters := btoi(c.Whitelist != "") + btoi(c.Blacklist != ""); {
 	case filters > 1 || filters == 1 && len(c.Topics) > 0:
 		return fmt.Errorf("%w: set one of topics, a whitelist and a blacklist", ErrInvalidConfig)
-	case filters == 1 && !c.legacy():
-		return fmt.Errorf("%w: a whitelist or blacklist needs zookeeper.connect", ErrInvalidConfig)
+	case c.Blacklist != "" && !c.legacy():
+		return fmt.Errorf("%w: a blacklist needs zookeeper.connect", ErrInvalidConfig)
+	case c.Whitelist != "" && !c.legacy() && !strings.EqualFold(c.GroupProtocol, protocolConsumer):
+		return fmt.Errorf("%w: a whitelist needs zookeeper.connect or group.protocol=consumer", ErrInvalidConfig)
 	case filters == 1:
 		var err error
 		if c.filter, err = newTopicFilter(c.Whitelist+c.Blacklist, c.Blacklist != ""); err != nil {
@@ -155,6 +183,9 @@ func (c *Config) validate() error {
 	}
 	if (c.ZooKeeperConnect == "") == (len(c.BootstrapServers) == 0) {
 		return fmt.Errorf("%w: set exactly one of zookeeper.connect and bootstrap.servers", ErrInvalidConfig)
+	}
+	if err := c.validateGroupProtocol(); err != nil {
+		return err
 	}
 	if c.ClientID == "" {
 		c.ClientID = "zkafka-consumer"
@@ -207,7 +238,7 @@ func (c *Config) validate() error {
 	if c.MetadataMaxAge <= 0 {
 		c.MetadataMaxAge = 5 * time.Minute
 	}
-	if len(c.PartitionAssignmentStrategy) == 0 {
+	if len(c.PartitionAssignmentStrategy) == 0 && !c.consumerProtocol() {
 		c.PartitionAssignmentStrategy = []string{"range"}
 	}
 	allowed := []string{"range", "roundrobin", "sticky", "cooperative-sticky"}
@@ -221,6 +252,36 @@ func (c *Config) validate() error {
 	}
 	if c.Logger == nil {
 		c.Logger = zap.NewNop()
+	}
+	return nil
+}
+
+// validateGroupProtocol checks group.protocol and the configs that go with
+// it as Kafka's ConsumerConfig does, before defaults fill them in.
+func (c *Config) validateGroupProtocol() error {
+	switch p := strings.ToLower(c.GroupProtocol); p {
+	case "", protocolClassic:
+		c.GroupProtocol = protocolClassic
+	case protocolConsumer:
+		c.GroupProtocol = p
+	default:
+		return fmt.Errorf("%w: group.protocol %q (allowed: classic, consumer)", ErrInvalidConfig, c.GroupProtocol)
+	}
+	if !c.consumerProtocol() {
+		if c.GroupRemoteAssignor != "" {
+			return fmt.Errorf("%w: group.remote.assignor cannot be set when group.protocol=classic", ErrInvalidConfig)
+		}
+		return nil
+	}
+	switch {
+	case c.legacy():
+		return fmt.Errorf("%w: group.protocol=consumer needs bootstrap.servers, not zookeeper.connect", ErrInvalidConfig)
+	case len(c.PartitionAssignmentStrategy) > 0:
+		return fmt.Errorf("%w: partition.assignment.strategy cannot be set when group.protocol=consumer", ErrInvalidConfig)
+	case c.SessionTimeout > 0:
+		return fmt.Errorf("%w: session.timeout.ms cannot be set when group.protocol=consumer", ErrInvalidConfig)
+	case c.HeartbeatInterval > 0:
+		return fmt.Errorf("%w: heartbeat.interval.ms cannot be set when group.protocol=consumer", ErrInvalidConfig)
 	}
 	return nil
 }

@@ -89,7 +89,11 @@ func New(ctx context.Context, cfg Config) (*Consumer, error) {
 		c.cluster = newCluster(cfg.ClientID, cfg.Security, &c.stats, func(context.Context) ([]string, error) {
 			return cfg.BootstrapServers, nil
 		}, c.log)
-		c.group = newCoordinatorGroup(c)
+		if cfg.consumerProtocol() {
+			c.group = newConsumerProtocolGroup(c)
+		} else {
+			c.group = newCoordinatorGroup(c)
+		}
 	}
 	if err := c.group.start(ctx); err != nil {
 		c.cancel()

@@ -5,9 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"maps"
-	"net"
 	"slices"
-	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -18,7 +16,6 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/zkafka/zkafka/kafka"
-	"github.com/zkafka/zkafka/wire"
 )
 
 // coordinatorGroup is the coordinator mode: the classic group protocol on
@@ -32,6 +29,7 @@ import (
 // leader balances with franz-go's kgo balancers, which read and write the
 // ConsumerProtocol bytes Java clients use.
 type coordinatorGroup struct {
+	coordinatorConn
 	c         *Consumer
 	log       *zap.Logger
 	balancers []kgo.GroupBalancer
@@ -40,9 +38,6 @@ type coordinatorGroup struct {
 	member     string
 	generation int32
 	protocol   string
-	addr       string       // the coordinator's
-	conn       *wire.Client // JoinGroup, SyncGroup, Heartbeat, LeaveGroup
-	offsets    *wire.Client // OffsetCommit, OffsetFetch: never queued behind a long JoinGroup
 	// balanced holds the partition counts the leader last assigned; nil
 	// when we are not the leader.
 	balanced map[string]int32
@@ -61,7 +56,8 @@ type coordinatorGroup struct {
 const retryBackoff = 100 * time.Millisecond
 
 func newCoordinatorGroup(c *Consumer) *coordinatorGroup {
-	g := &coordinatorGroup{c: c, log: c.log.Named("coordinator"), generation: -1, joinNow: make(chan struct{}, 1)}
+	log := c.log.Named("coordinator")
+	g := &coordinatorGroup{coordinatorConn: coordinatorConn{c: c, log: log}, c: c, log: log, generation: -1, joinNow: make(chan struct{}, 1)}
 	for _, s := range c.cfg.PartitionAssignmentStrategy {
 		switch s {
 		case "range":
@@ -88,111 +84,6 @@ func (g *coordinatorGroup) instanceID() *string {
 		return nil
 	}
 	return &g.c.cfg.GroupInstanceID
-}
-
-func (g *coordinatorGroup) request(ctx context.Context, cl *wire.Client, req kmsg.Request) (kmsg.Response, error) {
-	return g.c.cluster.request(ctx, cl, req)
-}
-
-// findCoordinator asks any broker for the group's coordinator and connects
-// to it twice (membership and offsets).
-func (g *coordinatorGroup) findCoordinator(ctx context.Context) error {
-	g.closeConns()
-	cl, id, err := g.c.cluster.any(ctx)
-	if err != nil {
-		return err
-	}
-	if id == -1 {
-		defer cl.Close()
-	}
-	req := kmsg.NewPtrFindCoordinatorRequest()
-	req.CoordinatorKey = g.c.cfg.GroupID
-	resp, err := g.request(ctx, cl, req)
-	if err != nil {
-		if id != -1 {
-			g.c.cluster.drop(id, cl)
-		}
-		return fmt.Errorf("find coordinator: %w", err)
-	}
-	fc := resp.(*kmsg.FindCoordinatorResponse)
-	code, host, port := fc.ErrorCode, fc.Host, fc.Port
-	if len(fc.Coordinators) > 0 {
-		code, host, port = fc.Coordinators[0].ErrorCode, fc.Coordinators[0].Host, fc.Coordinators[0].Port
-	}
-	if err := kerr.ErrorForCode(code); err != nil {
-		return fmt.Errorf("find coordinator: %w", err)
-	}
-	addr := net.JoinHostPort(host, strconv.Itoa(int(port)))
-	conn, err := g.c.cluster.dial(ctx, addr)
-	if err != nil {
-		return fmt.Errorf("coordinator: %w", err)
-	}
-	g.mu.Lock()
-	g.conn, g.addr = conn, addr
-	g.mu.Unlock()
-	g.log.Info("found coordinator", zap.String("addr", addr))
-	return nil
-}
-
-func (g *coordinatorGroup) closeConns() {
-	g.mu.Lock()
-	defer g.mu.Unlock()
-	for _, cl := range []*wire.Client{g.conn, g.offsets} {
-		if cl != nil {
-			cl.Close()
-		}
-	}
-	g.conn, g.offsets, g.addr = nil, nil, ""
-}
-
-func (g *coordinatorGroup) groupConn() *wire.Client {
-	g.mu.Lock()
-	defer g.mu.Unlock()
-	return g.conn
-}
-
-// offsetConn returns the offsets connection, dialing the coordinator if it
-// is closed.
-func (g *coordinatorGroup) offsetConn(ctx context.Context) (*wire.Client, error) {
-	g.mu.Lock()
-	cl, addr := g.offsets, g.addr
-	g.mu.Unlock()
-	if cl != nil {
-		return cl, nil
-	}
-	if addr == "" {
-		return nil, fmt.Errorf("coordinator unknown: %w", kerr.CoordinatorNotAvailable)
-	}
-	cl, err := g.c.cluster.dial(ctx, addr)
-	if err != nil {
-		return nil, fmt.Errorf("coordinator: %w", err)
-	}
-	g.mu.Lock()
-	defer g.mu.Unlock()
-	if g.offsets != nil || g.addr != addr {
-		cl.Close()
-		return nil, fmt.Errorf("coordinator changed: %w", kerr.NotCoordinator)
-	}
-	g.offsets = cl
-	return cl, nil
-}
-
-// offsetRequest sends req on the offsets connection, dropping the
-// connection when it fails (wire closes it).
-func (g *coordinatorGroup) offsetRequest(ctx context.Context, req kmsg.Request) (kmsg.Response, error) {
-	cl, err := g.offsetConn(ctx)
-	if err != nil {
-		return nil, err
-	}
-	resp, err := g.request(ctx, cl, req)
-	if err != nil {
-		g.mu.Lock()
-		if g.offsets == cl {
-			g.offsets = nil
-		}
-		g.mu.Unlock()
-	}
-	return resp, err
 }
 
 // retriable reports errors after which finding the coordinator again and
@@ -664,95 +555,13 @@ func (g *coordinatorGroup) balance(ctx context.Context, b kgo.GroupBalancer, jr 
 	return mb.Balance(counts).IntoSyncAssignment(), nil
 }
 
-// fetchOffsets fills offsets with the group's committed offsets (-1 where
-// there is none). A read_committed consumer asks for stable offsets only
-// (KIP-447) and, while a transaction's commit of a partition awaits its
-// marker (UNSTABLE_OFFSET_COMMIT), asks again after unstableOffsetBackoff,
-// as Kafka's consumer retries.
-func (g *coordinatorGroup) fetchOffsets(ctx context.Context, offsets map[kafka.TopicPartition]int64) error {
-	if len(offsets) == 0 {
-		return nil
-	}
-	req := kmsg.NewPtrOffsetFetchRequest()
-	req.Group = g.c.cfg.GroupID
-	req.RequireStable = g.c.cfg.readCommitted()
-	for t, ps := range byTopic(slices.Collect(maps.Keys(offsets))) {
-		rt := kmsg.NewOffsetFetchRequestTopic()
-		rt.Topic, rt.Partitions = t, ps
-		req.Topics = append(req.Topics, rt)
-	}
-	for {
-		resp, err := g.offsetRequest(ctx, req)
-		if err != nil {
-			return fmt.Errorf("offset fetch: %w", err)
-		}
-		or := resp.(*kmsg.OffsetFetchResponse)
-		if err := kerr.ErrorForCode(or.ErrorCode); err != nil {
-			return fmt.Errorf("offset fetch: %w", err)
-		}
-		unstable := false
-		for _, t := range or.Topics {
-			for _, p := range t.Partitions {
-				err := kerr.ErrorForCode(p.ErrorCode)
-				switch {
-				case errors.Is(err, kerr.UnstableOffsetCommit):
-					unstable = true
-					continue
-				case err != nil:
-					return fmt.Errorf("offset fetch %s-%d: %w", t.Topic, p.Partition, err)
-				}
-				tp := kafka.TopicPartition{Topic: t.Topic, Partition: p.Partition}
-				if _, ok := offsets[tp]; ok {
-					offsets[tp] = p.Offset
-				}
-			}
-		}
-		if !unstable {
-			return nil
-		}
-		select {
-		case <-ctx.Done():
-			return fmt.Errorf("offset fetch: %w", ctx.Err())
-		case <-time.After(unstableOffsetBackoff):
-		}
-	}
-}
-
-// unstableOffsetBackoff is how long a read_committed consumer waits before
-// asking again for offsets a transaction is committing (Kafka's
-// retry.backoff.ms).
-const unstableOffsetBackoff = 100 * time.Millisecond
-
 // commit sends OffsetCommit with our generation and member id: a member the
 // coordinator fenced gets UNKNOWN_MEMBER_ID or ILLEGAL_GENERATION back.
 func (g *coordinatorGroup) commit(ctx context.Context, offsets map[kafka.TopicPartition]int64) error {
 	g.mu.Lock()
-	req := kmsg.NewPtrOffsetCommitRequest()
-	req.Group, req.Generation, req.MemberID, req.InstanceID = g.c.cfg.GroupID, g.generation, g.member, g.instanceID()
+	member, generation := g.member, g.generation
 	g.mu.Unlock()
-	req.RetentionTimeMillis = -1
-	for t, ps := range byTopic(slices.Collect(maps.Keys(offsets))) {
-		rt := kmsg.NewOffsetCommitRequestTopic()
-		rt.Topic = t
-		for _, p := range ps {
-			rp := kmsg.NewOffsetCommitRequestTopicPartition()
-			rp.Partition, rp.Offset, rp.LeaderEpoch = p, offsets[kafka.TopicPartition{Topic: t, Partition: p}], -1
-			rt.Partitions = append(rt.Partitions, rp)
-		}
-		req.Topics = append(req.Topics, rt)
-	}
-	resp, err := g.offsetRequest(ctx, req)
-	if err != nil {
-		return fmt.Errorf("offset commit: %w", err)
-	}
-	for _, t := range resp.(*kmsg.OffsetCommitResponse).Topics {
-		for _, p := range t.Partitions {
-			if err := kerr.ErrorForCode(p.ErrorCode); err != nil {
-				return fmt.Errorf("offset commit %s-%d: %w", t.Topic, p.Partition, err)
-			}
-		}
-	}
-	return nil
+	return g.commitOffsets(ctx, member, generation, g.instanceID(), offsets, -1)
 }
 
 // leave sends LeaveGroup, except for a static member: its partitions wait

@@ -1,6 +1,7 @@
-// Package consumer is zkafka's consumer: a member of a consumer group in one
-// of the two ways Kafka has had, behind one API (New, Poll, Commit,
-// CommitAsync, Close) and one fetch path.
+// Package consumer is zkafka's consumer: a member of a consumer group in
+// each of the ways Kafka has had (the 0.8 ZooKeeper consumer, the classic
+// group protocol, KIP-848's consumer group protocol), behind one API (New,
+// Poll, Commit, CommitAsync, Close) and one fetch path.
 //
 // # Legacy mode (Config.ZooKeeperConnect): Kafka 0.8.2's high-level consumer
 //
@@ -52,6 +53,29 @@
 // SyncGroup, and joins again so the moved partitions reach their new owners.
 // The leader refreshes Metadata every metadata.max.age.ms and rejoins when a
 // subscribed topic's partition count changed.
+//
+// # Consumer group protocol (Config.GroupProtocol "consumer"): KIP-848
+//
+// One request, ConsumerGroupHeartbeat, on the run goroutine at the interval
+// the coordinator sets: the member names its subscription (topics, or a
+// Whitelist sent as a regex the coordinator resolves) and the partitions it
+// owns (by topic id, named through Metadata), and the coordinator, which
+// computes the assignment itself (group.remote.assignor), answers with the
+// member epoch and the partitions the member may own now. There is no
+// leader, no JoinGroup or SyncGroup and no group-wide barrier:
+//
+//	heartbeat answer with an assignment → Poll (the application's
+//	goroutine, where callbacks run): commit and revoke what is gone →
+//	fetch the committed offsets of what is new and take it → heartbeat at
+//	once with the owned partitions (the acknowledgement)
+//
+// A partition moves only after its owner acknowledged giving it up, so
+// members keep fetching everything they keep. Commits are OffsetCommit v9
+// with the member epoch. FENCED_MEMBER_EPOCH or UNKNOWN_MEMBER_ID (the
+// session expired) and max.poll.interval.ms without a Poll (the member
+// leaves with epoch −1, a static one with −2) make the next Poll drop the
+// partitions as lost; the member then joins again with epoch 0 under the
+// id it chose, as Java's consumer does. Close leaves with −1 or −2.
 //
 // Config fields carry Kafka's property names in their comments;
 // ConfigFromProperties reads both the 0.8 and the new consumer's names.

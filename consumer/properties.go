@@ -79,6 +79,10 @@ func ConfigFromProperties(props map[string]string) (Config, error) {
 			err = ms(key, v, &cfg.RebalanceTimeout)
 		case "metadata.max.age.ms":
 			err = ms(key, v, &cfg.MetadataMaxAge)
+		case "group.protocol":
+			cfg.GroupProtocol = v
+		case "group.remote.assignor":
+			cfg.GroupRemoteAssignor = v
 		case "group.instance.id":
 			cfg.GroupInstanceID = v
 		case "partition.assignment.strategy":

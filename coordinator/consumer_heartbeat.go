@@ -17,8 +17,6 @@ package coordinator
 
 import (
 	"context"
-	"crypto/rand"
-	"encoding/base64"
 	"errors"
 	"fmt"
 	"maps"
@@ -56,14 +54,6 @@ func (e *heartbeatError) Unwrap() error { return e.err }
 
 func hbErrorf(err *kerr.Error, format string, args ...any) error {
 	return &heartbeatError{err: err, msg: fmt.Sprintf(format, args...)}
-}
-
-// newConsumerMemberID is a member id as Kafka's Uuid.randomUuid().toString()
-// writes it: 16 random bytes in URL-safe base64 without padding.
-func newConsumerMemberID() string {
-	var b [16]byte
-	rand.Read(b[:])
-	return base64.RawURLEncoding.EncodeToString(b[:])
 }
 
 // validateHeartbeat is Kafka's throwIfConsumerGroupHeartbeatRequestIsInvalid.
@@ -235,7 +225,7 @@ func (c *Coordinator) consumerHeartbeatLocked(g *group, req *kmsg.ConsumerGroupH
 		return hbErrorf(kerr.GroupMaxSizeReached, "The consumer group has reached its maximum capacity of %d members.", c.cfg.ConsumerMaxSize)
 	}
 	if memberID == "" {
-		memberID = newConsumerMemberID()
+		memberID = kafka.NewUUID()
 	}
 	m, replaced, err := c.consumerMemberFor(g, memberID, req)
 	if err != nil {

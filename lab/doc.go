@@ -7,8 +7,9 @@
 //
 //	Run: per mode, a fresh group on the run's topic, a steady keyed load
 //	  from a kgo producer, real members driven by the Scenario's script
-//	  (consumer.Consumer, or with Options.Client "kgo" franz-go's consumer
-//	  for the coordinator modes, its callbacks and hooks mapped to the same
+//	  (consumer.Consumer in every mode, the consumer protocol's included,
+//	  or with Options.Client "kgo" franz-go's consumer for the classic
+//	  coordinator modes, its callbacks and hooks mapped to the same
 //	  events), brokers killed and restarted through a BrokerControl
 //	  (broker-failure) while the lab follows the group's coordinator → one
 //	  Event log (the consumers' own event streams, the records each member

@@ -24,6 +24,8 @@ td:first-child,th:first-child{text-align:left}.partial{color:#a00;font-weight:bo
 session.timeout.ms={{.Info.SessionTimeoutMs}}, heartbeat.interval.ms={{.Info.HeartbeatMs}},
 max.poll.interval.ms={{.Info.MaxPollIntervalMs}}, zookeeper.session.timeout.ms={{.Info.ZKSessionTimeoutMs}},
 auto.commit.interval.ms={{.Info.AutoCommitMs}}; one action every {{.Info.StepMs}} ms. Started {{.Info.Started}}.
+{{if .Info.ConsumerSessionTimeoutMs}}Consumer-protocol modes follow the brokers' group.consumer.session.timeout.ms={{.Info.ConsumerSessionTimeoutMs}}
+and group.consumer.heartbeat.interval.ms={{.Info.ConsumerHeartbeatMs}}.{{end}}
 {{if .Info.Client}}Members run with the {{.Info.Client}} client.{{end}}</p>
 <h2>Figures</h2>
 <table><tr><th>figure</th>{{range .Figures}}<th>{{.Mode}}{{if .Partial}} (partial){{end}}</th>{{end}}</tr>

@@ -24,13 +24,20 @@ func TestMain(m *testing.M) { zktest.Main(m) }
 
 // startCluster starts one broker whose groups form without the initial
 // delay and accept short sessions; a small __consumer_offsets is created
-// at the first group's FindCoordinator in a moment.
+// at the first group's FindCoordinator in a moment. Consumer-protocol
+// groups get shortOptions' session timeout and heartbeat interval from
+// the broker.
 func startCluster(t *testing.T) *testcluster.Cluster {
 	t.Helper()
 	return testcluster.Start(t, testcluster.Options{Properties: map[string]string{
-		"group.initial.rebalance.delay.ms": "0",
-		"group.min.session.timeout.ms":     "500",
-		"offsets.topic.num.partitions":     "3",
+		"group.initial.rebalance.delay.ms":         "0",
+		"group.min.session.timeout.ms":             "500",
+		"offsets.topic.num.partitions":             "3",
+		"group.coordinator.rebalance.protocols":    "classic,consumer",
+		"group.consumer.min.session.timeout.ms":    "1000",
+		"group.consumer.session.timeout.ms":        "2000",
+		"group.consumer.min.heartbeat.interval.ms": "100",
+		"group.consumer.heartbeat.interval.ms":     "100",
 	}})
 }
 
@@ -179,7 +186,7 @@ func runLog(t *testing.T, o Options) ([]Event, map[string]Analysis, error) {
 // unfetched depends on the machine's load (a member rejoins only from
 // Poll), and is the lab's figure to report, not a test's to compare.
 func testScaleOutCooperativeMembersNeverStop(t *testing.T, c *testcluster.Cluster) {
-	o := shortOptions(t, c, "scale-out", "eager-range", "cooperative")
+	o := shortOptions(t, c, "scale-out", "eager-range", "cooperative", "consumer")
 	o.Members, o.Partitions, o.Rate = 6, 12, 300
 	o.Processing, o.MaxPollRecords = 20*time.Millisecond, 25
 	as := analyze(t, o)
@@ -187,15 +194,19 @@ func testScaleOutCooperativeMembersNeverStop(t *testing.T, c *testcluster.Cluste
 	for m, a := range as {
 		figs[m] = a.Figures
 	}
-	eager, coop := figs["eager-range"], figs["cooperative"]
-	if eager.PausedMemberSeconds <= 0 || coop.PausedMemberSeconds != 0 {
-		t.Errorf("eager members paused %.2f member-seconds, cooperative %.2f: want eager above 0, cooperative 0", eager.PausedMemberSeconds, coop.PausedMemberSeconds)
+	eager, coop, kip848 := figs["eager-range"], figs["cooperative"], figs["consumer"]
+	if eager.PausedMemberSeconds <= 0 || coop.PausedMemberSeconds != 0 || kip848.PausedMemberSeconds != 0 {
+		t.Errorf("eager members paused %.2f member-seconds, cooperative %.2f, consumer protocol %.2f: want eager above 0, the others 0",
+			eager.PausedMemberSeconds, coop.PausedMemberSeconds, kip848.PausedMemberSeconds)
 	}
-	eagerStops, coopStops := fetchInterruptions(as["eager-range"]), fetchInterruptions(as["cooperative"])
-	t.Logf("fetching interrupted: eager %d times, cooperative %d", eagerStops, coopStops)
-	if eagerStops < o.Partitions || coopStops >= eagerStops {
-		t.Errorf("fetching of a partition interrupted %d times under eager, %d under cooperative: want every partition's under eager, cooperative fewer",
-			eagerStops, coopStops)
+	eagerStops, coopStops, kip848Stops := fetchInterruptions(as["eager-range"]), fetchInterruptions(as["cooperative"]), fetchInterruptions(as["consumer"])
+	t.Logf("fetching interrupted: eager %d times, cooperative %d, consumer protocol %d", eagerStops, coopStops, kip848Stops)
+	if eagerStops < o.Partitions || coopStops >= eagerStops || kip848Stops >= eagerStops {
+		t.Errorf("fetching of a partition interrupted %d times under eager, %d under cooperative, %d under the consumer protocol: want every partition's under eager, the others fewer",
+			eagerStops, coopStops, kip848Stops)
+	}
+	if kip848.JoinGroups != 0 || kip848.SyncGroups != 0 || kip848.Heartbeats == 0 {
+		t.Errorf("consumer protocol: %d JoinGroups, %d SyncGroups, %d heartbeats: want none, none, some", kip848.JoinGroups, kip848.SyncGroups, kip848.Heartbeats)
 	}
 	if coop.Rounds <= eager.Rounds {
 		t.Errorf("cooperative formed %d generations, eager %d: want more (two rounds when partitions move)", coop.Rounds, eager.Rounds)
@@ -223,7 +234,7 @@ func fetchInterruptions(a Analysis) int {
 // restarted within session.timeout.ms get their partitions back with no
 // new generation, eager or cooperative.
 func testStaticRestartWithinSessionTimeoutDoesNotRebalance(t *testing.T, c *testcluster.Cluster) {
-	o := shortOptions(t, c, "rolling-restart", "static-eager", "static-cooperative")
+	o := shortOptions(t, c, "rolling-restart", "static-eager", "static-cooperative", "static-consumer")
 	o.Members, o.SessionTimeout = 2, 4*time.Second
 	for _, f := range run(t, o) {
 		if f.Rebalances != 0 || f.Triggers != 2 {
@@ -241,7 +252,7 @@ func testStaticRestartWithinSessionTimeoutDoesNotRebalance(t *testing.T, c *test
 // assigned in the first round, and nothing else moves); legacy members see
 // its ids znode go and rebalance themselves. No record is lost.
 func testScaleInEachLeaveIsOneRebalance(t *testing.T, c *testcluster.Cluster) {
-	o := shortOptions(t, c, "scale-in", "legacy-roundrobin", "eager-roundrobin", "eager-sticky", "cooperative")
+	o := shortOptions(t, c, "scale-in", "legacy-roundrobin", "eager-roundrobin", "eager-sticky", "cooperative", "consumer")
 	// Short batches: each leave's rebalance (which waits for every member's
 	// batch in hand) is over well before the next leave.
 	o.MaxPollRecords = 20
@@ -267,11 +278,12 @@ func testScaleInEachLeaveIsOneRebalance(t *testing.T, c *testcluster.Cluster) {
 // commit is refused, another member processes its records again, and no
 // record is lost.
 func testSlowConsumerIsFencedAndItsRecordsAreProcessedAgain(t *testing.T, c *testcluster.Cluster) {
-	o := shortOptions(t, c, "slow-consumer", "eager-range")
+	o := shortOptions(t, c, "slow-consumer", "eager-range", "consumer")
 	o.Members = 2
-	f := run(t, o)["eager-range"]
-	if f.FencedCommits == 0 || f.Duplicates == 0 || f.Never != 0 {
-		t.Errorf("fenced commits %d, duplicates %d, never processed %d: want > 0, > 0, 0", f.FencedCommits, f.Duplicates, f.Never)
+	for _, f := range run(t, o) {
+		if f.FencedCommits == 0 || f.Duplicates == 0 || f.Never != 0 {
+			t.Errorf("%s: fenced commits %d, duplicates %d, never processed %d: want > 0, > 0, 0", f.Mode, f.FencedCommits, f.Duplicates, f.Never)
+		}
 	}
 }
 
@@ -300,15 +312,17 @@ func testHerdLegacyNotificationsGrowWithGroupSize(t *testing.T, c *testcluster.C
 // its partitions stay unfetched until the coordinator expires its session,
 // then go to the survivor, and no record is lost.
 func testCrashIsNoticedOnlyAtTheSessionTimeout(t *testing.T, c *testcluster.Cluster) {
-	o := shortOptions(t, c, "crash", "eager-range")
+	o := shortOptions(t, c, "crash", "eager-range", "consumer") // the broker gives consumer-protocol members the same timeouts
 	o.Members = 2
-	f := run(t, o)["eager-range"]
-	// The coordinator's session clock starts at the member's last heartbeat,
-	// which may come up to one heartbeat interval before the kill.
-	least := (o.SessionTimeout - o.HeartbeatInterval).Seconds()
-	if f.UnfetchedMaxPartition < least || f.Rebalances < 1 || f.Never != 0 {
-		t.Errorf("a partition of the killed member went unfetched for %.2f s at most (session.timeout.ms %v, heartbeat.interval.ms %v), %d rebalances, %d records never processed: want at least %.2f s, ≥ 1, 0",
-			f.UnfetchedMaxPartition, o.SessionTimeout, o.HeartbeatInterval, f.Rebalances, f.Never, least)
+	for _, f := range run(t, o) {
+		// The coordinator's session clock starts at the member's last
+		// heartbeat, which may come up to one heartbeat interval before the
+		// kill.
+		least := (o.SessionTimeout - o.HeartbeatInterval).Seconds()
+		if f.UnfetchedMaxPartition < least || f.Rebalances < 1 || f.Never != 0 {
+			t.Errorf("%s: a partition of the killed member went unfetched for %.2f s at most (session.timeout.ms %v, heartbeat.interval.ms %v), %d rebalances, %d records never processed: want at least %.2f s, ≥ 1, 0",
+				f.Mode, f.UnfetchedMaxPartition, o.SessionTimeout, o.HeartbeatInterval, f.Rebalances, f.Never, least)
+		}
 	}
 }
 
@@ -317,13 +331,23 @@ func testCrashIsNoticedOnlyAtTheSessionTimeout(t *testing.T, c *testcluster.Clus
 // cut off for longer, it is removed, loses its partitions and joins again,
 // and no record is lost.
 func testNetworkBlipShorterThanTheSessionCostsNothing(t *testing.T, c *testcluster.Cluster) {
-	o := shortOptions(t, c, "network-blip", "eager-range")
-	o.Members = 2
+	for _, mode := range []string{"eager-range", "consumer"} {
+		t.Run(mode, func(t *testing.T) {
+			t.Parallel()
+			o := shortOptions(t, c, "network-blip", mode)
+			o.Topic += "-" + mode
+			o.Members = 2
+			testNetworkBlip(t, o, mode)
+		})
+	}
+}
+
+func testNetworkBlip(t *testing.T, o Options, mode string) {
 	events, as := runEvents(t, o)
 	var cuts []float64
 	gens := map[int32]float64{} // generation → when it formed
 	lost := 0.0
-	for _, e := range ModeEvents(events, "eager-range") {
+	for _, e := range ModeEvents(events, mode) {
 		switch {
 		case e.Type == TypeMarker && e.Note == MarkCut:
 			cuts = append(cuts, e.T)
@@ -347,7 +371,7 @@ func testNetworkBlipShorterThanTheSessionCostsNothing(t *testing.T, c *testclust
 			after++
 		}
 	}
-	f := as["eager-range"].Figures
+	f := as[mode].Figures
 	if between != 0 || after == 0 || lost < cuts[1] || f.Never != 0 {
 		t.Errorf("generations formed after the short cut %d, after the long one %d; m2 lost its partitions at %.2f (long cut at %.2f); %d records never processed: want 0, > 0, after the long cut, 0",
 			between, after, lost, cuts[1], f.Never)
@@ -385,6 +409,8 @@ func TestBadInput(t *testing.T) {
 		{"kgo runs no legacy member", func(o *Options) { o.Client, o.Modes = ClientKgo, AllModes[:3] },
 			"client kgo runs coordinator modes only: legacy-range is the 0.8 ZooKeeper consumer"},
 		{"unknown client", func(o *Options) { o.Client = "sarama" }, `unknown client "sarama"`},
+		{"kgo runs no consumer-protocol member", func(o *Options) { o.Client, o.Modes = ClientKgo, []Mode{mustMode(t, "consumer")} },
+			"client kgo runs the classic coordinator modes only, not consumer"},
 		{"broker-failure needs a way to kill brokers", func(o *Options) { o.Scenario = "broker-failure" },
 			"give --kill-command and --restart-command"},
 	}
@@ -479,4 +505,13 @@ func testZKExpiryLosesAndRegistersAgain(t *testing.T, c *testcluster.Cluster) {
 	if _, err := Run(ctx, shortOptions(t, c, "zk-expiry", "eager-range")); err == nil || !strings.Contains(err.Error(), "legacy modes only") {
 		t.Errorf("zk-expiry in eager-range: %v, want a refusal", err)
 	}
+}
+
+func mustMode(t *testing.T, name string) Mode {
+	t.Helper()
+	m, err := FindMode(name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return m
 }

@@ -237,7 +237,7 @@ func (r *runner) runMode(ctx context.Context, m Mode) (err error) {
 	}
 	// Let the last action play out: at least a step, at most until a crash
 	// is noticed and a stalled member has been removed and rejoined.
-	limit := r.o.Step + r.o.SessionTimeout + r.o.ZKSessionTimeout + r.o.MaxPollInterval
+	limit := r.o.Step + max(r.o.SessionTimeout, r.consumerSession) + r.o.ZKSessionTimeout + r.o.MaxPollInterval
 	if err := mr.waitStable(ctx, r.o.Step, limit); err != nil && ctx.Err() != nil {
 		return err
 	}
@@ -409,20 +409,31 @@ func (mr *modeRun) newConsumer(ctx context.Context, name string) (*consumer.Cons
 				_ = c.Commit(ctx)
 			}
 		},
-		GroupID:                     mr.group,
-		Topics:                      []string{r.o.Topic},
-		ClientID:                    name,
-		AutoOffsetReset:             "earliest",
-		MaxPollRecords:              r.o.MaxPollRecords,
-		AutoCommitInterval:          r.o.AutoCommitInterval,
-		PartitionAssignmentStrategy: []string{mr.mode.Strategy},
-		OnEvent:                     func(ev consumer.Event) { r.consumerEvent(mr.mode.Name, name, ev) },
-		Logger:                      r.log.With(zap.String("mode", mr.mode.Name), zap.String("member", name)),
+		GroupID:            mr.group,
+		Topics:             []string{r.o.Topic},
+		ClientID:           name,
+		AutoOffsetReset:    "earliest",
+		MaxPollRecords:     r.o.MaxPollRecords,
+		AutoCommitInterval: r.o.AutoCommitInterval,
+		OnEvent:            func(ev consumer.Event) { r.consumerEvent(mr.mode.Name, name, ev) },
+		Logger:             r.log.With(zap.String("mode", mr.mode.Name), zap.String("member", name)),
 	}
-	if mr.mode.Legacy {
+	switch {
+	case mr.mode.Legacy:
 		cfg.ZooKeeperConnect = r.o.ZooKeeper
 		cfg.ZooKeeperSessionTimeout = r.o.ZKSessionTimeout
-	} else {
+		cfg.PartitionAssignmentStrategy = []string{mr.mode.Strategy}
+	case mr.mode.Consumer:
+		// The brokers' group.consumer.* configs set the session timeout
+		// and the heartbeat interval.
+		cfg.BootstrapServers = r.o.Bootstrap
+		cfg.GroupProtocol, cfg.GroupRemoteAssignor = "consumer", mr.mode.Strategy
+		cfg.RebalanceTimeout = r.o.MaxPollInterval
+		if mr.mode.Static {
+			cfg.GroupInstanceID = name
+		}
+	default:
+		cfg.PartitionAssignmentStrategy = []string{mr.mode.Strategy}
 		cfg.BootstrapServers = r.o.Bootstrap
 		cfg.SessionTimeout = r.o.SessionTimeout
 		cfg.HeartbeatInterval = r.o.HeartbeatInterval

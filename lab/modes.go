@@ -8,9 +8,12 @@ import (
 
 // Mode is a way of running a consumer group.
 type Mode struct {
-	Name     string
-	Legacy   bool   // the 0.8 ZooKeeper consumer
-	Strategy string // partition.assignment.strategy
+	Name   string
+	Legacy bool // the 0.8 ZooKeeper consumer
+	// Consumer is KIP-848's consumer group protocol (group.protocol=consumer):
+	// the coordinator assigns, with Strategy as group.remote.assignor.
+	Consumer bool
+	Strategy string // partition.assignment.strategy, or the consumer protocol's group.remote.assignor
 	Static   bool   // group.instance.id set (KIP-345)
 	Teaches  string
 }
@@ -25,6 +28,10 @@ var AllModes = []Mode{
 	{Name: "cooperative", Strategy: "cooperative-sticky", Teaches: "KIP-429: members keep what they own; only moved partitions stop, at the cost of a second round"},
 	{Name: "static-eager", Strategy: "range", Static: true, Teaches: "KIP-345 with eager: a restart within session.timeout.ms causes no rebalance; a crash is noticed only after it"},
 	{Name: "static-cooperative", Strategy: "cooperative-sticky", Static: true, Teaches: "KIP-345 and KIP-429 together"},
+	{Name: "consumer", Consumer: true, Strategy: "uniform", Teaches: "KIP-848: the coordinator assigns and moves partitions one by one; " +
+		"no JoinGroup, no SyncGroup, no group-wide barrier: a member revokes what moves and keeps fetching the rest"},
+	{Name: "static-consumer", Consumer: true, Strategy: "uniform", Static: true, Teaches: "KIP-848 with group.instance.id: " +
+		"a restart within the session timeout gets the same partitions back"},
 }
 
 // Scenario is a script of actions on a group's members.

@@ -13,24 +13,28 @@ import (
 
 // RunInfo is DIR/run.json: what was run, and whether it finished.
 type RunInfo struct {
-	Scenario           string    `json:"scenario"`
-	Modes              []string  `json:"modes"`
-	Members            int       `json:"members"`
-	Partitions         int       `json:"partitions"`
-	Topic              string    `json:"topic"`
-	RecordsPerSecond   int       `json:"records_per_second"`
-	ProcessingMs       float64   `json:"processing_ms_per_record"`
-	MaxPollRecords     int       `json:"max_poll_records"`
-	SessionTimeoutMs   int64     `json:"session_timeout_ms"`
-	HeartbeatMs        int64     `json:"heartbeat_interval_ms"`
-	MaxPollIntervalMs  int64     `json:"max_poll_interval_ms"`
-	ZKSessionTimeoutMs int64     `json:"zookeeper_session_timeout_ms"`
-	AutoCommitMs       int64     `json:"auto_commit_interval_ms"`
-	StepMs             int64     `json:"step_ms"`
-	Client             string    `json:"client,omitempty"` // the members' client when not zkafka's
-	Started            time.Time `json:"started"`
-	Partial            bool      `json:"partial"`
-	Reason             string    `json:"reason,omitempty"`
+	Scenario           string   `json:"scenario"`
+	Modes              []string `json:"modes"`
+	Members            int      `json:"members"`
+	Partitions         int      `json:"partitions"`
+	Topic              string   `json:"topic"`
+	RecordsPerSecond   int      `json:"records_per_second"`
+	ProcessingMs       float64  `json:"processing_ms_per_record"`
+	MaxPollRecords     int      `json:"max_poll_records"`
+	SessionTimeoutMs   int64    `json:"session_timeout_ms"`
+	HeartbeatMs        int64    `json:"heartbeat_interval_ms"`
+	MaxPollIntervalMs  int64    `json:"max_poll_interval_ms"`
+	ZKSessionTimeoutMs int64    `json:"zookeeper_session_timeout_ms"`
+	AutoCommitMs       int64    `json:"auto_commit_interval_ms"`
+	StepMs             int64    `json:"step_ms"`
+	Client             string   `json:"client,omitempty"` // the members' client when not zkafka's
+	// The brokers' group.consumer.session.timeout.ms and
+	// group.consumer.heartbeat.interval.ms, when a consumer-protocol mode ran.
+	ConsumerSessionTimeoutMs int64     `json:"group_consumer_session_timeout_ms,omitempty"`
+	ConsumerHeartbeatMs      int64     `json:"group_consumer_heartbeat_interval_ms,omitempty"`
+	Started                  time.Time `json:"started"`
+	Partial                  bool      `json:"partial"`
+	Reason                   string    `json:"reason,omitempty"`
 }
 
 func runInfo(res *Result) RunInfo {
@@ -43,6 +47,7 @@ func runInfo(res *Result) RunInfo {
 		MaxPollIntervalMs: o.MaxPollInterval.Milliseconds(), ZKSessionTimeoutMs: o.ZKSessionTimeout.Milliseconds(),
 		AutoCommitMs: o.AutoCommitInterval.Milliseconds(), StepMs: o.Step.Milliseconds(),
 		Started: res.Started, Partial: res.Partial, Reason: res.Reason,
+		ConsumerSessionTimeoutMs: res.ConsumerSessionTimeout.Milliseconds(), ConsumerHeartbeatMs: res.ConsumerHeartbeatInterval.Milliseconds(),
 	}
 	if o.Client != ClientZkafka {
 		info.Client = o.Client
@@ -157,6 +162,10 @@ func WriteTable(w io.Writer, info RunInfo, figs []Figures) error {
 	fmt.Fprintf(w, "scenario %s: %d members, %d partitions, %d records/s, %.1f ms/record, max.poll.records=%d; session.timeout.ms=%d heartbeat.interval.ms=%d max.poll.interval.ms=%d zookeeper.session.timeout.ms=%d auto.commit.interval.ms=%d\n",
 		info.Scenario, info.Members, info.Partitions, info.RecordsPerSecond, info.ProcessingMs, info.MaxPollRecords,
 		info.SessionTimeoutMs, info.HeartbeatMs, info.MaxPollIntervalMs, info.ZKSessionTimeoutMs, info.AutoCommitMs)
+	if info.ConsumerSessionTimeoutMs > 0 {
+		fmt.Fprintf(w, "consumer-protocol modes: the brokers' group.consumer.session.timeout.ms=%d group.consumer.heartbeat.interval.ms=%d\n",
+			info.ConsumerSessionTimeoutMs, info.ConsumerHeartbeatMs)
+	}
 	if info.Client != "" {
 		fmt.Fprintf(w, "members run with the %s client\n", info.Client)
 	}

@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"io"
 	"slices"
+	"strconv"
+	"strings"
 	"sync"
 	"time"
 
@@ -100,20 +102,29 @@ type Result struct {
 	// Partial is set when the run was interrupted; Reason says how.
 	Partial bool
 	Reason  string
+	// ConsumerSessionTimeout and ConsumerHeartbeatInterval are the brokers'
+	// group.consumer.session.timeout.ms and
+	// group.consumer.heartbeat.interval.ms, which the consumer-protocol
+	// modes follow instead of the members' settings; zero without such a
+	// mode.
+	ConsumerSessionTimeout, ConsumerHeartbeatInterval time.Duration
 }
 
 // runner owns a run's log and live state.
 type runner struct {
-	o      Options
-	sc     Scenario
-	start  time.Time
-	log    *zap.Logger
-	adm    *kadm.Client
-	kcl    *kgo.Client
-	zk     *zkclient.Client // nil without legacy modes
-	mu     sync.Mutex
-	events []Event
-	live   *live
+	o     Options
+	sc    Scenario
+	start time.Time
+	log   *zap.Logger
+	adm   *kadm.Client
+	kcl   *kgo.Client
+	zk    *zkclient.Client // nil without legacy modes
+	// consumerSession and consumerHeartbeat are the brokers' settings for
+	// consumer-protocol groups, read when such a mode runs.
+	consumerSession, consumerHeartbeat time.Duration
+	mu                                 sync.Mutex
+	events                             []Event
+	live                               *live
 }
 
 // Run checks the cluster, creates the topic and runs the scenario under
@@ -140,6 +151,9 @@ func Run(ctx context.Context, o Options) (*Result, error) {
 		if legacy >= 0 {
 			return nil, fmt.Errorf("client kgo runs coordinator modes only: %s is the 0.8 ZooKeeper consumer, which only zkafka's client implements", o.Modes[legacy].Name)
 		}
+		if i := slices.IndexFunc(o.Modes, func(m Mode) bool { return m.Consumer }); i >= 0 {
+			return nil, fmt.Errorf("client kgo runs the classic coordinator modes only, not %s: the lab maps kgo's classic rebalance callbacks to its events", o.Modes[i].Name)
+		}
 	default:
 		return nil, fmt.Errorf("unknown client %q (clients: %s, %s)", o.Client, ClientZkafka, ClientKgo)
 	}
@@ -164,7 +178,7 @@ func Run(ctx context.Context, o Options) (*Result, error) {
 		return nil, err
 	}
 	r.start = time.Now()
-	res := &Result{Options: o, Started: r.start}
+	res := &Result{Options: o, Started: r.start, ConsumerSessionTimeout: r.consumerSession, ConsumerHeartbeatInterval: r.consumerHeartbeat}
 	for _, m := range o.Modes {
 		err := r.runMode(ctx, m)
 		if err != nil {
@@ -199,6 +213,50 @@ func (r *runner) connect(ctx context.Context) error {
 			return fmt.Errorf("ZooKeeper not reachable at %s (the legacy modes need it; give --zookeeper): %w", r.o.ZooKeeper, err)
 		}
 		r.zk = zk
+	}
+	if slices.ContainsFunc(r.o.Modes, func(m Mode) bool { return m.Consumer }) {
+		if err := r.readConsumerProtocolConfigs(cctx); err != nil {
+			r.close()
+			return err
+		}
+	}
+	return nil
+}
+
+// readConsumerProtocolConfigs checks that the brokers serve the consumer
+// group protocol and reads the session timeout and heartbeat interval they
+// give its members.
+func (r *runner) readConsumerProtocolConfigs(ctx context.Context) error {
+	brokers, err := r.adm.ListBrokers(ctx)
+	if err != nil || len(brokers) == 0 {
+		return fmt.Errorf("list brokers: %w", err)
+	}
+	configs, err := r.adm.DescribeBrokerConfigs(ctx, brokers[0].NodeID)
+	if err == nil && len(configs) == 0 {
+		err = errors.New("no answer")
+	}
+	if err == nil {
+		err = configs[0].Err
+	}
+	if err != nil {
+		return fmt.Errorf("describe the brokers' configs: %w", err)
+	}
+	values := map[string]string{}
+	for _, c := range configs[0].Configs {
+		values[c.Key] = c.MaybeValue()
+	}
+	if !slices.Contains(strings.Split(values["group.coordinator.rebalance.protocols"], ","), "consumer") {
+		return fmt.Errorf("the consumer-protocol modes need brokers whose group.coordinator.rebalance.protocols includes consumer (it is %q)",
+			values["group.coordinator.rebalance.protocols"])
+	}
+	for key, dst := range map[string]*time.Duration{
+		"group.consumer.session.timeout.ms": &r.consumerSession, "group.consumer.heartbeat.interval.ms": &r.consumerHeartbeat,
+	} {
+		ms, err := strconv.ParseInt(values[key], 10, 64)
+		if err != nil {
+			return fmt.Errorf("the brokers' %s: %q is not a number of milliseconds", key, values[key])
+		}
+		*dst = time.Duration(ms) * time.Millisecond
 	}
 	return nil
 }
@@ -288,7 +346,8 @@ func (r *runner) consumerEvent(mode, member string, ev consumer.Event) {
 	if ev.Err != nil {
 		e.Err = ev.Err.Error()
 		e.Fenced = ev.Type == consumer.EventOffsetsCommitted &&
-			(errors.Is(ev.Err, kerr.UnknownMemberID) || errors.Is(ev.Err, kerr.IllegalGeneration) || errors.Is(ev.Err, kerr.FencedInstanceID))
+			(errors.Is(ev.Err, kerr.UnknownMemberID) || errors.Is(ev.Err, kerr.IllegalGeneration) || errors.Is(ev.Err, kerr.FencedInstanceID) ||
+				errors.Is(ev.Err, kerr.StaleMemberEpoch) || errors.Is(ev.Err, kerr.FencedMemberEpoch))
 		e.Conflict = errors.Is(ev.Err, consumer.ErrOwnerConflict)
 	}
 	r.add(e)

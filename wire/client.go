@@ -31,7 +31,9 @@ type Client struct {
 	corrID   int32
 	// max holds the broker's highest version per key, capped at Kafka 2.8.
 	max map[int16]int16
-	buf []byte
+	// brokerMax is the broker's highest version per key, uncapped.
+	brokerMax map[int16]int16
+	buf       []byte
 	// reuse, set by ReuseResponseFrames, keeps each response's frame as
 	// spare, for the next response to be read into.
 	reuse bool
@@ -172,8 +174,10 @@ func (c *Client) negotiate(ctx context.Context) error {
 	}
 	ours := kversion.V2_8_0()
 	c.max = make(map[int16]int16, len(av.ApiKeys))
+	c.brokerMax = make(map[int16]int16, len(av.ApiKeys))
 	for _, k := range av.ApiKeys {
 		v := k.MaxVersion
+		c.brokerMax[k.ApiKey] = v
 		if m, ok := ours.LookupMaxKeyVersion(k.ApiKey); ok && m < v {
 			v = m
 		}
@@ -268,6 +272,16 @@ func (c *Client) MaxVersion(key int16) (int16, bool) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	v, ok := c.max[key]
+	return v, ok
+}
+
+// BrokerMaxVersion reports the highest version of key the broker serves,
+// beyond Kafka 2.8's where it serves more (OffsetCommit v9 with KIP-848's
+// consumer protocol).
+func (c *Client) BrokerMaxVersion(key int16) (int16, bool) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	v, ok := c.brokerMax[key]
 	return v, ok
 }
 

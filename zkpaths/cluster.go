@@ -1,9 +1,10 @@
 package zkpaths
 
 import (
-	"crypto/rand"
 	"encoding/base64"
 	"fmt"
+
+	"github.com/zkafka/zkafka/kafka"
 )
 
 // ClusterIDData is the data of /cluster/id, created by the first broker to
@@ -46,24 +47,10 @@ func DecodeClusterIDData(data []byte) (ClusterIDData, error) {
 
 // NewClusterID returns a new random cluster id: a version-4 UUID as 22
 // characters of url-safe base64 without padding, like Kafka's Uuid.toString.
-func NewClusterID() string { return newUUID() }
+func NewClusterID() string { return kafka.NewUUID() }
 
 // NewTopicID returns a new random topic id, in the same form as a cluster id.
-func NewTopicID() string { return newUUID() }
-
-func newUUID() string {
-	for {
-		var u [16]byte
-		_, _ = rand.Read(u[:])  // crypto/rand.Read never returns an error
-		u[6] = u[6]&0x0f | 0x40 // version 4
-		u[8] = u[8]&0x3f | 0x80 // RFC 4122 variant
-		s := base64.RawURLEncoding.EncodeToString(u[:])
-		// Like Kafka, avoid ids that a command line would take for a flag.
-		if s[0] != '-' {
-			return s
-		}
-	}
-}
+func NewTopicID() string { return kafka.NewUUID() }
 
 // ParseUUID decodes a 22-character url-safe base64 UUID, such as a topic id
 // from /brokers/topics/<t>, into the 16 bytes of the wire protocol.
