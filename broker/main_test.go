@@ -2,6 +2,7 @@ package broker_test
 
 import (
 	"context"
+	"os"
 	"testing"
 	"time"
 
@@ -9,7 +10,12 @@ import (
 	"github.com/zkafka/zkafka/internal/zktest"
 )
 
-func TestMain(m *testing.M) { zktest.Main(m) }
+func TestMain(m *testing.M) {
+	if os.Getenv(etlMemberEnv) != "" {
+		os.Exit(etlMember())
+	}
+	zktest.Main(m)
+}
 
 func zkSession(t *testing.T, connect string) *zkclient.Client {
 	t.Helper()

@@ -255,7 +255,7 @@ func (g *consumerProtocolGroup) heartbeat(ctx context.Context) error {
 	if hr.MemberID != nil && *hr.MemberID != "" {
 		g.member = *hr.MemberID
 	}
-	changed := hr.MemberEpoch != g.epoch || hr.Assignment != nil
+	newEpoch := hr.MemberEpoch != g.epoch
 	g.epoch = hr.MemberEpoch
 	if hr.HeartbeatIntervalMillis > 0 {
 		g.interval = time.Duration(hr.HeartbeatIntervalMillis) * time.Millisecond
@@ -270,7 +270,7 @@ func (g *consumerProtocolGroup) heartbeat(ctx context.Context) error {
 	// A new epoch with the same partitions needs no reconciling.
 	settled := g.pending == nil && !g.assigned
 	g.mu.Unlock()
-	if changed {
+	if newEpoch {
 		g.beginRebalance()
 		if settled {
 			g.endRebalance(nil)
@@ -367,6 +367,11 @@ func (g *consumerProtocolGroup) resolvePending(ctx context.Context) {
 		g.pending, g.target, g.assigned = nil, target, true
 	}
 	g.mu.Unlock()
+	// The coordinator repeats an assignment after a full heartbeat (a
+	// coordinator move, say): only a different one is a rebalance.
+	if owned := g.c.owned(); len(owned) != len(target) || slices.ContainsFunc(owned, func(tp kafka.TopicPartition) bool { return !target[tp] }) {
+		g.beginRebalance()
+	}
 	g.c.wake()
 }
 
@@ -435,11 +440,11 @@ func (g *consumerProtocolGroup) reconcile(ctx context.Context, target map[kafka.
 			added[tp] = -1
 		}
 	}
-	g.beginRebalance()
 	if len(revoked) == 0 && len(added) == 0 {
-		g.endRebalance(nil)
+		g.endRebalance(nil) // a new epoch's, if one is open
 		return
 	}
+	g.beginRebalance()
 	if len(revoked) > 0 && !g.c.cfg.DisableAutoCommit {
 		if err := g.c.commitPositions(ctx); err != nil {
 			g.log.Warn("commit before revoking failed", zap.Error(err))

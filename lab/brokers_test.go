@@ -54,6 +54,13 @@ func startProcessCluster(t *testing.T) (processBrokers, []string, string) {
 			"group.min.session.timeout.ms":         "500",
 			"offsets.topic.num.partitions":         "3",
 			"offsets.topic.replication.factor":     "3",
+			// Consumer-protocol members back off up to a second between
+			// retries while the coordinator moves.
+			"group.coordinator.rebalance.protocols":    "classic,consumer",
+			"group.consumer.min.session.timeout.ms":    "1000",
+			"group.consumer.session.timeout.ms":        "4000",
+			"group.consumer.min.heartbeat.interval.ms": "100",
+			"group.consumer.heartbeat.interval.ms":     "100",
 		})
 	}
 	cl, err := kgo.NewClient(kgo.SeedBrokers(seeds...), kgo.MetadataMinAge(100*time.Millisecond))
@@ -79,7 +86,7 @@ func startProcessCluster(t *testing.T) (processBrokers, []string, string) {
 // member at the end, and no record is lost.
 func testBrokerFailureMovesTheCoordinator(t *testing.T, c *testcluster.Cluster) {
 	procs, seeds, connect := startProcessCluster(t)
-	o := shortOptions(t, c, "broker-failure", "legacy-range", "eager-range")
+	o := shortOptions(t, c, "broker-failure", "legacy-range", "eager-range", "consumer")
 	o.Members = 2
 	o.Bootstrap, o.ZooKeeper, o.Brokers = seeds, connect, procs
 	events, as := runEvents(t, o)
