@@ -214,7 +214,11 @@ func (g *consumerProtocolGroup) heartbeat(ctx context.Context) error {
 	g.mu.Lock()
 	req := kmsg.NewPtrConsumerGroupHeartbeatRequest()
 	req.Group, req.MemberID, req.MemberEpoch, req.InstanceID = cfg.GroupID, g.member, g.epoch, g.instanceID()
+	// The flag is cleared before the owned partitions are read: a Poll
+	// that reconciles meanwhile sets it again for the next heartbeat. A
+	// failed heartbeat makes the next one full, owned partitions included.
 	full, acked := g.full, g.full || g.ack
+	g.ack = false
 	if full {
 		req.RebalanceTimeoutMillis = int32(cfg.RebalanceTimeout / time.Millisecond)
 		if cfg.filter != nil {
@@ -261,9 +265,6 @@ func (g *consumerProtocolGroup) heartbeat(ctx context.Context) error {
 		g.interval = time.Duration(hr.HeartbeatIntervalMillis) * time.Millisecond
 	}
 	g.full = false
-	if acked {
-		g.ack = false
-	}
 	if hr.Assignment != nil {
 		g.pending = hr.Assignment
 	}
@@ -385,14 +386,15 @@ func (g *consumerProtocolGroup) fenced() {
 }
 
 // pollTimeout is what Java's consumer does when the application has not
-// polled within max.poll.interval.ms: leave the group (a static member with
-// epoch −2, keeping its instance id's place until the session timeout), so
-// its partitions go to the others; the next Poll drops them as lost and
-// joins again. A commit before that Poll is refused: the coordinator no
-// longer knows the member.
+// polled within max.poll.interval.ms: stop fetching and leave the group (a
+// static member with epoch −2, keeping its instance id's place until the
+// session timeout), so its partitions go to the others; the next Poll drops
+// them as lost and joins again. A commit before that Poll is refused: the
+// coordinator no longer knows the member.
 func (g *consumerProtocolGroup) pollTimeout(ctx context.Context) {
 	g.log.Warn("consumer poll timeout has expired: the time between polls exceeded max.poll.interval.ms, leaving the group",
 		zap.Duration("max.poll.interval.ms", g.c.cfg.RebalanceTimeout))
+	g.c.pauseFetching()
 	if err := g.sendLeave(ctx); err != nil {
 		g.log.Info("leave group after poll timeout failed", zap.Error(err))
 	}
@@ -411,6 +413,7 @@ func (g *consumerProtocolGroup) poll(ctx context.Context) {
 	case lost:
 		g.beginRebalance()
 		g.c.remove(g.c.owned(), true)
+		g.c.resumeFetching() // paused if the member left on max.poll.interval.ms
 		g.mu.Lock()
 		g.lost, g.epoch, g.joined, g.full = false, joinEpoch, joinEpoch, true
 		g.mu.Unlock()
@@ -479,13 +482,34 @@ func (g *consumerProtocolGroup) reconcile(ctx context.Context, target map[kafka.
 const commitVersion = 9
 
 // commit sends OffsetCommit v9 with the member epoch: a member the
-// coordinator fenced, or one whose epoch moved on, gets UNKNOWN_MEMBER_ID or
-// STALE_MEMBER_EPOCH.
+// coordinator fenced gets UNKNOWN_MEMBER_ID.
 func (g *consumerProtocolGroup) commit(ctx context.Context, offsets map[kafka.TopicPartition]int64) error {
 	g.mu.Lock()
-	member, epoch := g.member, g.epoch
+	epoch := g.epoch
 	g.mu.Unlock()
-	return g.commitOffsets(ctx, member, epoch, g.instanceID(), offsets, commitVersion)
+	return g.commitAt(ctx, epoch, offsets)
+}
+
+// commitAt commits at member epoch epoch. A heartbeat answered while the
+// commit was on its way may have moved the epoch on, and the coordinator
+// then refuses it with STALE_MEMBER_EPOCH: as Kafka's consumer does, it is
+// sent again once with the epoch the member now has.
+func (g *consumerProtocolGroup) commitAt(ctx context.Context, epoch int32, offsets map[kafka.TopicPartition]int64) error {
+	g.mu.Lock()
+	member := g.member
+	g.mu.Unlock()
+	err := g.commitOffsets(ctx, member, epoch, g.instanceID(), offsets, commitVersion)
+	if !errors.Is(err, kerr.StaleMemberEpoch) {
+		return err
+	}
+	g.mu.Lock()
+	latest := g.epoch
+	g.mu.Unlock()
+	if latest == epoch {
+		return err
+	}
+	g.log.Info("commit refused at a stale member epoch, sending it again", zap.Int32("epoch", epoch), zap.Int32("member-epoch", latest))
+	return g.commitOffsets(ctx, member, latest, g.instanceID(), offsets, commitVersion)
 }
 
 // leave sends the leaving heartbeat: epoch −1, or −2 for a static member,

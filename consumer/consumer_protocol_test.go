@@ -284,9 +284,12 @@ func TestConsumerProtocolPollTimeout(t *testing.T) {
 	if !errors.Is(err, kerr.UnknownMemberID) {
 		t.Fatalf("commit after leaving: %v, want UNKNOWN_MEMBER_ID", err)
 	}
+	if len(rec.of(EventFetchingPaused)) != 1 {
+		t.Errorf("fetching paused %d times after leaving, want once", len(rec.of(EventFetchingPaused)))
+	}
 	pollN(t, slow, 1)
-	if len(rec.of(EventPartitionsLost)) == 0 {
-		t.Error("the member did not drop its partitions as lost")
+	if len(rec.of(EventPartitionsLost)) == 0 || len(rec.of(EventFetchingResumed)) != 1 {
+		t.Errorf("after leaving: %d partitions-lost events, fetching resumed %d times; want some, and once", len(rec.of(EventPartitionsLost)), len(rec.of(EventFetchingResumed)))
 	}
 	if slow.MemberID() != member {
 		t.Errorf("member id changed from %s to %s; a member keeps its id", member, slow.MemberID())
@@ -458,5 +461,39 @@ func TestConsumerProtocolConfig(t *testing.T) {
 	_, err = New(ctx, consumerProtocolConfig(classic, "g", "t"))
 	if !errors.Is(err, ErrConsumerProtocolUnsupported) || !errors.Is(err, kerr.UnsupportedVersion) {
 		t.Errorf("a classic-only cluster: %v, want UNSUPPORTED_VERSION", err)
+	}
+}
+
+// TestConsumerProtocolStaleEpochCommit: a commit sent at an epoch the member
+// has since left (a heartbeat answered while it was on its way) is refused
+// with STALE_MEMBER_EPOCH and sent again at the member's epoch.
+func TestConsumerProtocolStaleEpochCommit(t *testing.T) {
+	c := startConsumerProtocolCluster(t)
+	const topic, group = "stale", "stale-group"
+	createTopic(t, c, topic, 2)
+	produce(t, c, topic, 2, 0, 10)
+	cfg := consumerProtocolConfig(c, group, topic)
+	cfg.DisableAutoCommit = true
+	m := newConsumer(t, cfg)
+	pollN(t, m, 20)
+	g := m.group.(*consumerProtocolGroup)
+	g.mu.Lock()
+	epoch := g.epoch
+	g.mu.Unlock()
+	offsets := map[kafka.TopicPartition]int64{{Topic: topic, Partition: 0}: 10, {Topic: topic, Partition: 1}: 10}
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	if err := g.commitOffsets(ctx, m.MemberID(), epoch-1, nil, offsets, commitVersion); !errors.Is(err, kerr.StaleMemberEpoch) {
+		t.Fatalf("a commit at epoch %d, the member being at %d: %v, want STALE_MEMBER_EPOCH", epoch-1, epoch, err)
+	}
+	if err := g.commitAt(ctx, epoch-1, offsets); err != nil {
+		t.Fatalf("commit at a stale epoch, sent again: %v", err)
+	}
+	fetched, err := kadm.NewClient(c.Client()).FetchOffsets(ctx, group)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if o, _ := fetched.Lookup(topic, 1); o.At != 10 {
+		t.Errorf("committed offset %d, want 10", o.At)
 	}
 }

@@ -62,6 +62,7 @@ func TestScenarios(t *testing.T) {
 		{"ZKExpiry", testZKExpiryLosesAndRegistersAgain},
 		{"Kgo", testKgoMembersGiveTheSameFigures},
 		{"BrokerFailure", testBrokerFailureMovesTheCoordinator},
+		{"ConsumerProtocolOff", testConsumerModesNeedTheProtocol},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
@@ -514,4 +515,19 @@ func mustMode(t *testing.T, name string) Mode {
 		t.Fatal(err)
 	}
 	return m
+}
+
+// testConsumerModesNeedTheProtocol: on brokers that serve only the classic
+// protocol (a strict 2.8 broker), the consumer-protocol modes are refused
+// before anything runs, with what to change.
+func testConsumerModesNeedTheProtocol(t *testing.T, _ *testcluster.Cluster) {
+	c := testcluster.Start(t, testcluster.Options{})
+	o := shortOptions(t, c, "scale-out", "eager-range", "consumer")
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	res, err := Run(ctx, o)
+	want := "group.coordinator.rebalance.protocols includes consumer"
+	if res != nil || err == nil || !strings.Contains(err.Error(), want) || strings.Contains(err.Error(), "\n") {
+		t.Errorf("consumer mode on a classic-only cluster: result %v, error %v, want one line with %q", res, err, want)
+	}
 }

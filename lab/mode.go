@@ -107,7 +107,10 @@ func (l *live) apply(e Event) {
 func (l *live) isLegacy() bool { return l.maxGen < 0 }
 
 // stable reports whether every partition is fetched by a live member, no
-// member is rebalancing and none is stalled.
+// member is rebalancing and none is stalled, and, when there are
+// partitions enough for all, every member has a share: a consumer-protocol
+// member hears of its share heartbeats after it joined, once the owners
+// let the partitions go, and owns nothing meanwhile.
 func (l *live) stable(partitions int) bool {
 	if len(l.stalled) > 0 {
 		return false
@@ -115,6 +118,19 @@ func (l *live) stable(partitions int) bool {
 	for _, on := range l.rebalancing {
 		if on {
 			return false
+		}
+	}
+	if partitions >= len(l.members) {
+		share := map[string]bool{}
+		for _, ms := range l.owners {
+			for m := range ms {
+				share[m] = true
+			}
+		}
+		for m := range l.members {
+			if !share[m] {
+				return false
+			}
 		}
 	}
 	for p := range int32(partitions) {

@@ -50,8 +50,8 @@ var consoleConsumerOptions = []optionSpec{
 		"Set to read_uncommitted to read all messages.").defaults("read_uncommitted"),
 	argOpt("group", "consumer group id", "The consumer group id of the consumer."),
 	flagOpt("print-key", "Print the key before the value, as --property print.key=true does."),
-	argOpt("rebalance-protocol", "eager|cooperative", "With --bootstrap-server: eager uses the range assignor, cooperative the cooperative-sticky one "+
-		"(KIP-429).").defaults("eager"),
+	argOpt("rebalance-protocol", "eager|cooperative|consumer", "With --bootstrap-server: eager uses the range assignor, cooperative the cooperative-sticky one "+
+		"(KIP-429), consumer KIP-848's consumer group protocol (group.protocol=consumer: the coordinator assigns).").defaults("eager"),
 	argOpt("partition-assignment-strategy", "strategy", "The assignor: range, roundrobin, sticky or cooperative-sticky (range or roundrobin with --zookeeper); "+
 		"overrides --rebalance-protocol."),
 	argOpt("group-instance-id", "id", "With --bootstrap-server: the static member id (group.instance.id, KIP-345)."),
@@ -202,12 +202,18 @@ func runConsoleConsumer(args []string, stdout, stderr io.Writer) int {
 	if bootstrap != "" {
 		cfg.BootstrapServers = strings.Split(bootstrap, ",")
 		switch protocol := cmp.Or(opts.value("rebalance-protocol"), "eager"); {
+		case protocol == "consumer":
+			cfg.GroupProtocol = protocol
+		case strings.EqualFold(cfg.GroupProtocol, "consumer") && opts.has("rebalance-protocol"):
+			fmt.Fprintf(stderr, "zkafka console-consumer: --rebalance-protocol %s is a classic protocol; group.protocol=consumer has the coordinator assign\n", protocol)
+			return 2
+		case strings.EqualFold(cfg.GroupProtocol, "consumer"):
 		case protocol == "eager" && cfg.PartitionAssignmentStrategy == nil:
 			cfg.PartitionAssignmentStrategy = []string{"range"}
 		case protocol == "cooperative":
 			cfg.PartitionAssignmentStrategy = []string{"cooperative-sticky"}
 		case protocol != "eager":
-			fmt.Fprintf(stderr, "zkafka console-consumer: --rebalance-protocol %q is not eager or cooperative\n", protocol)
+			fmt.Fprintf(stderr, "zkafka console-consumer: --rebalance-protocol %q is not eager, cooperative or consumer\n", protocol)
 			return 2
 		}
 	} else if cfg.GroupInstanceID != "" {

@@ -27,7 +27,11 @@ func TestConsoleConsumerArguments(t *testing.T) {
 	}{
 		{[]string{"console-consumer", "--whitelist", "t.*", "--bootstrap-server", "h:9092"}, "--whitelist needs --zookeeper"},
 		{[]string{"console-consumer", "--topic", "t", "--bootstrap-server", "h:9092", "--partition", "-1"}, "-1 is not a partition id"},
-		{[]string{"console-consumer", "--topic", "t", "--bootstrap-server", "h:9092", "--rebalance-protocol", "lazy"}, `"lazy" is not eager or cooperative`},
+		{[]string{"console-consumer", "--topic", "t", "--bootstrap-server", "h:9092", "--rebalance-protocol", "lazy"}, `"lazy" is not eager, cooperative or consumer`},
+		{[]string{"console-consumer", "--topic", "t", "--bootstrap-server", "h:9092", "--consumer-property", "group.protocol=consumer",
+			"--rebalance-protocol", "cooperative"}, "--rebalance-protocol cooperative is a classic protocol"},
+		{[]string{"console-consumer", "--topic", "t", "--bootstrap-server", "h:9092", "--rebalance-protocol", "consumer",
+			"--partition-assignment-strategy", "range"}, "partition.assignment.strategy cannot be set when group.protocol=consumer"},
 		{[]string{"console-consumer", "--topic", "t", "--zookeeper", "h:2181", "--group-instance-id", "i"}, "needs --bootstrap-server"},
 		{[]string{"console-consumer", "--topic", "t", "--zookeeper", "h:2181", "--partition-assignment-strategy", "sticky"}, "invalid consumer config"},
 		{[]string{"console-consumer", "--topic", "t", "--zookeeper", "h:2181", "--consumer-property", "fetch.frobs=1"}, `unknown property "fetch.frobs"`},
@@ -44,12 +48,13 @@ func TestConsoleConsumerArguments(t *testing.T) {
 }
 
 // TestConsoleConsumerBothModes consumes a topic with --zookeeper (leaving
-// offsets in /consumers) and with --bootstrap-server.
+// offsets in /consumers) and with --bootstrap-server, in the classic group
+// protocol and in KIP-848's.
 func TestConsoleConsumerBothModes(t *testing.T) {
 	zk := zktest.Start(t, zktest.Options{})
 	c := testcluster.Start(t, testcluster.Options{
 		ZooKeeper:  zk.Connect + "/console",
-		Properties: map[string]string{"group.initial.rebalance.delay.ms": "0"},
+		Properties: map[string]string{"group.initial.rebalance.delay.ms": "0", "group.coordinator.rebalance.protocols": "classic,consumer"},
 	})
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 	defer cancel()
@@ -64,7 +69,9 @@ func TestConsoleConsumerBothModes(t *testing.T) {
 		}
 	}
 	want := "line 0\nline 1\nline 2\nline 3\nline 4\n"
-	for _, mode := range [][]string{{"--zookeeper", c.ZK}, {"--bootstrap-server", strings.Join(c.BootstrapAddrs(), ",")}} {
+	bootstrap := strings.Join(c.BootstrapAddrs(), ",")
+	for _, mode := range [][]string{{"--zookeeper", c.ZK}, {"--bootstrap-server", bootstrap},
+		{"--bootstrap-server", bootstrap, "--rebalance-protocol", "consumer", "--group", "cli-kip848"}} {
 		var stdout, stderr bytes.Buffer
 		args := append([]string{"console-consumer", "--topic", "lines", "--group", "cli", "--from-beginning", "--max-messages", "5",
 			"--consumer-property", "rebalance.backoff.ms=200", "--print-events"}, mode...)
