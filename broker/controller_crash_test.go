@@ -64,6 +64,15 @@ func startProcClusterWith(t *testing.T, n int32, extra map[string]string) *procC
 	return pc
 }
 
+// seeds are the brokers' addresses, in broker id order.
+func (pc *procCluster) seeds() []string {
+	var out []string
+	for _, id := range slices.Sorted(maps.Keys(pc.addrs)) {
+		out = append(out, pc.addrs[id])
+	}
+	return out
+}
+
 func (pc *procCluster) waitFor(what string, cond func() bool) {
 	pc.t.Helper()
 	wait.For(pc.t, 30*time.Second, what, cond)

@@ -20,9 +20,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kgo"
 
-	"github.com/zkafka/zkafka/internal/testcluster"
 	"github.com/zkafka/zkafka/internal/wait"
-	"github.com/zkafka/zkafka/internal/zktest"
 )
 
 // etlMemberEnv makes the test binary an ETL member process (etlMember)
@@ -248,33 +246,20 @@ func overlaps(members []*etlProc, end time.Time) []string {
 // reaches the out topic, no partition is owned by two members at once, and
 // the committed offsets read back as the input's end.
 func TestETLUnderKills(t *testing.T) {
-	connect := zktest.NewChroot(t)
-	procs, addrs := map[int32]*testcluster.Process{}, map[int32]string{}
-	var seeds []string
-	for id := int32(1); id <= 3; id++ {
-		port := testcluster.FreePort(t)
-		addrs[id] = "127.0.0.1:" + strconv.Itoa(port)
-		seeds = append(seeds, addrs[id])
-		procs[id] = testcluster.StartProcess(t, map[string]string{
-			"broker.id":                             strconv.Itoa(int(id)),
-			"listeners":                             fmt.Sprintf("PLAINTEXT://127.0.0.1:%d", port),
-			"log.dirs":                              t.TempDir(),
-			"zookeeper.connect":                     connect,
-			"zookeeper.session.timeout.ms":          "4000",
-			"auto.leader.rebalance.enable":          "false",
-			"group.initial.rebalance.delay.ms":      "0",
-			"offsets.topic.num.partitions":          "1", // one coordinator for both groups
-			"offsets.topic.replication.factor":      "3",
-			"replica.lag.time.max.ms":               "5000",
-			"group.coordinator.rebalance.protocols": "classic,consumer",
-			// franz-go's KIP-848 member finds a moved coordinator only after
-			// some seconds of dial retries: the session outlasts them.
-			"group.consumer.session.timeout.ms":        "20000",
-			"group.consumer.min.session.timeout.ms":    "10000",
-			"group.consumer.heartbeat.interval.ms":     "500",
-			"group.consumer.min.heartbeat.interval.ms": "500",
-		})
-	}
+	pc := startProcClusterWith(t, 3, map[string]string{
+		"group.initial.rebalance.delay.ms":      "0",
+		"offsets.topic.num.partitions":          "1", // one coordinator for both groups
+		"offsets.topic.replication.factor":      "3",
+		"replica.lag.time.max.ms":               "5000",
+		"group.coordinator.rebalance.protocols": "classic,consumer",
+		// franz-go's KIP-848 member finds a moved coordinator only after
+		// some seconds of dial retries: the session outlasts them.
+		"group.consumer.session.timeout.ms":        "20000",
+		"group.consumer.min.session.timeout.ms":    "10000",
+		"group.consumer.heartbeat.interval.ms":     "500",
+		"group.consumer.min.heartbeat.interval.ms": "500",
+	})
+	procs, addrs, seeds := pc.procs, pc.addrs, pc.seeds()
 	admCl, err := kgo.NewClient(kgo.SeedBrokers(seeds...))
 	if err != nil {
 		t.Fatal(err)

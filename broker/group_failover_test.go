@@ -2,8 +2,6 @@ package broker_test
 
 import (
 	"context"
-	"fmt"
-	"strconv"
 	"sync"
 	"testing"
 	"time"
@@ -12,9 +10,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kgo"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
-	"github.com/zkafka/zkafka/internal/testcluster"
 	"github.com/zkafka/zkafka/internal/wait"
-	"github.com/zkafka/zkafka/internal/zktest"
 	"github.com/zkafka/zkafka/wire"
 )
 
@@ -42,26 +38,12 @@ func findCoordinator(t *testing.T, addr, group string) int32 {
 // loads the group — the member carries on with the same member id — and
 // every acknowledged commit.
 func TestGroupCoordinatorFailover(t *testing.T) {
-	connect := zktest.NewChroot(t)
-	procs, addrs := map[int32]*testcluster.Process{}, map[int32]string{}
-	var seeds []string
-	for id := int32(1); id <= 3; id++ {
-		port := testcluster.FreePort(t)
-		addrs[id] = "127.0.0.1:" + strconv.Itoa(port)
-		seeds = append(seeds, addrs[id])
-		procs[id] = testcluster.StartProcess(t, map[string]string{
-			"broker.id":                            strconv.Itoa(int(id)),
-			"listeners":                            fmt.Sprintf("PLAINTEXT://127.0.0.1:%d", port),
-			"log.dirs":                             t.TempDir(),
-			"zookeeper.connect":                    connect,
-			"zookeeper.session.timeout.ms":         "4000",
-			"auto.leader.rebalance.enable":         "false",
-			"controlled.shutdown.retry.backoff.ms": "100",
-			"group.initial.rebalance.delay.ms":     "0",
-			"offsets.topic.num.partitions":         "3",
-			"replica.lag.time.max.ms":              "5000",
-		})
-	}
+	pc := startProcClusterWith(t, 3, map[string]string{
+		"group.initial.rebalance.delay.ms": "0",
+		"offsets.topic.num.partitions":     "3",
+		"replica.lag.time.max.ms":          "5000",
+	})
+	procs, addrs, seeds := pc.procs, pc.addrs, pc.seeds()
 	admCl, err := kgo.NewClient(kgo.SeedBrokers(seeds...))
 	if err != nil {
 		t.Fatal(err)

@@ -60,8 +60,9 @@ type group interface {
 	// killed process would.
 	abandon()
 	// poll runs on the application's goroutine at each round of Poll,
-	// before fetching: the coordinator mode rejoins from there.
-	poll(ctx context.Context)
+	// before fetching: the coordinator modes rejoin and reconcile from
+	// there. An error ends the Poll.
+	poll(ctx context.Context) error
 }
 
 // New starts a consumer: it registers with ZooKeeper or joins through the
@@ -78,7 +79,6 @@ func New(ctx context.Context, cfg Config) (*Consumer, error) {
 		committed: map[kafka.TopicPartition]int64{},
 		changed:   make(chan struct{}),
 	}
-	c.lastPoll.Store(time.Now().UnixNano())
 	c.events.onEvent = cfg.OnEvent
 	c.ctx, c.cancel = context.WithCancel(context.Background())
 	if cfg.legacy() {
@@ -100,6 +100,8 @@ func New(ctx context.Context, cfg Config) (*Consumer, error) {
 		c.cluster.close()
 		return nil, err
 	}
+	// max.poll.interval.ms counts from the join: joining may take long.
+	c.lastPoll.Store(time.Now().UnixNano())
 	c.wg.Add(1)
 	go func() {
 		defer c.wg.Done()

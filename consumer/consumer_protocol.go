@@ -74,8 +74,20 @@ type consumerProtocolGroup struct {
 	// rebalance-done, or rebalance-failed.
 	rebalancing bool
 	joined      int32
+	// reconciling is set while Poll reconciles, so that a heartbeat
+	// answered meanwhile does not end the rebalance under it.
+	reconciling bool
+	// notBefore holds the next join back after the coordinator fenced the
+	// member: rejoins that keep being fenced wait longer each time.
+	notBefore    time.Time
+	fenceBackoff time.Duration
+	// fatal is the error the group refused the member with for good; Poll
+	// returns it.
+	fatal error
 
 	kick chan struct{} // heartbeat now
+	// pollMu keeps Polls on several goroutines from reconciling at once.
+	pollMu sync.Mutex
 }
 
 func newConsumerProtocolGroup(c *Consumer) *consumerProtocolGroup {
@@ -99,31 +111,10 @@ func (g *consumerProtocolGroup) instanceID() *string {
 	return &g.c.cfg.GroupInstanceID
 }
 
-// start joins the group (a heartbeat with epoch 0), retrying retriable
-// errors with a growing backoff until ctx is done. The first assignment
-// may come later; Poll takes it.
+// start joins the group (a heartbeat with epoch 0), retrying as
+// startRetrying does. The first assignment may come later; Poll takes it.
 func (g *consumerProtocolGroup) start(ctx context.Context) error {
-	backoff := retryBackoff
-	for {
-		err := g.findCoordinator(ctx)
-		if err == nil {
-			if err = g.heartbeat(ctx); err == nil {
-				return nil
-			}
-		}
-		if ctx.Err() != nil {
-			return fmt.Errorf("join group %s: %w (last error: %v)", g.c.cfg.GroupID, ctx.Err(), err)
-		}
-		if !retriable(err) || errors.Is(err, kerr.UnsupportedVersion) {
-			return fmt.Errorf("join group %s: %w", g.c.cfg.GroupID, err)
-		}
-		g.log.Warn("joining failed, retrying", zap.Duration("backoff", backoff), zap.Error(err))
-		select {
-		case <-ctx.Done():
-		case <-time.After(backoff):
-		}
-		backoff = min(2*backoff, reconnectBackoffMax)
-	}
+	return g.startRetrying(ctx, g.heartbeat)
 }
 
 // run heartbeats at the coordinator's interval, and at once when Poll has
@@ -145,13 +136,23 @@ func (g *consumerProtocolGroup) run(ctx context.Context) {
 			t.Stop()
 		}
 		g.mu.Lock()
-		lost, interval := g.lost, g.interval
+		lost, interval, waiting, hold := g.lost, g.interval, g.assigned, time.Until(g.notBefore)
 		g.mu.Unlock()
 		switch {
 		case lost: // waiting for Poll to drop the partitions
+			g.c.wake()
 			t.Reset(interval)
 			continue
-		case g.c.pollExpired():
+		case hold > 0:
+			t.Reset(hold)
+			continue
+		case waiting:
+			// An assignment still waits for Poll (one whose offsets could
+			// not be fetched is put back): make a Poll with nothing to fetch
+			// look again.
+			g.c.wake()
+		}
+		if g.c.pollExpired() {
 			g.pollTimeout(ctx)
 			t.Reset(interval)
 			continue
@@ -162,7 +163,7 @@ func (g *consumerProtocolGroup) run(ctx context.Context) {
 		case err == nil:
 			backoff, rediscovered = retryBackoff, false
 			g.mu.Lock()
-			wait = g.interval
+			wait, g.fenceBackoff = g.interval, 0
 			g.mu.Unlock()
 		case ctx.Err() != nil:
 			return
@@ -172,7 +173,7 @@ func (g *consumerProtocolGroup) run(ctx context.Context) {
 			wait = 0
 		case errors.Is(err, kerr.CoordinatorLoadInProgress):
 			wait, backoff = backoff, min(2*backoff, reconnectBackoffMax)
-		case retriable(err) && !errors.Is(err, kerr.UnsupportedVersion):
+		case retriable(err):
 			// A moved coordinator keeps the member and its epoch: find it
 			// and tell it everything again. Retries wait longer each time
 			// (retry.backoff.ms doubling up to retry.backoff.max.ms), but a
@@ -192,9 +193,13 @@ func (g *consumerProtocolGroup) run(ctx context.Context) {
 			// GROUP_AUTHORIZATION_FAILED, UNRELEASED_INSTANCE_ID,
 			// GROUP_MAX_SIZE_REACHED, UNSUPPORTED_ASSIGNOR, INVALID_REQUEST:
 			// fatal for Kafka's consumer too.
+			// Poll drops the partitions as lost and returns the error.
 			g.log.Error("the group refused this member; leaving the group loop", zap.Error(err))
-			g.c.remove(g.c.owned(), true)
-			g.c.emit(Event{Type: EventRebalanceFailed, Err: err})
+			g.mu.Lock()
+			g.fatal, g.pending, g.target, g.assigned = err, nil, nil, false
+			g.mu.Unlock()
+			g.endRebalance(err)
+			g.c.wake()
 			return
 		}
 		t.Reset(wait)
@@ -207,10 +212,14 @@ func (g *consumerProtocolGroup) heartbeat(ctx context.Context) error {
 	if conn == nil {
 		return fmt.Errorf("no coordinator connection: %w", kerr.CoordinatorNotAvailable)
 	}
-	if _, ok := conn.MaxVersion(kmsg.ConsumerGroupHeartbeat.Int16()); !ok {
+	version, ok := conn.MaxVersion(kmsg.ConsumerGroupHeartbeat.Int16())
+	if !ok {
 		return ErrConsumerProtocolUnsupported
 	}
 	cfg := &g.c.cfg
+	if cfg.filter != nil && version < 1 {
+		return fmt.Errorf("the coordinator's ConsumerGroupHeartbeat v%d has no regex subscriptions (v1 has): %w", version, kerr.UnsupportedVersion)
+	}
 	g.mu.Lock()
 	req := kmsg.NewPtrConsumerGroupHeartbeatRequest()
 	req.Group, req.MemberID, req.MemberEpoch, req.InstanceID = cfg.GroupID, g.member, g.epoch, g.instanceID()
@@ -269,7 +278,7 @@ func (g *consumerProtocolGroup) heartbeat(ctx context.Context) error {
 		g.pending = hr.Assignment
 	}
 	// A new epoch with the same partitions needs no reconciling.
-	settled := g.pending == nil && !g.assigned
+	settled := g.pending == nil && !g.assigned && !g.reconciling
 	g.mu.Unlock()
 	if newEpoch {
 		g.beginRebalance()
@@ -381,6 +390,8 @@ func (g *consumerProtocolGroup) resolvePending(ctx context.Context) {
 func (g *consumerProtocolGroup) fenced() {
 	g.mu.Lock()
 	g.lost, g.pending, g.target, g.assigned = true, nil, nil, false
+	g.notBefore = time.Now().Add(g.fenceBackoff)
+	g.fenceBackoff = min(max(2*g.fenceBackoff, retryBackoff), reconnectBackoffMax)
 	g.mu.Unlock()
 	g.c.wake()
 }
@@ -403,13 +414,20 @@ func (g *consumerProtocolGroup) pollTimeout(ctx context.Context) {
 
 // poll runs on the application's goroutine at each round of Poll: it drops
 // lost partitions and has the member join again, or reconciles the latest
-// assignment.
-func (g *consumerProtocolGroup) poll(ctx context.Context) {
+// assignment. Once the group refused the member for good, it drops the
+// partitions as lost and returns the error.
+func (g *consumerProtocolGroup) poll(ctx context.Context) error {
+	g.pollMu.Lock()
+	defer g.pollMu.Unlock()
 	g.mu.Lock()
-	lost, target, assigned := g.lost, g.target, g.assigned
+	lost, target, assigned, fatal := g.lost, g.target, g.assigned, g.fatal
 	g.target, g.assigned = nil, false
+	g.reconciling = assigned
 	g.mu.Unlock()
 	switch {
+	case fatal != nil:
+		g.c.remove(g.c.owned(), true)
+		return fatal
 	case lost:
 		g.beginRebalance()
 		g.c.remove(g.c.owned(), true)
@@ -421,6 +439,7 @@ func (g *consumerProtocolGroup) poll(ctx context.Context) {
 	case assigned:
 		g.reconcile(ctx, target)
 	}
+	return nil
 }
 
 // reconcile moves the owned partitions to target: revoke what is gone
@@ -444,7 +463,7 @@ func (g *consumerProtocolGroup) reconcile(ctx context.Context, target map[kafka.
 		}
 	}
 	if len(revoked) == 0 && len(added) == 0 {
-		g.endRebalance(nil) // a new epoch's, if one is open
+		g.reconciled(nil) // a new epoch's, if one is open
 		return
 	}
 	g.beginRebalance()
@@ -463,17 +482,34 @@ func (g *consumerProtocolGroup) reconcile(ctx context.Context, target map[kafka.
 		g.ack = true
 		g.mu.Unlock()
 		signal(g.kick)
-		g.endRebalance(err)
+		g.reconciled(err)
 		return
 	}
-	g.c.add(added, epoch)
 	g.mu.Lock()
+	lost := g.lost // fenced while the offsets were fetched: take nothing
 	g.ack = true
 	g.mu.Unlock()
+	if !lost {
+		g.c.add(added, epoch)
+	}
 	signal(g.kick)
 	g.log.Info("reconciled assignment", zap.Int32("member-epoch", epoch),
 		zap.Any("revoked", byTopic(revoked)), zap.Any("assigned", byTopic(slices.Collect(maps.Keys(added)))))
-	g.endRebalance(nil)
+	g.reconciled(nil)
+}
+
+// reconciled ends Poll's reconciliation: the rebalance ends (at the epoch
+// the member has now: a later epoch with no new assignment keeps the same
+// partitions) unless another assignment already waits, whose
+// reconciliation will end it.
+func (g *consumerProtocolGroup) reconciled(err error) {
+	g.mu.Lock()
+	g.reconciling = false
+	waiting := g.pending != nil || g.assigned
+	g.mu.Unlock()
+	if err != nil || !waiting {
+		g.endRebalance(err)
+	}
 }
 
 // commitVersion is the first OffsetCommit version that carries a member
@@ -525,8 +561,11 @@ func (g *consumerProtocolGroup) abandon() { g.closeConns() }
 
 func (g *consumerProtocolGroup) sendLeave(ctx context.Context) error {
 	conn := g.groupConn()
-	if conn == nil {
-		return nil
+	if conn == nil { // the run goroutine was finding the coordinator
+		if err := g.findCoordinator(ctx); err != nil {
+			return fmt.Errorf("leave group: %w", err)
+		}
+		conn = g.groupConn()
 	}
 	g.mu.Lock()
 	req := kmsg.NewPtrConsumerGroupHeartbeatRequest()
@@ -537,7 +576,14 @@ func (g *consumerProtocolGroup) sendLeave(ctx context.Context) error {
 	g.mu.Unlock()
 	resp, err := g.request(ctx, conn, req)
 	if err != nil {
-		return fmt.Errorf("leave group: %w", err)
+		// A heartbeat cut short by Close may have taken the connection
+		// down: find the coordinator again and send the leave once more.
+		if ferr := g.findCoordinator(ctx); ferr != nil {
+			return fmt.Errorf("leave group: %w (then: %v)", err, ferr)
+		}
+		if resp, err = g.request(ctx, g.groupConn(), req); err != nil {
+			return fmt.Errorf("leave group: %w", err)
+		}
 	}
 	hr := resp.(*kmsg.ConsumerGroupHeartbeatResponse)
 	// A member the coordinator already removed has nothing to leave.

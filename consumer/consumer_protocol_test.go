@@ -497,3 +497,53 @@ func TestConsumerProtocolStaleEpochCommit(t *testing.T) {
 		t.Errorf("committed offset %d, want 10", o.At)
 	}
 }
+
+// TestConsumerProtocolFatalAndLeave: once the group refuses the member for
+// good, Poll drops the partitions as lost and returns the error; and Close
+// leaves the group even while the member has no connection to the
+// coordinator (its heartbeat loop was finding it again).
+func TestConsumerProtocolFatalAndLeave(t *testing.T) {
+	c := startConsumerProtocolCluster(t)
+	const topic = "fatal"
+	createTopic(t, c, topic, 2)
+	produce(t, c, topic, 2, 0, 5)
+	adm := kadm.NewClient(c.Client())
+	members := func(group string) int {
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		defer cancel()
+		described, err := adm.DescribeConsumerGroups(ctx, group)
+		if err != nil {
+			return -1
+		}
+		return len(described[group].Members)
+	}
+
+	var rec recorder
+	cfg := consumerProtocolConfig(c, "fatal-group", topic)
+	cfg.OnEvent = rec.add
+	m := newConsumer(t, cfg)
+	pollN(t, m, 10)
+	g := m.group.(*consumerProtocolGroup)
+	g.mu.Lock()
+	g.fatal = fmt.Errorf("consumer group heartbeat: %w", kerr.GroupAuthorizationFailed)
+	g.mu.Unlock()
+	if _, err := m.Poll(context.Background()); !errors.Is(err, kerr.GroupAuthorizationFailed) {
+		t.Errorf("Poll after a fatal refusal: %v, want GROUP_AUTHORIZATION_FAILED", err)
+	}
+	if len(m.Assignment()) != 0 || len(rec.of(EventPartitionsLost)) != 1 {
+		t.Errorf("after a fatal refusal: own %v, %d partitions-lost events; want nothing and one", m.Assignment(), len(rec.of(EventPartitionsLost)))
+	}
+
+	lcfg := consumerProtocolConfig(c, "leave-group", topic)
+	lcfg.DisableAutoCommit = true // a commit needs the coordinator's address, gone here
+	l := newConsumer(t, lcfg)
+	pollN(t, l, 10)
+	l.group.(*consumerProtocolGroup).closeConns()
+	if err := l.Close(context.Background()); err != nil {
+		t.Fatalf("close without a coordinator connection: %v", err)
+	}
+	// Well before the 3 s session timeout would remove it.
+	if n := members("leave-group"); n != 0 {
+		t.Errorf("%d members after the only one closed, want 0", n)
+	}
+}

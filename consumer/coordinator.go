@@ -101,31 +101,9 @@ func retriable(err error) bool {
 // failures double their wait up to it, as the Java client's reconnects do.
 const reconnectBackoffMax = time.Second
 
-// start joins the group, retrying retriable errors until ctx is done; consecutive failures wait
-// longer each time, up to reconnectBackoffMax.
-func (g *coordinatorGroup) start(ctx context.Context) error {
-	backoff := retryBackoff
-	for {
-		err := g.findCoordinator(ctx)
-		if err == nil {
-			if err = g.join(ctx); err == nil {
-				return nil
-			}
-		}
-		if ctx.Err() != nil {
-			return fmt.Errorf("join group %s: %w (last error: %v)", g.c.cfg.GroupID, ctx.Err(), err)
-		}
-		if !retriable(err) {
-			return fmt.Errorf("join group %s: %w", g.c.cfg.GroupID, err)
-		}
-		g.log.Warn("joining failed, retrying", zap.Duration("backoff", backoff), zap.Error(err))
-		select {
-		case <-ctx.Done():
-		case <-time.After(backoff):
-		}
-		backoff = min(2*backoff, reconnectBackoffMax)
-	}
-}
+// start joins the group (JoinGroup and SyncGroup), retrying as
+// startRetrying does.
+func (g *coordinatorGroup) start(ctx context.Context) error { return g.startRetrying(ctx, g.join) }
 
 // run heartbeats, and rejoins when the application's Poll asks it to, until
 // ctx is done.
@@ -251,13 +229,13 @@ func (g *coordinatorGroup) awaitPoll(ctx context.Context, tick <-chan time.Time)
 // when eager (committing first with auto-commit on, then OnRevoked), and
 // hands the JoinGroup to the run goroutine. Poll then goes on fetching
 // what is still owned.
-func (g *coordinatorGroup) poll(ctx context.Context) {
+func (g *coordinatorGroup) poll(ctx context.Context) error {
 	g.mu.Lock()
 	rejoin, lost, forget := g.rejoin, g.lost, g.forget
 	g.rejoin, g.lost, g.forget = false, false, false
 	g.mu.Unlock()
 	if !rejoin {
-		return
+		return nil
 	}
 	if lost {
 		g.c.remove(g.c.owned(), true)
@@ -275,6 +253,7 @@ func (g *coordinatorGroup) poll(ctx context.Context) {
 		}
 	}
 	signal(g.joinNow)
+	return nil
 }
 
 // errPollTimeout makes a member that left on max.poll.interval.ms rejoin.

@@ -38,6 +38,33 @@ func (g *coordinatorConn) request(ctx context.Context, cl *wire.Client, req kmsg
 	return g.c.cluster.request(ctx, cl, req)
 }
 
+// startRetrying finds the coordinator and joins the group with join,
+// retrying retriable errors until ctx is done; consecutive failures wait
+// longer each time, up to reconnectBackoffMax.
+func (g *coordinatorConn) startRetrying(ctx context.Context, join func(context.Context) error) error {
+	backoff := retryBackoff
+	for {
+		err := g.findCoordinator(ctx)
+		if err == nil {
+			if err = join(ctx); err == nil {
+				return nil
+			}
+		}
+		if ctx.Err() != nil {
+			return fmt.Errorf("join group %s: %w (last error: %v)", g.c.cfg.GroupID, ctx.Err(), err)
+		}
+		if !retriable(err) {
+			return fmt.Errorf("join group %s: %w", g.c.cfg.GroupID, err)
+		}
+		g.log.Warn("joining failed, retrying", zap.Duration("backoff", backoff), zap.Error(err))
+		select {
+		case <-ctx.Done():
+		case <-time.After(backoff):
+		}
+		backoff = min(2*backoff, reconnectBackoffMax)
+	}
+}
+
 // findCoordinator asks any broker for the group's coordinator and connects
 // to it for membership (the offsets connection is dialed when first used).
 func (g *coordinatorConn) findCoordinator(ctx context.Context) error {
@@ -133,6 +160,9 @@ func (g *coordinatorConn) offsetRequestVersion(ctx context.Context, req kmsg.Req
 	cl, err := g.offsetConn(ctx)
 	if err != nil {
 		return nil, err
+	}
+	if max, ok := cl.BrokerMaxVersion(req.Key()); v >= 0 && (!ok || max < v) {
+		return nil, fmt.Errorf("%s v%d: the coordinator serves up to v%d: %w", kmsg.NameForKey(req.Key()), v, max, kerr.UnsupportedVersion)
 	}
 	resp, err := g.c.cluster.requestVersion(ctx, cl, req, v)
 	if err != nil {

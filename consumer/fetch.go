@@ -35,7 +35,9 @@ func (c *Consumer) Poll(ctx context.Context) ([]Record, error) {
 	defer c.pollDone()
 	var lastErr error
 	for {
-		c.group.poll(ctx)
+		if err := c.group.poll(ctx); err != nil {
+			return nil, err
+		}
 		c.mu.Lock()
 		if c.closed {
 			c.mu.Unlock()

@@ -571,7 +571,7 @@ func (g *zkGroup) abandon() { _ = g.zk.Abandon() }
 
 // poll does nothing: the legacy consumer rebalances on its own goroutine,
 // as 0.8's ZookeeperConsumerConnector did, whatever the application does.
-func (g *zkGroup) poll(context.Context) {}
+func (g *zkGroup) poll(context.Context) error { return nil }
 
 // leave closes the session: the ids and owner znodes go with it.
 func (g *zkGroup) leave(context.Context) error {
