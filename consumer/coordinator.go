@@ -46,6 +46,9 @@ type coordinatorGroup struct {
 	// us, or we left on max.poll.interval.ms), forgetting the member id
 	// too if forget is set.
 	rejoin, lost, forget bool
+	// fatal is set when the member stops for good (another member took its
+	// group.instance.id); Poll returns it.
+	fatal error
 
 	// joinNow is signalled by Poll once it prepared the rejoin.
 	joinNow chan struct{}
@@ -141,11 +144,15 @@ func (g *coordinatorGroup) run(ctx context.Context) {
 			g.log.Info("rebalance in progress, rejoining at the next poll")
 		case errors.Is(err, kerr.FencedInstanceID):
 			// Another consumer runs with our group.instance.id. Rejoining
-			// would fence it in turn; like Java's consumer, stop.
+			// would fence it in turn; like Java's consumer, stop: the next
+			// Poll drops the partitions as lost and returns the error.
 			g.log.Error("fenced by another member with our group.instance.id; leaving the group loop", zap.Error(err))
-			g.c.remove(g.c.owned(), true)
 			g.c.emit(Event{Type: EventRebalanceFailed, Err: err})
 			g.reset(true)
+			g.mu.Lock()
+			g.fatal = err
+			g.mu.Unlock()
+			g.c.wake()
 			return
 		case errors.Is(err, kerr.UnknownMemberID), errors.Is(err, kerr.IllegalGeneration):
 			g.log.Warn("fenced by the coordinator, rejoining at the next poll", zap.Error(err))
@@ -228,12 +235,17 @@ func (g *coordinatorGroup) awaitPoll(ctx context.Context, tick <-chan time.Time)
 // group asked for a rejoin, it drops lost partitions, revokes everything
 // when eager (committing first with auto-commit on, then OnRevoked), and
 // hands the JoinGroup to the run goroutine. Poll then goes on fetching
-// what is still owned.
+// what is still owned. A member fenced for good drops its partitions as
+// lost and gets the error.
 func (g *coordinatorGroup) poll(ctx context.Context) error {
 	g.mu.Lock()
-	rejoin, lost, forget := g.rejoin, g.lost, g.forget
+	rejoin, lost, forget, fatal := g.rejoin, g.lost, g.forget, g.fatal
 	g.rejoin, g.lost, g.forget = false, false, false
 	g.mu.Unlock()
+	if fatal != nil {
+		g.c.remove(g.c.owned(), true)
+		return fatal
+	}
 	if !rejoin {
 		return nil
 	}

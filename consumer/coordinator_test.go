@@ -384,8 +384,9 @@ func TestCoordinatorLeaderSeesNewPartitions(t *testing.T) {
 }
 
 // TestCoordinatorFencedInstance: a second consumer with the same
-// group.instance.id takes the place over; the first loses its partitions and
-// stops rather than fencing the newcomer back.
+// group.instance.id takes the place over; the first stops rather than
+// fencing the newcomer back, and its next Poll drops its partitions as lost
+// and returns FENCED_INSTANCE_ID.
 func TestCoordinatorFencedInstance(t *testing.T) {
 	c := startCluster(t)
 	const topic, group = "twins", "twins-group"
@@ -406,6 +407,9 @@ func TestCoordinatorFencedInstance(t *testing.T) {
 		}
 		return false
 	})
+	if _, err := first.Poll(context.Background()); !errors.Is(err, kerr.FencedInstanceID) {
+		t.Errorf("Poll of the fenced twin: %v, want FENCED_INSTANCE_ID", err)
+	}
 	if len(rec.of(EventPartitionsLost)) != 1 || len(first.Assignment()) != 0 {
 		t.Errorf("fenced twin still owns %v", first.Assignment())
 	}

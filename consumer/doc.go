@@ -43,7 +43,9 @@
 // max.poll.interval.ms) — which is what makes eager stop the world while
 // cooperative members go on processing what they keep. LeaveGroup on close
 // (not for static members, whose restart within the session timeout must
-// not rebalance). The leader assigns with
+// not rebalance). A static member whose group.instance.id another consumer
+// took (FENCED_INSTANCE_ID) stops, and its next Poll drops its partitions
+// as lost and returns the error. The leader assigns with
 // franz-go's kgo balancers (RangeBalancer, RoundRobinBalancer,
 // StickyBalancer, CooperativeStickyBalancer), which encode the
 // ConsumerProtocol subscription and assignment bytes Java clients use, so our
@@ -75,7 +77,9 @@
 // session expired) and max.poll.interval.ms without a Poll (the member
 // leaves with epoch −1, a static one with −2) make the next Poll drop the
 // partitions as lost; the member then joins again with epoch 0 under the
-// id it chose, as Java's consumer does. Close leaves with −1 or −2.
+// id it chose, as Java's consumer does. Close leaves with −1 or −2. An
+// error the group refuses the member with for good (authorization,
+// UNRELEASED_INSTANCE_ID, the group's size) is returned by Poll.
 //
 // Config fields carry Kafka's property names in their comments;
 // ConfigFromProperties reads both the 0.8 and the new consumer's names.
