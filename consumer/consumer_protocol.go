@@ -46,8 +46,6 @@ var ErrConsumerProtocolUnsupported = fmt.Errorf("the cluster does not support th
 // the partitions as lost before the member joins again with epoch 0.
 type consumerProtocolGroup struct {
 	coordinatorConn
-	c   *Consumer
-	log *zap.Logger
 
 	mu       sync.Mutex
 	member   string // chosen by the member, as clients of version 1 do
@@ -57,9 +55,8 @@ type consumerProtocolGroup struct {
 	// error or a coordinator move, as Java's consumer resends its state.
 	full bool
 	// target is the assignment the coordinator last gave, waiting for Poll
-	// to reconcile it; assigned says whether there is one.
-	target   map[kafka.TopicPartition]bool
-	assigned bool
+	// to reconcile it; nil when none waits.
+	target map[kafka.TopicPartition]bool
 	// pending holds an assignment whose topic ids Metadata has not named
 	// yet; the next heartbeat tick tries again.
 	pending *kmsg.ConsumerGroupHeartbeatResponseAssignment
@@ -91,10 +88,12 @@ type consumerProtocolGroup struct {
 }
 
 func newConsumerProtocolGroup(c *Consumer) *consumerProtocolGroup {
-	log := c.log.Named("consumer-protocol")
 	return &consumerProtocolGroup{
-		coordinatorConn: coordinatorConn{c: c, log: log}, c: c, log: log,
-		member: kafka.NewUUID(), interval: time.Second, full: true, kick: make(chan struct{}, 1),
+		coordinatorConn: coordinatorConn{c: c, log: c.log.Named("consumer-protocol")},
+		member:          kafka.NewUUID(),
+		interval:        time.Second,
+		full:            true,
+		kick:            make(chan struct{}, 1),
 	}
 }
 
@@ -102,13 +101,6 @@ func (g *consumerProtocolGroup) memberID() string {
 	g.mu.Lock()
 	defer g.mu.Unlock()
 	return g.member
-}
-
-func (g *consumerProtocolGroup) instanceID() *string {
-	if g.c.cfg.GroupInstanceID == "" {
-		return nil
-	}
-	return &g.c.cfg.GroupInstanceID
 }
 
 // start joins the group (a heartbeat with epoch 0), retrying as
@@ -136,7 +128,7 @@ func (g *consumerProtocolGroup) run(ctx context.Context) {
 			t.Stop()
 		}
 		g.mu.Lock()
-		lost, interval, waiting, hold := g.lost, g.interval, g.assigned, time.Until(g.notBefore)
+		lost, interval, waiting, hold := g.lost, g.interval, g.target != nil, time.Until(g.notBefore)
 		g.mu.Unlock()
 		switch {
 		case lost: // waiting for Poll to drop the partitions
@@ -196,7 +188,7 @@ func (g *consumerProtocolGroup) run(ctx context.Context) {
 			// Poll drops the partitions as lost and returns the error.
 			g.log.Error("the group refused this member; leaving the group loop", zap.Error(err))
 			g.mu.Lock()
-			g.fatal, g.pending, g.target, g.assigned = err, nil, nil, false
+			g.fatal, g.pending, g.target = err, nil, nil
 			g.mu.Unlock()
 			g.endRebalance(err)
 			g.c.wake()
@@ -278,7 +270,7 @@ func (g *consumerProtocolGroup) heartbeat(ctx context.Context) error {
 		g.pending = hr.Assignment
 	}
 	// A new epoch with the same partitions needs no reconciling.
-	settled := g.pending == nil && !g.assigned && !g.reconciling
+	settled := g.pending == nil && g.target == nil && !g.reconciling
 	g.mu.Unlock()
 	if newEpoch {
 		g.beginRebalance()
@@ -374,7 +366,7 @@ func (g *consumerProtocolGroup) resolvePending(ctx context.Context) {
 	}
 	g.mu.Lock()
 	if g.pending == pending { // not replaced meanwhile
-		g.pending, g.target, g.assigned = nil, target, true
+		g.pending, g.target = nil, target
 	}
 	g.mu.Unlock()
 	// The coordinator repeats an assignment after a full heartbeat (a
@@ -389,7 +381,7 @@ func (g *consumerProtocolGroup) resolvePending(ctx context.Context) {
 // drops the partitions as lost and has it join again.
 func (g *consumerProtocolGroup) fenced() {
 	g.mu.Lock()
-	g.lost, g.pending, g.target, g.assigned = true, nil, nil, false
+	g.lost, g.pending, g.target = true, nil, nil
 	g.notBefore = time.Now().Add(g.fenceBackoff)
 	g.fenceBackoff = min(max(2*g.fenceBackoff, retryBackoff), reconnectBackoffMax)
 	g.mu.Unlock()
@@ -420,9 +412,9 @@ func (g *consumerProtocolGroup) poll(ctx context.Context) error {
 	g.pollMu.Lock()
 	defer g.pollMu.Unlock()
 	g.mu.Lock()
-	lost, target, assigned, fatal := g.lost, g.target, g.assigned, g.fatal
-	g.target, g.assigned = nil, false
-	g.reconciling = assigned
+	lost, target, fatal := g.lost, g.target, g.fatal
+	g.target = nil
+	g.reconciling = target != nil
 	g.mu.Unlock()
 	switch {
 	case fatal != nil:
@@ -436,7 +428,7 @@ func (g *consumerProtocolGroup) poll(ctx context.Context) error {
 		g.lost, g.epoch, g.joined, g.full = false, joinEpoch, joinEpoch, true
 		g.mu.Unlock()
 		signal(g.kick)
-	case assigned:
+	case target != nil:
 		g.reconcile(ctx, target)
 	}
 	return nil
@@ -476,8 +468,8 @@ func (g *consumerProtocolGroup) reconcile(ctx context.Context, target map[kafka.
 	if err := g.fetchOffsets(ctx, added); err != nil {
 		// Acknowledge the revocation; the additions wait for the next Poll.
 		g.mu.Lock()
-		if !g.assigned && !g.lost {
-			g.target, g.assigned = target, true
+		if g.target == nil && !g.lost {
+			g.target = target
 		}
 		g.ack = true
 		g.mu.Unlock()
@@ -505,7 +497,7 @@ func (g *consumerProtocolGroup) reconcile(ctx context.Context, target map[kafka.
 func (g *consumerProtocolGroup) reconciled(err error) {
 	g.mu.Lock()
 	g.reconciling = false
-	waiting := g.pending != nil || g.assigned
+	waiting := g.pending != nil || g.target != nil
 	g.mu.Unlock()
 	if err != nil || !waiting {
 		g.endRebalance(err)
@@ -560,13 +552,6 @@ func (g *consumerProtocolGroup) leave(ctx context.Context) error {
 func (g *consumerProtocolGroup) abandon() { g.closeConns() }
 
 func (g *consumerProtocolGroup) sendLeave(ctx context.Context) error {
-	conn := g.groupConn()
-	if conn == nil { // the run goroutine was finding the coordinator
-		if err := g.findCoordinator(ctx); err != nil {
-			return fmt.Errorf("leave group: %w", err)
-		}
-		conn = g.groupConn()
-	}
 	g.mu.Lock()
 	req := kmsg.NewPtrConsumerGroupHeartbeatRequest()
 	req.Group, req.MemberID, req.MemberEpoch, req.InstanceID = g.c.cfg.GroupID, g.member, int32(leaveEpoch), g.instanceID()
@@ -574,16 +559,9 @@ func (g *consumerProtocolGroup) sendLeave(ctx context.Context) error {
 		req.MemberEpoch = leaveStaticEpoch
 	}
 	g.mu.Unlock()
-	resp, err := g.request(ctx, conn, req)
+	resp, err := g.groupRequestOnce(ctx, req)
 	if err != nil {
-		// A heartbeat cut short by Close may have taken the connection
-		// down: find the coordinator again and send the leave once more.
-		if ferr := g.findCoordinator(ctx); ferr != nil {
-			return fmt.Errorf("leave group: %w (then: %v)", err, ferr)
-		}
-		if resp, err = g.request(ctx, g.groupConn(), req); err != nil {
-			return fmt.Errorf("leave group: %w", err)
-		}
+		return fmt.Errorf("leave group: %w", err)
 	}
 	hr := resp.(*kmsg.ConsumerGroupHeartbeatResponse)
 	// A member the coordinator already removed has nothing to leave.

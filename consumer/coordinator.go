@@ -30,8 +30,6 @@ import (
 // ConsumerProtocol bytes Java clients use.
 type coordinatorGroup struct {
 	coordinatorConn
-	c         *Consumer
-	log       *zap.Logger
 	balancers []kgo.GroupBalancer
 
 	mu         sync.Mutex
@@ -59,8 +57,7 @@ type coordinatorGroup struct {
 const retryBackoff = 100 * time.Millisecond
 
 func newCoordinatorGroup(c *Consumer) *coordinatorGroup {
-	log := c.log.Named("coordinator")
-	g := &coordinatorGroup{coordinatorConn: coordinatorConn{c: c, log: log}, c: c, log: log, generation: -1, joinNow: make(chan struct{}, 1)}
+	g := &coordinatorGroup{coordinatorConn: coordinatorConn{c: c, log: c.log.Named("coordinator")}, generation: -1, joinNow: make(chan struct{}, 1)}
 	for _, s := range c.cfg.PartitionAssignmentStrategy {
 		switch s {
 		case "range":
@@ -80,13 +77,6 @@ func (g *coordinatorGroup) memberID() string {
 	g.mu.Lock()
 	defer g.mu.Unlock()
 	return g.member
-}
-
-func (g *coordinatorGroup) instanceID() *string {
-	if g.c.cfg.GroupInstanceID == "" {
-		return nil
-	}
-	return &g.c.cfg.GroupInstanceID
 }
 
 // retriable reports errors after which finding the coordinator again and
@@ -578,16 +568,9 @@ func (g *coordinatorGroup) sendLeave(ctx context.Context) error {
 	m := kmsg.NewLeaveGroupRequestMember()
 	m.MemberID = member
 	req.Members = append(req.Members, m)
-	resp, err := g.request(ctx, conn, req)
+	resp, err := g.groupRequestOnce(ctx, req)
 	if err != nil {
-		// The connection may have died with a heartbeat Close cut short:
-		// find the coordinator again and retry once.
-		if ferr := g.findCoordinator(ctx); ferr != nil {
-			return fmt.Errorf("leave group: %w (then: %v)", err, ferr)
-		}
-		if resp, err = g.request(ctx, g.groupConn(), req); err != nil {
-			return fmt.Errorf("leave group: %w", err)
-		}
+		return fmt.Errorf("leave group: %w", err)
 	}
 	lr := resp.(*kmsg.LeaveGroupResponse)
 	if err := kerr.ErrorForCode(lr.ErrorCode); err != nil {

@@ -38,6 +38,37 @@ func (g *coordinatorConn) request(ctx context.Context, cl *wire.Client, req kmsg
 	return g.c.cluster.request(ctx, cl, req)
 }
 
+// groupRequestOnce sends a last membership request (a leave) on the
+// membership connection, finding the coordinator first if there is no
+// connection (a heartbeat loop was looking for it), and once more after a
+// failure: a heartbeat that Close cut short may have taken the connection
+// down.
+func (g *coordinatorConn) groupRequestOnce(ctx context.Context, req kmsg.Request) (kmsg.Response, error) {
+	conn := g.groupConn()
+	if conn == nil {
+		if err := g.findCoordinator(ctx); err != nil {
+			return nil, err
+		}
+		conn = g.groupConn()
+	}
+	resp, err := g.request(ctx, conn, req)
+	if err == nil {
+		return resp, nil
+	}
+	if ferr := g.findCoordinator(ctx); ferr != nil {
+		return nil, fmt.Errorf("%w (then: %v)", err, ferr)
+	}
+	return g.request(ctx, g.groupConn(), req)
+}
+
+// instanceID is group.instance.id, nil for a dynamic member.
+func (g *coordinatorConn) instanceID() *string {
+	if g.c.cfg.GroupInstanceID == "" {
+		return nil
+	}
+	return &g.c.cfg.GroupInstanceID
+}
+
 // startRetrying finds the coordinator and joins the group with join,
 // retrying retriable errors until ctx is done; consecutive failures wait
 // longer each time, up to reconnectBackoffMax.
