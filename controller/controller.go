@@ -70,6 +70,10 @@ type Controller struct {
 	clock         kafka.Clock // event queue times, the /controller timestamp, the auto-rebalance timer
 	newChannels   func(ctx context.Context, log *zap.Logger) brokerChannels
 	pipelineDepth int // bounds the ZooKeeper requests in flight (pipeline.go)
+	// openReadSessions opens the sessions an active controller reads partition states through
+	// (read_sessions.go); nil for none. bulkReadMin is the smallest read that uses them.
+	openReadSessions func(log *zap.Logger) []readSession
+	bulkReadMin      int
 	baseLog       *zap.Logger
 	baseStateLog  *zap.Logger
 	events        *fifo[queuedEvent]
@@ -98,6 +102,7 @@ type Controller struct {
 	nextWatchID  uint64
 	activeCtx    context.Context // ends at resignation; active-scope watch goroutines follow it
 	cancelActive context.CancelFunc
+	readSessions []readSession // while active
 
 	uncleanDefault bool        // the broker's unclean.leader.election.enable, as last told
 	term           uint64      // counts terms as active controller, to ignore a past term's timers
@@ -125,6 +130,7 @@ func New(cfg Config, zk *zkclient.Client) *Controller {
 	}
 	c := newController(cfg, kafka.SystemClock{}, zkPipelineDepth)
 	c.store = sessionStore{Client: zk, wg: &c.watchers}
+	c.openReadSessions = func(log *zap.Logger) []readSession { return openReadSessions(zk, log) }
 	c.newChannels = func(ctx context.Context, log *zap.Logger) brokerChannels {
 		return newChannelManager(ctx, cfg.Dial, cfg.InterBrokerListener, log)
 	}
@@ -144,6 +150,7 @@ func newController(cfg Config, clock kafka.Clock, pipelineDepth int) *Controller
 		cfg:           cfg,
 		clock:         clock,
 		pipelineDepth: pipelineDepth,
+		bulkReadMin:   bulkReadMin,
 		baseLog:       cfg.Logger.Named("controller").With(id),
 		baseStateLog:  cfg.Logger.Named("state-change").With(id),
 		events:        newFIFO[queuedEvent](),

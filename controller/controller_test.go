@@ -305,8 +305,16 @@ func TestBrokerFailureAndRestart(t *testing.T) {
 	}
 }
 
+// TestFailover: a new controller's picture of the cluster, read once through its own session
+// alone and once with every partition-state read spread over its read sessions too.
 func TestFailover(t *testing.T) {
+	t.Run("own session", func(t *testing.T) { testFailover(t, 0) })
+	t.Run("read sessions", func(t *testing.T) { testFailover(t, 1) })
+}
+
+func testFailover(t *testing.T, bulkReadMin int) {
 	c := newCluster(t)
+	c.bulkReadMin = bulkReadMin
 	c.registerBroker(2)
 	c.registerBroker(3)
 	// What a previous controller (epoch 4) left behind; broker 1 has died since.

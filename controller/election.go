@@ -172,6 +172,7 @@ func (c *Controller) resign() {
 	c.forgetWatches(&scope)
 	c.channels.shutdown()
 	c.channels = nil
+	c.closeReadSessions()
 	c.cc = nil
 	c.active.Store(false)
 	c.log.Info("Resigned as the controller")

@@ -38,6 +38,9 @@ type cluster struct {
 	sent    *recorder
 	logger  *zap.Logger
 	logs    *observer.ObservedLogs
+	// bulkReadMin, if set, replaces the controllers' bulkReadMin, so that small reads go through
+	// their read sessions.
+	bulkReadMin int
 }
 
 func newCluster(t *testing.T) *cluster {
@@ -84,6 +87,9 @@ func (c *cluster) startController(id int32, unclean bool) (*Controller, *zkclien
 	c.t.Helper()
 	zkc := c.session()
 	ctl := New(Config{BrokerID: id, Logger: c.logger, Dial: c.sent.dial, UncleanLeaderElection: unclean}, zkc)
+	if c.bulkReadMin > 0 {
+		ctl.bulkReadMin = c.bulkReadMin
+	}
 	ctl.Start(context.Background())
 	c.t.Cleanup(ctl.Stop) // runs before the session's Close
 	return ctl, zkc

@@ -34,12 +34,23 @@ type stateRead struct {
 	err   error
 }
 
-// readPartitionStates reads the state znodes of partitions, pipelined; the results are in the
-// order of partitions.
+// readPartitionStates reads the state znodes of partitions, pipelined on the controller's
+// session and, for a bulk read, on its read sessions too (read_sessions.go); the results are in
+// the order of partitions. A read a read session fails is done again on the controller's own.
 func (c *Controller) readPartitionStates(partitions []kafka.TopicPartition) []stateRead {
 	out := make([]stateRead, len(partitions))
-	c.forEachParallel(len(partitions), func(i int) {
-		s, ok, err := c.readPartitionState(partitions[i])
+	readers := c.syncedReadSessions(len(partitions))
+	sessions := len(readers) + 1
+	workers.ForEach(c.pipelineDepth*sessions, len(partitions), func(i int) {
+		tp := partitions[i]
+		if k := i % sessions; k > 0 {
+			s, ok, err := readPartitionState(readers[k-1], tp)
+			if err == nil || errors.Is(err, zkpaths.ErrMalformed) {
+				out[i] = stateRead{state: s, ok: ok, err: err}
+				return
+			}
+		}
+		s, ok, err := readPartitionState(c.store, tp)
 		out[i] = stateRead{state: s, ok: ok, err: err}
 	})
 	return out

@@ -288,7 +288,7 @@ func (c *Controller) stopRemovedReplicas(tp kafka.TopicPartition, replicas []int
 // reassignmentComplete reads the partition's state znode: the reassignment is complete when
 // every target replica is in the ISR.
 func (c *Controller) reassignmentComplete(tp kafka.TopicPartition) (bool, error) {
-	state, ok, err := c.readPartitionState(tp)
+	state, ok, err := readPartitionState(c.store, tp)
 	if err != nil || !ok {
 		return false, err
 	}
@@ -307,7 +307,7 @@ func (c *Controller) reassignmentComplete(tp kafka.TopicPartition) (bool, error)
 func (c *Controller) bumpLeaderEpoch(b *requestBatch, tp kafka.TopicPartition, recipients []int32) error {
 	cc := c.cc
 	for {
-		current, ok, err := c.readPartitionState(tp)
+		current, ok, err := readPartitionState(c.store, tp)
 		if err != nil {
 			return err
 		}

@@ -112,10 +112,13 @@ func (c *Controller) updatePartitionState(tp kafka.TopicPartition, state leaderI
 	return v, nil
 }
 
-// readPartitionState reads a partition's state znode; ok is false if it does not exist.
-func (c *Controller) readPartitionState(tp kafka.TopicPartition) (state leaderISRAndEpoch, ok bool, err error) {
+// readPartitionState reads a partition's state znode through session (the controller's own or
+// a read session); ok is false if it does not exist.
+func readPartitionState(session interface {
+	Get(string) ([]byte, *zk.Stat, error)
+}, tp kafka.TopicPartition) (state leaderISRAndEpoch, ok bool, err error) {
 	path := zkpaths.PartitionStatePath(tp.Topic, tp.Partition)
-	data, stat, err := c.store.Get(path)
+	data, stat, err := session.Get(path)
 	if errors.Is(err, zk.ErrNoNode) {
 		return leaderISRAndEpoch{}, false, nil
 	}

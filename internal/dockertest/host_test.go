@@ -1,6 +1,7 @@
 package dockertest
 
 import (
+	"bytes"
 	"context"
 	"fmt"
 	"net"
@@ -239,16 +240,20 @@ func onlyTo(addr string) kgo.Opt {
 // consume reads topic from the beginning to its end with kcat from the host.
 func (h *host) consume(topic string) []string {
 	h.t.Helper()
-	args := []string{"-b", strings.Join(h.seeds(), ","), "-t", topic, "-C", "-o", "beginning", "-e", "-q", "-f", "%s\n"}
-	out, err := h.command(time.Minute, "kcat", args...)
-	if err != nil {
-		// What librdkafka saw, on a second try, says why it did not reach the end.
-		debug, _ := h.command(20*time.Second, "kcat", append(args, "-d", "metadata,topic,fetch,protocol")...)
-		lines := strings.Split(debug, "\n")
-		h.t.Fatalf("kcat %v: %v\n%s\nstate %+v; a second try's last debug lines:\n%s", args, err, out, h.state(topic, 0),
-			strings.Join(lines[max(0, len(lines)-80):], "\n"))
+	args := []string{"-b", strings.Join(h.seeds(), ","), "-t", topic, "-C", "-o", "beginning", "-e", "-q", "-f", "%s\n",
+		"-d", "metadata,topic,fetch,protocol,broker"}
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	var stdout, stderr bytes.Buffer
+	cmd := exec.CommandContext(ctx, "kcat", args...)
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	if err := cmd.Run(); err != nil {
+		// What librdkafka saw says why it did not reach the end.
+		lines := strings.Split(stderr.String(), "\n")
+		h.t.Fatalf("kcat %v: %v\n%s\nstate %+v; its last debug lines:\n%s", args, err, stdout.String(), h.state(topic, 0),
+			strings.Join(lines[max(0, len(lines)-120):], "\n"))
 	}
-	values := strings.Fields(out)
+	values := strings.Fields(stdout.String())
 	slices.Sort(values)
 	return values
 }

@@ -34,6 +34,7 @@ type Config struct {
 // Client is a ZooKeeper session that survives expiry by replacing itself with a new session.
 // Its methods are safe for concurrent use.
 type Client struct {
+	cfg    Config // as given to Connect, for NewSession
 	conn   *zk.Conn
 	events <-chan zk.Event // go-zookeeper's copy of every event; drained only by Close
 	chroot string          // "" or "/a/b"
@@ -78,6 +79,7 @@ func Connect(ctx context.Context, cfg Config) (*Client, error) {
 		logger = zap.NewNop()
 	}
 	c := &Client{
+		cfg:            cfg,
 		chroot:         chroot,
 		sessionTimeout: cfg.SessionTimeout,
 		logger:         logger.Named("zk"),
@@ -128,6 +130,10 @@ func Connect(ctx context.Context, cfg Config) (*Client, error) {
 	}
 	return c, nil
 }
+
+// NewSession opens another session with this client's configuration: same servers, chroot,
+// credentials and session timeout. The caller closes it.
+func (c *Client) NewSession(ctx context.Context) (*Client, error) { return Connect(ctx, c.cfg) }
 
 // parseConnect splits Kafka's zookeeper.connect into servers and chroot.
 func parseConnect(s string) (servers []string, chroot string, err error) {
