@@ -74,9 +74,9 @@ type Controller struct {
 	// (read_sessions.go); nil for none. bulkReadMin is the smallest read that uses them.
 	openReadSessions func(log *zap.Logger) []readSession
 	bulkReadMin      int
-	baseLog       *zap.Logger
-	baseStateLog  *zap.Logger
-	events        *fifo[queuedEvent]
+	baseLog          *zap.Logger
+	baseStateLog     *zap.Logger
+	events           *fifo[queuedEvent]
 
 	// Read by any goroutine.
 	active   atomic.Bool
