@@ -3,7 +3,6 @@ package broker_test
 import (
 	"bufio"
 	"context"
-	"errors"
 	"fmt"
 	"os"
 	"os/exec"
@@ -17,7 +16,6 @@ import (
 	"time"
 
 	"github.com/twmb/franz-go/pkg/kadm"
-	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kgo"
 
 	"github.com/zkafka/zkafka/internal/wait"
@@ -260,25 +258,15 @@ func TestETLUnderKills(t *testing.T) {
 		"group.consumer.min.heartbeat.interval.ms": "500",
 	})
 	procs, addrs, seeds := pc.procs, pc.addrs, pc.seeds()
-	admCl, err := kgo.NewClient(kgo.SeedBrokers(seeds...))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer admCl.Close()
-	adm := kadm.NewClient(admCl)
 	const partitions = 6
 	protocols := []string{"classic", "consumer"}
+	assignment := make([][]int32, partitions)
+	for p := range assignment {
+		first := int32(p % 3)
+		assignment[p] = []int32{first + 1, (first+1)%3 + 1, (first+2)%3 + 1}
+	}
 	for _, topic := range []string{"etl-in", "etl-out-classic", "etl-out-consumer"} {
-		wait.For(t, 30*time.Second, "topic "+topic+" created", func() bool {
-			resp, err := adm.CreateTopic(ctxT(t, 10*time.Second), partitions, 3, nil, topic)
-			if err == nil {
-				err = resp.Err
-			}
-			if err != nil && !errors.Is(err, kerr.TopicAlreadyExists) {
-				t.Logf("create topic %s: %v", topic, err)
-			}
-			return err == nil || errors.Is(err, kerr.TopicAlreadyExists)
-		})
+		pc.createTopic(topic, assignment)
 	}
 
 	// The input: a steady keyed load, each value unique, acknowledged ones

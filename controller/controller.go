@@ -71,7 +71,7 @@ type Controller struct {
 	newChannels   func(ctx context.Context, log *zap.Logger) brokerChannels
 	pipelineDepth int // bounds the ZooKeeper requests in flight (pipeline.go)
 	// openReadSessions opens the sessions an active controller reads partition states through
-	// (read_sessions.go); nil for none. bulkReadMin is the smallest read that uses them.
+	// (read_sessions.go) at its first bulk read; nil for none. bulkReadMin is the smallest read that uses them.
 	openReadSessions func(log *zap.Logger) []readSession
 	bulkReadMin      int
 	baseLog          *zap.Logger
@@ -102,7 +102,9 @@ type Controller struct {
 	nextWatchID  uint64
 	activeCtx    context.Context // ends at resignation; active-scope watch goroutines follow it
 	cancelActive context.CancelFunc
-	readSessions []readSession // while active
+	// While active: the read sessions, and whether this term has opened them.
+	readSessions       []readSession
+	readSessionsOpened bool
 
 	uncleanDefault bool        // the broker's unclean.leader.election.enable, as last told
 	term           uint64      // counts terms as active controller, to ignore a past term's timers

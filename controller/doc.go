@@ -178,7 +178,7 @@
 //
 // At failover the topics and every partition state are read from a bounded set of goroutines
 // (pipeline.go); bulk reads of partition states are spread over the active controller's session
-// and three read sessions it opens at its election and closes at resignation, each synced first
+// and three read sessions it opens at its first bulk read and closes at resignation, each synced first
 // (read_sessions.go), because ZooKeeper serves one session's requests one at a time. State
 // writes go out on the controller's session alone, 50 to a fenced transaction. Decisions start from the cached leadership: the conditional write catches a
 // stale cache (BADVERSION), after which the decision is made again from ZooKeeper.

@@ -20,10 +20,6 @@ import (
 // auto-rebalance check is scheduled.
 func (c *Controller) onControllerFailover() error {
 	cc := c.cc
-	if c.openReadSessions != nil {
-		c.readSessions = c.openReadSessions(c.log)
-		c.log.Info("Opened ZooKeeper read sessions", zap.Int("sessions", len(c.readSessions)))
-	}
 	if err := c.maybeSetupFeatureVersioning(); err != nil {
 		return err
 	}

@@ -15,8 +15,9 @@ import (
 // Read sessions. ZooKeeper answers one session's requests in order on one worker thread, so a
 // session reads at most about 14,000 partition states a second on this project's machines
 // however deep the pipeline; a failover at 200,000 partitions spent 13 s there. The active
-// controller therefore opens a few more sessions at its election and spreads bulk reads of
-// partition states over them and its own (Kafka reads through its one session). They only read:
+// controller therefore opens a few more sessions at its first bulk read of partition states and
+// spreads such reads over them and its own (Kafka reads through its one session). A cluster
+// too small for a bulk read never opens them. They only read:
 // every write, watch and ephemeral znode stays on the session that won the election, and each
 // bulk read begins with a sync on every read session, so none of them is behind a write the
 // controller's own session has seen.
@@ -60,9 +61,18 @@ func openReadSessions(zkc *zkclient.Client, log *zap.Logger) []readSession {
 }
 
 // syncedReadSessions returns the read sessions to spread a read of n partition states over:
-// none below bulkReadMin, else those whose sync succeeded.
+// none below bulkReadMin, else those whose sync succeeded, opening them at the term's first bulk
+// read.
 func (c *Controller) syncedReadSessions(n int) []readSession {
-	if n < c.bulkReadMin || len(c.readSessions) == 0 {
+	if n < c.bulkReadMin {
+		return nil
+	}
+	if !c.readSessionsOpened && c.openReadSessions != nil {
+		c.readSessionsOpened = true
+		c.readSessions = c.openReadSessions(c.log)
+		c.log.Info("Opened ZooKeeper read sessions", zap.Int("sessions", len(c.readSessions)))
+	}
+	if len(c.readSessions) == 0 {
 		return nil
 	}
 	ok := make([]bool, len(c.readSessions))
@@ -91,5 +101,5 @@ func (c *Controller) closeReadSessions() {
 	for _, s := range c.readSessions {
 		_ = s.Close()
 	}
-	c.readSessions = nil
+	c.readSessions, c.readSessionsOpened = nil, false
 }
