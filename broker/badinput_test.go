@@ -293,3 +293,29 @@ func TestAcksZeroProduce(t *testing.T) {
 	}
 	stillServes(t, addr)
 }
+
+// A broker asked to lead a partition it holds no replica of answers as
+// Kafka's ReplicaManager.getPartitionOrError: NOT_LEADER_OR_FOLLOWER when its
+// metadata knows the partition, so that clients refresh metadata and retry
+// (franz-go fails records after a few UNKNOWN_TOPIC_OR_PARTITION), and
+// UNKNOWN_TOPIC_OR_PARTITION only for a partition that does not exist.
+func TestPartitionNotHostedHere(t *testing.T) {
+	c := testcluster.Start(t, testcluster.Options{Brokers: 2})
+	ctlCreateTopic(t, c, "on-one", [][]int32{{1}}, nil)
+	other := c.Addr(2) // its metadata knows on-one-0 (WaitForLeader asked it)
+
+	good := recordBatch([]byte("a"))
+	if code, _ := produceCode(t, c, other, produceReq("on-one", 0, good)); code != kerr.NotLeaderForPartition.Code {
+		t.Errorf("produce to a broker without a replica: %v, want NOT_LEADER_OR_FOLLOWER", kerr.ErrorForCode(code))
+	}
+	if code, _ := produceCode(t, c, other, produceReq("on-one", 1, good)); code != kerr.UnknownTopicOrPartition.Code {
+		t.Errorf("produce to a partition the topic lacks: %v, want UNKNOWN_TOPIC_OR_PARTITION", kerr.ErrorForCode(code))
+	}
+	fetch := raw(t, other, fetchReq("on-one", 0, 0, 0), 11).(*kmsg.FetchResponse)
+	if code := fetch.Topics[0].Partitions[0].ErrorCode; code != kerr.NotLeaderForPartition.Code {
+		t.Errorf("fetch from a broker without a replica: %v, want NOT_LEADER_OR_FOLLOWER", kerr.ErrorForCode(code))
+	}
+	if code, _ := produceCode(t, c, c.Addr(1), produceReq("on-one", 0, good)); code != 0 {
+		t.Errorf("produce to the leader: %v", kerr.ErrorForCode(code))
+	}
+}

@@ -210,6 +210,19 @@ func (c *MetadataCache) Topic(name string) (id [16]byte, partitions map[int32]Pa
 	return t.id, partitions, true
 }
 
+// Contains reports whether the cache knows the partition (Kafka's
+// MetadataCache.contains).
+func (c *MetadataCache) Contains(topic string, partition int32) bool {
+	c.mu.RLock()
+	defer c.mu.RUnlock()
+	t, ok := c.topics[topic]
+	if !ok {
+		return false
+	}
+	_, ok = t.partitions[partition]
+	return ok
+}
+
 // PartitionCount returns a topic's id and number of partitions, without
 // copying their metadata (the consumer protocol's heartbeats ask it).
 func (c *MetadataCache) PartitionCount(name string) (id [16]byte, n int32, ok bool) {

@@ -186,7 +186,7 @@ func (rm *ReplicaManager) allPartitions() []*Partition {
 func (rm *ReplicaManager) leaderPartition(topic string, partition, currentLeaderEpoch int32) (*Partition, int32, error) {
 	p, ok := rm.Partition(topic, partition)
 	if !ok {
-		return nil, -1, kerr.UnknownTopicOrPartition
+		return nil, -1, rm.notHostedError(topic, partition)
 	}
 	epoch, err := p.checkLeader(currentLeaderEpoch)
 	return p, epoch, err
@@ -518,7 +518,19 @@ func (rm *ReplicaManager) listOffsetsPartition(replicaID int32, topic string, pa
 	}
 	p, ok := rm.Partition(topic, partition)
 	if !ok {
-		return nil, -1, kerr.UnknownTopicOrPartition
+		return nil, -1, rm.notHostedError(topic, partition)
 	}
 	return p, p.LeaderEpoch(), nil
+}
+
+// notHostedError is Kafka's answer for a partition with no replica here:
+// NOT_LEADER_OR_FOLLOWER when the partition exists (this broker has not yet
+// applied the LeaderAndIsr that makes it a replica, or no longer is one),
+// which clients retry after refreshing metadata; UNKNOWN_TOPIC_OR_PARTITION
+// only when the cluster's metadata does not know it either.
+func (rm *ReplicaManager) notHostedError(topic string, partition int32) error {
+	if rm.metadata.Contains(topic, partition) {
+		return kerr.NotLeaderForPartition
+	}
+	return kerr.UnknownTopicOrPartition
 }

@@ -31,7 +31,7 @@ func TestSecureCluster(t *testing.T) {
 	if !strings.Contains(out, "Created topic secured.") {
 		t.Fatalf("topics --create as admin in the tools container:\n%s", out)
 	}
-	h.waitISR("secured", 0, 3)
+	h.waitZooKeeperISR("secured", 0, 3) // the host has no plaintext listener to ask for metadata
 
 	dir := t.TempDir()
 	ca := filepath.Join(dir, "ca.pem")

@@ -251,7 +251,7 @@ func (c *Cluster) WaitForLeader(topic string, partition int32) int32 {
 			if n.server == nil {
 				continue
 			}
-			if l, ok := c.metadataLeader(id, topic, partition); !ok || l != s.Leader {
+			if l, ok := MetadataLeader(c.Addr(id), topic, partition); !ok || l != s.Leader {
 				return false
 			}
 		}
