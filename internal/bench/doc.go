@@ -11,6 +11,9 @@
 //     to acknowledgement, and the first failed promise aborts the run;
 //  3. a second kgo client, with no group, reads the topic from the start
 //     until it has seen every record produced, checking count and bytes.
+//  4. with Options.DeleteTopic (Main sets it unless the topic was named
+//     with --topic or --keep-topic is given) a topic the run created is
+//     deleted, so that repeated runs do not fill the cluster's disks.
 //
 // Options.Mode narrows this: ModeProduce stops after step 2, ModeConsume
 // produces untimed and reports step 3 only, and ModeE2E (e2e.go) replaces

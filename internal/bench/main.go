@@ -60,6 +60,7 @@ func Main(args []string, stdout, stderr io.Writer, ref *Reference) int {
 		runs        = fs.Int("runs", 1, "run the load this many times (alternating with the reference when comparing) and add the medians")
 		showBar     = fs.Bool("progress", terminal(stderr), "draw a progress bar on stderr (default: if it is a terminal)")
 		timeout     = fs.Duration("timeout", defaultTimeout, "give up if the whole benchmark takes longer")
+		keepTopic   = fs.Bool("keep-topic", false, "keep the topic a run names and creates itself (by default it is deleted once measured; a --topic is never deleted)")
 		compare     = new(bool)
 		onlyKfake   = new(bool)
 	)
@@ -117,6 +118,9 @@ func Main(args []string, stdout, stderr io.Writer, ref *Reference) int {
 		Rate:         *rate,
 		// Transactions of N records, compared with an idempotent run.
 		TransactionSize: *txnSize,
+		// Only a topic the run names itself: one given with --topic may be
+		// meant for inspection afterwards.
+		DeleteTopic: *topic == "" && !*keepTopic,
 	}.withDefaults()
 	if err != nil {
 		return usageErr(err)

@@ -6,8 +6,14 @@ import (
 	"fmt"
 	"io"
 	"regexp"
+	"slices"
 	"strings"
 	"testing"
+	"time"
+
+	"github.com/twmb/franz-go/pkg/kadm"
+	"github.com/twmb/franz-go/pkg/kfake"
+	"github.com/twmb/franz-go/pkg/kgo"
 )
 
 func runMain(args ...string) (code int, stdout, stderr string) {
@@ -299,5 +305,46 @@ func TestMainProgress(t *testing.T) {
 				t.Errorf("--progress=%v: the %s bar at 2000/2000 drawn: %v; stderr:\n%s", show, bar, drawn, stderr)
 			}
 		}
+	}
+}
+
+// topicsOf lists the cluster's topics.
+func topicsOf(t *testing.T, c *kfake.Cluster) []string {
+	t.Helper()
+	cl, err := kgo.NewClient(kgo.SeedBrokers(c.ListenAddrs()...))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cl.Close()
+	topics, err := kadm.NewClient(cl).ListTopics(testContext(t, 5*time.Second))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return topics.Names()
+}
+
+// A run deletes the topic it named and created, so repeated runs do not fill
+// the cluster; --keep-topic keeps it, and a topic named with --topic is kept.
+func TestMainDeletesItsOwnTopic(t *testing.T) {
+	none := func(names []string) bool { return len(names) == 0 }
+	for _, tc := range []struct {
+		args []string
+		want func(names []string) bool
+	}{
+		{nil, none},
+		{[]string{"--runs", "2", "--transaction-size", "100"}, none},
+		{[]string{"--keep-topic"}, func(names []string) bool { return len(names) == 1 && strings.HasPrefix(names[0], "zkafka-bench-") }},
+		{[]string{"--topic", "named"}, func(names []string) bool { return slices.Equal(names, []string{"named"}) }},
+	} {
+		t.Run(strings.Join(tc.args, " "), func(t *testing.T) {
+			c := newCluster(t)
+			args := append([]string{"--bootstrap-server", strings.Join(c.ListenAddrs(), ","), "--records", "200", "--partitions", "2"}, tc.args...)
+			if code, _, stderr := runMain(args...); code != 0 {
+				t.Fatalf("Main = %d, stderr:\n%s", code, stderr)
+			}
+			if names := topicsOf(t, c); !tc.want(names) {
+				t.Errorf("topics after the run: %q", names)
+			}
+		})
 	}
 }

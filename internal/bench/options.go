@@ -65,6 +65,10 @@ type Options struct {
 	// TransactionalID is the transactional id of a transactional run;
 	// default "zkafka-bench-<unix ms>".
 	TransactionalID string
+	// DeleteTopic deletes the topic once the run is measured, if the run
+	// created it (a topic that existed is left as it was), so that repeated
+	// runs do not fill the cluster's disks.
+	DeleteTopic bool
 }
 
 // withDefaults fills zero fields and rejects values no run could use.

@@ -101,7 +101,11 @@ func measure(ctx context.Context, opts Options, logger *zap.Logger) (Result, err
 	}
 	defer producer.Close()
 
-	from, err := prepareTopic(ctx, kadm.NewClient(producer), opts, logger)
+	adm := kadm.NewClient(producer)
+	from, created, err := prepareTopic(ctx, adm, opts, logger)
+	if created && opts.DeleteTopic {
+		defer deleteTopic(ctx, adm, opts.Topic, logger)
+	}
 	if err != nil {
 		return Result{}, err
 	}
@@ -160,14 +164,15 @@ func measure(ctx context.Context, opts Options, logger *zap.Logger) (Result, err
 }
 
 // prepareTopic creates the topic, or accepts one that already exists, and
-// waits until every partition has a leader. For a new topic it returns nil:
-// the consumer reads from the start. For an existing one it returns the
-// current end offsets, so that only this run's records are read and counted.
-func prepareTopic(ctx context.Context, adm *kadm.Client, opts Options, logger *zap.Logger) (map[int32]kgo.Offset, error) {
-	_, err := adm.CreateTopic(ctx, opts.Partitions, opts.Replication, nil, opts.Topic)
+// waits until every partition has a leader. For a new topic (created) it
+// returns no offsets: the consumer reads from the start. For an existing one
+// it returns the current end offsets, so that only this run's records are
+// read and counted.
+func prepareTopic(ctx context.Context, adm *kadm.Client, opts Options, logger *zap.Logger) (from map[int32]kgo.Offset, created bool, err error) {
+	_, err = adm.CreateTopic(ctx, opts.Partitions, opts.Replication, nil, opts.Topic)
 	existed := errors.Is(err, kerr.TopicAlreadyExists)
 	if err != nil && !existed {
-		return nil, fmt.Errorf("create topic %s (partitions %d, replication factor %d): %w",
+		return nil, false, fmt.Errorf("create topic %s (partitions %d, replication factor %d): %w",
 			opts.Topic, opts.Partitions, opts.Replication, err)
 	}
 	want := opts.Partitions
@@ -175,21 +180,41 @@ func prepareTopic(ctx context.Context, adm *kadm.Client, opts Options, logger *z
 		want = 0 // any partition count is acceptable for a topic made by someone else
 	}
 	if err := awaitLeaders(ctx, adm, opts.Topic, want); err != nil {
-		return nil, err
+		return nil, !existed, err
 	}
 	if !existed {
 		logger.Info("created topic", zap.Int32("partitions", opts.Partitions), zap.Int16("replication-factor", opts.Replication))
-		return nil, nil
+		return nil, true, nil
 	}
 	ends, err := adm.ListEndOffsets(ctx, opts.Topic)
 	if err == nil {
 		err = ends.Error()
 	}
 	if err != nil {
-		return nil, fmt.Errorf("list end offsets of existing topic %s: %w", opts.Topic, err)
+		return nil, false, fmt.Errorf("list end offsets of existing topic %s: %w", opts.Topic, err)
 	}
 	logger.Info("reusing existing topic; consuming from its current end offsets")
-	return ends.KOffsets()[opts.Topic], nil
+	return ends.KOffsets()[opts.Topic], false, nil
+}
+
+// topicDeleteTimeout bounds the deletion of a run's topic, which happens
+// even when the run's own context has ended.
+const topicDeleteTimeout = 30 * time.Second
+
+// deleteTopic deletes the run's topic; a failure is logged, not returned:
+// the measurement stands, and the topic can be deleted by hand.
+func deleteTopic(ctx context.Context, adm *kadm.Client, topic string, logger *zap.Logger) {
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), topicDeleteTimeout)
+	defer cancel()
+	resp, err := adm.DeleteTopic(ctx, topic)
+	if err == nil {
+		err = resp.Err
+	}
+	if err != nil {
+		logger.Warn("could not delete the run's topic", zap.Error(err))
+		return
+	}
+	logger.Info("deleted topic")
 }
 
 // leaderPollInterval is how often awaitLeaders asks for metadata again.
