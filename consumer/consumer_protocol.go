@@ -57,9 +57,14 @@ type consumerProtocolGroup struct {
 	// target is the assignment the coordinator last gave, waiting for Poll
 	// to reconcile it; nil when none waits.
 	target map[kafka.TopicPartition]bool
-	// pending holds an assignment whose topic ids Metadata has not named
-	// yet; the next heartbeat tick tries again.
-	pending *kmsg.ConsumerGroupHeartbeatResponseAssignment
+	// pending holds an assignment whose topic ids Metadata has not all
+	// named yet; the next heartbeat tick tries again. Meanwhile, as in
+	// Java's consumer, the partitions of the topics it could name go to Poll
+	// (revoking what the assignment no longer holds); resolved counts those
+	// topics (-1 until a first target is), so that the same partial target
+	// is not handed over twice.
+	pending  *kmsg.ConsumerGroupHeartbeatResponseAssignment
+	resolved int
 	// ack makes the next heartbeat carry the owned partitions, at once.
 	ack bool
 	// lost asks Poll to drop the partitions as lost and join again; until
@@ -267,7 +272,7 @@ func (g *consumerProtocolGroup) heartbeat(ctx context.Context) error {
 	}
 	g.full = false
 	if hr.Assignment != nil {
-		g.pending = hr.Assignment
+		g.pending, g.resolved = hr.Assignment, -1
 	}
 	// A new epoch with the same partitions needs no reconciling.
 	settled := g.pending == nil && g.target == nil && !g.reconciling
@@ -336,37 +341,50 @@ func (g *consumerProtocolGroup) ownedTopics() []kmsg.ConsumerGroupHeartbeatReque
 }
 
 // resolvePending names the pending assignment's topics, asking Metadata
-// for ids it does not know, and hands the result to Poll.
+// for ids it does not know, and hands the result to Poll. Partitions of
+// topics still unnamed wait for a later tick; the others are handed over now,
+// so that one unknown topic id (a topic this consumer's broker has not heard
+// of yet, or one being deleted) holds back neither the rest of the
+// assignment nor the revocations the coordinator waits for.
 func (g *consumerProtocolGroup) resolvePending(ctx context.Context) {
 	g.mu.Lock()
-	pending := g.pending
+	pending, resolved := g.pending, g.resolved
 	g.mu.Unlock()
 	if pending == nil {
 		return
 	}
-	unknown := func() bool {
-		return slices.ContainsFunc(pending.Topics, func(t kmsg.ConsumerGroupHeartbeatResponseAssignmentTopic) bool {
-			_, ok := g.c.cluster.topicName(t.TopicID)
-			return !ok
-		})
-	}
-	if unknown() {
+	if g.unnamed(pending) > 0 {
 		// A regex subscription names no topics: ask for all of them.
-		if err := g.c.cluster.refresh(ctx, g.c.cfg.Topics); err != nil || unknown() {
-			g.log.Info("assignment names topic ids Metadata does not know yet; waiting", zap.Error(err))
-			return
+		if err := g.c.cluster.refresh(ctx, g.c.cfg.Topics); err != nil {
+			g.log.Info("cannot name the assignment's topic ids; waiting", zap.Error(err))
 		}
 	}
 	target := map[kafka.TopicPartition]bool{}
+	named := 0
 	for _, t := range pending.Topics {
-		name, _ := g.c.cluster.topicName(t.TopicID)
+		name, ok := g.c.cluster.topicName(t.TopicID)
+		if !ok {
+			continue
+		}
+		named++
 		for _, p := range t.Partitions {
 			target[kafka.TopicPartition{Topic: name, Partition: p}] = true
 		}
 	}
+	complete := named == len(pending.Topics)
+	if !complete && named == resolved {
+		return // handed over already
+	}
+	if !complete {
+		g.log.Info("assignment names topic ids Metadata does not know yet; reconciling the others meanwhile",
+			zap.Int("topics-named", named), zap.Int("topics-unnamed", len(pending.Topics)-named))
+	}
 	g.mu.Lock()
 	if g.pending == pending { // not replaced meanwhile
-		g.pending, g.target = nil, target
+		g.target, g.resolved = target, named
+		if complete {
+			g.pending = nil
+		}
 	}
 	g.mu.Unlock()
 	// The coordinator repeats an assignment after a full heartbeat (a
@@ -375,6 +393,17 @@ func (g *consumerProtocolGroup) resolvePending(ctx context.Context) {
 		g.beginRebalance()
 	}
 	g.c.wake()
+}
+
+// unnamed counts the assignment's topics whose ids Metadata has not named.
+func (g *consumerProtocolGroup) unnamed(a *kmsg.ConsumerGroupHeartbeatResponseAssignment) int {
+	n := 0
+	for _, t := range a.Topics {
+		if _, ok := g.c.cluster.topicName(t.TopicID); !ok {
+			n++
+		}
+	}
+	return n
 }
 
 // fenced records that the coordinator dropped the member: the next Poll
