@@ -71,6 +71,10 @@
 //	fetch the committed offsets of what is new and take it → heartbeat at
 //	once with the owned partitions (the acknowledgement)
 //
+// An assignment naming a topic id Metadata does not know yet is reconciled
+// for the topics it can name (revocations included), the rest once Metadata
+// names them, as Java's consumer does.
+//
 // A partition moves only after its owner acknowledged giving it up, so
 // members keep fetching everything they keep. Commits are OffsetCommit v9
 // with the member epoch. FENCED_MEMBER_EPOCH or UNKNOWN_MEMBER_ID (the
