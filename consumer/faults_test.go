@@ -145,3 +145,49 @@ func TestLegacyRoundRobin(t *testing.T) {
 		t.Errorf("owners by thread: %v", perThread)
 	}
 }
+
+// TestCommitOnCloseAfterCoordinatorMove stops the group's coordinator just
+// before Close: Close's auto-commit waits for the coordinator to be found
+// again, as Kafka's commitSync does, instead of failing on the old one.
+func TestCommitOnCloseAfterCoordinatorMove(t *testing.T) {
+	for _, protocol := range []string{protocolClassic, protocolConsumer} {
+		t.Run(protocol, func(t *testing.T) {
+			const topic, group = "committed", "moving-coordinator"
+			c := testcluster.Start(t, testcluster.Options{Brokers: 2, Properties: map[string]string{
+				"group.initial.rebalance.delay.ms":      "0",
+				"group.coordinator.rebalance.protocols": "classic,consumer",
+				"offsets.topic.replication.factor":      "2",
+				"offsets.topic.num.partitions":          "1",
+			}})
+			ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+			defer cancel()
+			adm := kadm.NewClient(c.Client())
+			if resp, err := adm.CreateTopic(ctx, 1, 2, nil, topic); err != nil || resp.Err != nil {
+				t.Fatalf("create topic: %v %v", err, resp.Err)
+			}
+			c.WaitForLeader(topic, 0)
+			produce(t, c, topic, 1, 0, 5, kgo.RequiredAcks(kgo.AllISRAcks()))
+			cfg := Config{GroupID: group, Topics: []string{topic}, BootstrapServers: c.BootstrapAddrs(), GroupProtocol: protocol,
+				AutoOffsetReset: "earliest", AutoCommitInterval: time.Hour, RebalanceTimeout: 10 * time.Second}
+			if protocol == protocolClassic {
+				cfg.HeartbeatInterval, cfg.SessionTimeout = time.Second, 10*time.Second
+			}
+			cons := newConsumer(t, cfg)
+			pollN(t, cons, 5)
+
+			coordinator := c.WaitForLeader("__consumer_offsets", 0)
+			c.StopBroker(coordinator)
+			if err := cons.Close(ctx); err != nil {
+				t.Fatalf("Close after the coordinator stopped: %v", err)
+			}
+			other := kadm.NewClient(c.Client())
+			offsets, err := other.FetchOffsets(ctx, group)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if o, ok := offsets.Lookup(topic, 0); !ok || o.Err != nil || o.At != 5 {
+				t.Errorf("committed offset of %s-0 after Close: %+v (found %v), want 5", topic, o, ok)
+			}
+		})
+	}
+}
