@@ -21,6 +21,7 @@ import (
 	"context"
 	"time"
 
+	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
 	"go.uber.org/zap"
 
@@ -85,7 +86,13 @@ func (s *Server) handleWriteTxnMarkers(ctx context.Context, req *kmsg.WriteTxnMa
 		for _, t := range m.Topics {
 			for _, part := range t.Partitions {
 				key := markerKey{i, t.Topic, part}
-				p, _, err := s.replicas.leaderPartition(t.Topic, part, -1)
+				// Kafka 2.8 answers UNKNOWN_TOPIC_OR_PARTITION for a partition
+				// with no local log (getMagic), whatever the metadata knows.
+				var err error = kerr.UnknownTopicOrPartition
+				p, hosted := s.replicas.Partition(t.Topic, part)
+				if hosted {
+					_, err = p.checkLeader(-1)
+				}
 				if err == nil {
 					// A copy per partition: the log rewrites its base offset.
 					var info storage.AppendInfo

@@ -298,7 +298,10 @@ func TestAcksZeroProduce(t *testing.T) {
 // Kafka's ReplicaManager.getPartitionOrError: NOT_LEADER_OR_FOLLOWER when its
 // metadata knows the partition, so that clients refresh metadata and retry
 // (franz-go fails records after a few UNKNOWN_TOPIC_OR_PARTITION), and
-// UNKNOWN_TOPIC_OR_PARTITION only for a partition that does not exist.
+// UNKNOWN_TOPIC_OR_PARTITION only for a partition that does not exist (and
+// from WriteTxnMarkers, which 2.8 answers from the local logs alone). For a
+// new partition this is no cure: its leader learns it from UpdateMetadata
+// only after the LeaderAndIsr that creates it.
 func TestPartitionNotHostedHere(t *testing.T) {
 	c := testcluster.Start(t, testcluster.Options{Brokers: 2})
 	ctlCreateTopic(t, c, "on-one", [][]int32{{1}}, nil)
@@ -314,6 +317,25 @@ func TestPartitionNotHostedHere(t *testing.T) {
 	fetch := raw(t, other, fetchReq("on-one", 0, 0, 0), 11).(*kmsg.FetchResponse)
 	if code := fetch.Topics[0].Partitions[0].ErrorCode; code != kerr.NotLeaderForPartition.Code {
 		t.Errorf("fetch from a broker without a replica: %v, want NOT_LEADER_OR_FOLLOWER", kerr.ErrorForCode(code))
+	}
+	lo := kmsg.NewPtrListOffsetsRequest()
+	lo.ReplicaID = -1
+	lo.Topics = []kmsg.ListOffsetsRequestTopic{{Topic: "on-one", Partitions: []kmsg.ListOffsetsRequestTopicPartition{{Partition: 0, CurrentLeaderEpoch: -1, Timestamp: -1}}}}
+	if code := raw(t, other, lo, 5).(*kmsg.ListOffsetsResponse).Topics[0].Partitions[0].ErrorCode; code != kerr.NotLeaderForPartition.Code {
+		t.Errorf("ListOffsets on a broker without a replica: %v, want NOT_LEADER_OR_FOLLOWER", kerr.ErrorForCode(code))
+	}
+	ofe := kmsg.NewPtrOffsetForLeaderEpochRequest()
+	ofe.ReplicaID = -1
+	ofe.Topics = []kmsg.OffsetForLeaderEpochRequestTopic{{Topic: "on-one", Partitions: []kmsg.OffsetForLeaderEpochRequestTopicPartition{{Partition: 0, CurrentLeaderEpoch: -1, LeaderEpoch: 0}}}}
+	if code := raw(t, other, ofe, 3).(*kmsg.OffsetForLeaderEpochResponse).Topics[0].Partitions[0].ErrorCode; code != kerr.NotLeaderForPartition.Code {
+		t.Errorf("OffsetForLeaderEpoch on a broker without a replica: %v, want NOT_LEADER_OR_FOLLOWER", kerr.ErrorForCode(code))
+	}
+	// WriteTxnMarkers looks only at the local logs, as Kafka 2.8's does.
+	wtm := kmsg.NewPtrWriteTxnMarkersRequest()
+	wtm.Markers = []kmsg.WriteTxnMarkersRequestMarker{{ProducerID: 1, ProducerEpoch: 0, Committed: true,
+		Topics: []kmsg.WriteTxnMarkersRequestMarkerTopic{{Topic: "on-one", Partitions: []int32{0}}}}}
+	if code := raw(t, other, wtm, 0).(*kmsg.WriteTxnMarkersResponse).Markers[0].Topics[0].Partitions[0].ErrorCode; code != kerr.UnknownTopicOrPartition.Code {
+		t.Errorf("WriteTxnMarkers on a broker without a replica: %v, want UNKNOWN_TOPIC_OR_PARTITION", kerr.ErrorForCode(code))
 	}
 	if code, _ := produceCode(t, c, c.Addr(1), produceReq("on-one", 0, good)); code != 0 {
 		t.Errorf("produce to the leader: %v", kerr.ErrorForCode(code))

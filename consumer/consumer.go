@@ -244,7 +244,8 @@ func (c *Consumer) add(offsets map[kafka.TopicPartition]int64, generation int32)
 }
 
 // Commit stores the positions of the owned partitions (the offsets after
-// the last records Poll returned) and waits for the result.
+// the last records Poll returned) and waits for the result, retrying while
+// the coordinator moves (see commitPositions).
 func (c *Consumer) Commit(ctx context.Context) error {
 	c.mu.Lock()
 	closed := c.closed
@@ -252,7 +253,7 @@ func (c *Consumer) Commit(ctx context.Context) error {
 	if closed {
 		return ErrClosed
 	}
-	return c.commitPositions(ctx)
+	return c.commitPositions(ctx, commitRetry)
 }
 
 // CommitAsync commits as Commit does without waiting; done, if not nil, gets
@@ -272,16 +273,26 @@ func (c *Consumer) CommitAsync(done func(error)) {
 	}
 	go func() {
 		defer c.wg.Done()
-		err := c.commitPositions(c.ctx)
+		err := c.commitPositions(c.ctx, commitOnce)
 		if done != nil {
 			done(err)
 		}
 	}()
 }
 
+// commit modes of commitPositions.
+const (
+	commitOnce  = false // CommitAsync, the auto-commit timer, the commit before a revocation
+	commitRetry = true  // Commit and Close, which wait for the result
+)
+
 // commitPositions commits the positions that changed since the last
-// commit, as 0.8 skipped offsets equal to those last written.
-func (c *Consumer) commitPositions(ctx context.Context) error {
+// commit, as 0.8 skipped offsets equal to those last written. With
+// commitRetry, a commit to a coordinator that fails only because the
+// coordinator moved, is loading or cannot be reached is sent again (retryCommit), as
+// Kafka's commitSync; other commits are sent once, as its commitAsync:
+// retried, an older position could land after a newer one.
+func (c *Consumer) commitPositions(ctx context.Context, retry bool) error {
 	offsets := c.positions()
 	c.mu.Lock()
 	for tp, off := range offsets {
@@ -294,6 +305,9 @@ func (c *Consumer) commitPositions(ctx context.Context) error {
 		return nil
 	}
 	err := c.group.commit(ctx, offsets)
+	if retry && !c.cfg.legacy() {
+		err = c.retryCommit(ctx, offsets, err)
+	}
 	if err == nil {
 		c.mu.Lock()
 		for tp, off := range offsets {
@@ -307,6 +321,38 @@ func (c *Consumer) commitPositions(ctx context.Context) error {
 	return err
 }
 
+// retryCommit sends offsets again while the last try failed with a
+// retriable error (a moved, loading or unreachable coordinator; the run
+// goroutine finds it again meanwhile), waiting longer each time, until ctx
+// ends or, for a ctx without a deadline, default.api.timeout.ms passes.
+func (c *Consumer) retryCommit(ctx context.Context, offsets map[kafka.TopicPartition]int64, err error) error {
+	deadline, ok := ctx.Deadline()
+	if !ok {
+		deadline = time.Now().Add(defaultAPITimeout)
+	}
+	for backoff := retryBackoff; err != nil && retriable(err); backoff = min(2*backoff, reconnectBackoffMax) {
+		if time.Now().Add(backoff).After(deadline) {
+			return err
+		}
+		c.log.Info("offset commit failed, retrying", zap.Duration("backoff", backoff), zap.Error(err))
+		select {
+		case <-ctx.Done():
+			return err
+		case <-time.After(backoff):
+		}
+		err = c.group.commit(ctx, offsets)
+	}
+	return err
+}
+
+// defaultAPITimeout is Kafka's default.api.timeout.ms: how long Commit
+// retries when its ctx has no deadline.
+const defaultAPITimeout = 60 * time.Second
+
+// defaultCloseTimeout is how long Close takes at most when its ctx has no
+// deadline (Kafka's consumer closes within 30 s by default).
+const defaultCloseTimeout = 30 * time.Second
+
 func (c *Consumer) autoCommit() {
 	defer c.wg.Done()
 	t := time.NewTicker(c.cfg.AutoCommitInterval)
@@ -316,7 +362,7 @@ func (c *Consumer) autoCommit() {
 		case <-c.ctx.Done():
 			return
 		case <-t.C:
-			if err := c.commitPositions(c.ctx); err != nil && c.ctx.Err() == nil {
+			if err := c.commitPositions(c.ctx, commitOnce); err != nil && c.ctx.Err() == nil {
 				c.log.Warn("auto-commit failed", zap.Error(err))
 			}
 		}
@@ -324,7 +370,7 @@ func (c *Consumer) autoCommit() {
 }
 
 // Close commits (with auto-commit on), leaves the group and stops every
-// goroutine of the consumer.
+// goroutine of the consumer, within ctx or, without a deadline, 30 s.
 func (c *Consumer) Close(ctx context.Context) error {
 	c.mu.Lock()
 	if c.closed {
@@ -334,9 +380,21 @@ func (c *Consumer) Close(ctx context.Context) error {
 	c.closed = true
 	c.notifyLocked()
 	c.mu.Unlock()
+	if _, ok := ctx.Deadline(); !ok {
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithTimeout(ctx, defaultCloseTimeout)
+		defer cancel()
+	}
 	var errs []error
 	if !c.cfg.DisableAutoCommit {
-		if err := c.commitPositions(ctx); err != nil {
+		// The commit may wait for a moved coordinator, but only for three
+		// quarters of Close's time: the rest is for LeaveGroup, without
+		// which the group waits for the session timeout.
+		deadline, _ := ctx.Deadline()
+		commitCtx, cancel := context.WithDeadline(ctx, time.Now().Add(time.Until(deadline)*3/4))
+		err := c.commitPositions(commitCtx, commitRetry)
+		cancel()
+		if err != nil {
 			errs = append(errs, fmt.Errorf("commit on close: %w", err))
 		}
 	}

@@ -60,11 +60,11 @@ type consumerProtocolGroup struct {
 	// pending holds an assignment whose topic ids Metadata has not all
 	// named yet; the next heartbeat tick tries again. Meanwhile, as in
 	// Java's consumer, the partitions of the topics it could name go to Poll
-	// (revoking what the assignment no longer holds); resolved counts those
-	// topics (-1 until a first target is), so that the same partial target
-	// is not handed over twice.
-	pending  *kmsg.ConsumerGroupHeartbeatResponseAssignment
-	resolved int
+	// (revoking what the assignment no longer holds); handed is the last
+	// such target (nil until one is), so that the same partial target is not
+	// handed over twice.
+	pending *kmsg.ConsumerGroupHeartbeatResponseAssignment
+	handed  map[kafka.TopicPartition]bool
 	// ack makes the next heartbeat carry the owned partitions, at once.
 	ack bool
 	// lost asks Poll to drop the partitions as lost and join again; until
@@ -272,7 +272,7 @@ func (g *consumerProtocolGroup) heartbeat(ctx context.Context) error {
 	}
 	g.full = false
 	if hr.Assignment != nil {
-		g.pending, g.resolved = hr.Assignment, -1
+		g.pending, g.handed = hr.Assignment, nil
 	}
 	// A new epoch with the same partitions needs no reconciling.
 	settled := g.pending == nil && g.target == nil && !g.reconciling
@@ -348,7 +348,7 @@ func (g *consumerProtocolGroup) ownedTopics() []kmsg.ConsumerGroupHeartbeatReque
 // assignment nor the revocations the coordinator waits for.
 func (g *consumerProtocolGroup) resolvePending(ctx context.Context) {
 	g.mu.Lock()
-	pending, resolved := g.pending, g.resolved
+	pending, handed := g.pending, g.handed
 	g.mu.Unlock()
 	if pending == nil {
 		return
@@ -372,7 +372,7 @@ func (g *consumerProtocolGroup) resolvePending(ctx context.Context) {
 		}
 	}
 	complete := named == len(pending.Topics)
-	if !complete && named == resolved {
+	if !complete && handed != nil && maps.Equal(target, handed) {
 		return // handed over already
 	}
 	if !complete {
@@ -381,7 +381,7 @@ func (g *consumerProtocolGroup) resolvePending(ctx context.Context) {
 	}
 	g.mu.Lock()
 	if g.pending == pending { // not replaced meanwhile
-		g.target, g.resolved = target, named
+		g.target, g.handed = target, target
 		if complete {
 			g.pending = nil
 		}
@@ -489,7 +489,7 @@ func (g *consumerProtocolGroup) reconcile(ctx context.Context, target map[kafka.
 	}
 	g.beginRebalance()
 	if len(revoked) > 0 && !g.c.cfg.DisableAutoCommit {
-		if err := g.c.commitPositions(ctx); err != nil {
+		if err := g.c.commitPositions(ctx, commitOnce); err != nil {
 			g.log.Warn("commit before revoking failed", zap.Error(err))
 		}
 	}

@@ -247,7 +247,7 @@ func (g *coordinatorGroup) poll(ctx context.Context) error {
 		g.c.pauseFetching()
 		if owned := g.c.owned(); len(owned) > 0 {
 			if !g.c.cfg.DisableAutoCommit {
-				if err := g.c.commitPositions(ctx); err != nil {
+				if err := g.c.commitPositions(ctx, commitOnce); err != nil {
 					g.log.Warn("commit before revoking failed", zap.Error(err))
 				}
 			}
@@ -356,7 +356,7 @@ func (g *coordinatorGroup) join(ctx context.Context) error {
 			}
 		}
 		if len(revoked) > 0 && !cfg.DisableAutoCommit {
-			if err := g.c.commitPositions(ctx); err != nil {
+			if err := g.c.commitPositions(ctx, commitOnce); err != nil {
 				g.log.Warn("commit before revoking failed", zap.Error(err))
 			}
 		}

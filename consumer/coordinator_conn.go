@@ -270,39 +270,7 @@ const unstableOffsetBackoff = 100 * time.Millisecond
 // epoch: a member the coordinator fenced gets UNKNOWN_MEMBER_ID,
 // ILLEGAL_GENERATION or STALE_MEMBER_EPOCH back. A negative version is the
 // negotiated one.
-//
-// As Kafka's commitSync, a commit that fails only because the coordinator
-// moved, is loading or cannot be reached (or is not known while the run
-// goroutine finds it again) is sent again, waiting longer each time, until
-// ctx ends or, for a ctx without a deadline, default.api.timeout.ms passes.
-// Errors about the membership are not retried: the member must rejoin.
 func (g *coordinatorConn) commitOffsets(ctx context.Context, member string, generation int32, instanceID *string,
-	offsets map[kafka.TopicPartition]int64, version int16) error {
-	deadline, ok := ctx.Deadline()
-	if !ok {
-		deadline = time.Now().Add(defaultAPITimeout)
-	}
-	backoff := retryBackoff
-	for {
-		err := g.commitOffsetsOnce(ctx, member, generation, instanceID, offsets, version)
-		if err == nil || !retriable(err) || ctx.Err() != nil || time.Now().Add(backoff).After(deadline) {
-			return err
-		}
-		g.log.Info("offset commit failed, retrying", zap.Duration("backoff", backoff), zap.Error(err))
-		select {
-		case <-ctx.Done():
-			return err
-		case <-time.After(backoff):
-		}
-		backoff = min(2*backoff, reconnectBackoffMax)
-	}
-}
-
-// defaultAPITimeout is Kafka's default.api.timeout.ms: how long a commit
-// whose ctx has no deadline retries.
-const defaultAPITimeout = 60 * time.Second
-
-func (g *coordinatorConn) commitOffsetsOnce(ctx context.Context, member string, generation int32, instanceID *string,
 	offsets map[kafka.TopicPartition]int64, version int16) error {
 	req := kmsg.NewPtrOffsetCommitRequest()
 	req.Group, req.Generation, req.MemberID, req.InstanceID = g.c.cfg.GroupID, generation, member, instanceID

@@ -100,11 +100,14 @@
 // the partition is still owned and fetching is not paused, so records of a
 // partition revoked during a fetch are dropped, never delivered, and a
 // commit never covers records not handed to the caller.
-// With a coordinator (both protocols), a commit that fails only because the
-// coordinator moved, is loading or cannot be reached is sent again, waiting
-// longer each time, until its ctx ends (default.api.timeout.ms, 60 s, without
-// a deadline), as commitSync does: Close's commit outlives a coordinator
-// failover.
+// With a coordinator (both protocols), Commit and Close's commit, which wait
+// for their result, are sent again while they fail only because the
+// coordinator moved, is loading or cannot be reached, until their ctx ends
+// (default.api.timeout.ms, 60 s, without a deadline), as commitSync does;
+// Close's commit takes at most three quarters of Close's time (30 s without
+// a deadline), leaving the rest to LeaveGroup. CommitAsync, the auto-commit
+// timer and the commit before a revocation are sent once, as commitAsync:
+// retried, an older position could land after a newer one.
 // NOT_LEADER_OR_FOLLOWER and UNKNOWN_TOPIC_OR_PARTITION forget the leader
 // (the next Poll refreshes Metadata); OFFSET_OUT_OF_RANGE resets the position
 // per auto.offset.reset with ListOffsets. Control batches (transaction

@@ -331,7 +331,7 @@ func (g *zkGroup) rebalance(ctx context.Context) error {
 	g.c.pauseFetching()
 	defer g.c.resumeFetching()
 	if !cfg.DisableAutoCommit {
-		if err := g.c.commitPositions(ctx); err != nil {
+		if err := g.c.commitPositions(ctx, commitOnce); err != nil {
 			g.log.Warn("commit before releasing partitions failed", zap.Error(err))
 		}
 	}

@@ -420,7 +420,7 @@ func (mr *modeRun) newConsumer(ctx context.Context, name string) (*consumer.Cons
 		DisableAutoCommit: true,
 		OnRevoked: func(map[string][]int32) {
 			if c := self.Load(); c != nil {
-				ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+				ctx, cancel := context.WithTimeout(context.Background(), r.commitTimeout())
 				defer cancel()
 				_ = c.Commit(ctx)
 			}
@@ -489,10 +489,17 @@ func (mr *modeRun) process(ctx, pollCtx context.Context, m *member) {
 			mr.r.add(Event{Mode: mr.mode.Name, Member: m.name, Type: TypeProcessed, Partitions: []int32{rec.Partition},
 				Offset: rec.Offset, Key: string(rec.Key)})
 		}
-		cctx, cancel := context.WithTimeout(ctx, 5*time.Second)
+		cctx, cancel := context.WithTimeout(ctx, mr.r.commitTimeout())
 		_ = m.c.Commit(cctx) // a refusal is in the event log
 		cancel()
 	}
+}
+
+// commitTimeout bounds a member's Commit, which waits while the coordinator
+// moves: at most half of max.poll.interval.ms, so that a member waiting on a
+// failover still polls in time and keeps its place, and 5 s.
+func (r *runner) commitTimeout() time.Duration {
+	return min(5*time.Second, r.o.MaxPollInterval/2)
 }
 
 // processingTime is one record's processing: uniform between nothing and
