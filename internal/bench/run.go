@@ -171,7 +171,11 @@ func measure(ctx context.Context, opts Options, logger *zap.Logger) (Result, err
 func prepareTopic(ctx context.Context, adm *kadm.Client, opts Options, logger *zap.Logger) (from map[int32]kgo.Offset, created bool, err error) {
 	_, err = adm.CreateTopic(ctx, opts.Partitions, opts.Replication, nil, opts.Topic)
 	existed := errors.Is(err, kerr.TopicAlreadyExists)
-	if err != nil && !existed {
+	// REQUEST_TIMED_OUT: the controller took the topic, but its leaders
+	// were not elected within the request's timeout (Kafka's CreateTopics);
+	// the topic is this run's, and awaitLeaders waits for it.
+	timedOut := errors.Is(err, kerr.RequestTimedOut)
+	if err != nil && !existed && !timedOut {
 		return nil, false, fmt.Errorf("create topic %s (partitions %d, replication factor %d): %w",
 			opts.Topic, opts.Partitions, opts.Replication, err)
 	}

@@ -373,3 +373,42 @@ func TestRunProduceOnly(t *testing.T) {
 		t.Errorf("topic holds %d records, want %d", n, testRecords)
 	}
 }
+
+// A CreateTopics answered REQUEST_TIMED_OUT created the topic all the same
+// (the controller took it; its leaders came late): the run measures it and,
+// with DeleteTopic, deletes it.
+func TestRunTopicCreationTimedOut(t *testing.T) {
+	c := newCluster(t)
+	ctx := testContext(t, 10*time.Second)
+	cl, err := kgo.NewClient(kgo.SeedBrokers(c.ListenAddrs()...))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cl.Close()
+	adm := kadm.NewClient(cl)
+	if _, err := adm.CreateTopic(ctx, 2, 1, nil, "slow"); err != nil {
+		t.Fatal(err)
+	}
+	c.ControlKey(int16(kmsg.CreateTopics), func(req kmsg.Request) (kmsg.Response, error, bool) {
+		resp := req.(*kmsg.CreateTopicsRequest).ResponseKind().(*kmsg.CreateTopicsResponse)
+		for _, rt := range req.(*kmsg.CreateTopicsRequest).Topics {
+			st := kmsg.NewCreateTopicsResponseTopic()
+			st.Topic, st.ErrorCode = rt.Topic, kerr.RequestTimedOut.Code
+			resp.Topics = append(resp.Topics, st)
+		}
+		return resp, nil, true
+	})
+	var log bytes.Buffer
+	res, err := Run(ctx, Options{Brokers: c.ListenAddrs(), Topic: "slow", Records: testRecords, Partitions: 2, DeleteTopic: true}, &log)
+	if err != nil {
+		t.Fatalf("Run: %v\nlog:\n%s", err, &log)
+	}
+	checkResult(t, res, strings.Join(c.ListenAddrs(), ","), testRecords, DefaultRecordSize)
+	topics, err := adm.ListTopics(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if topics.Has("slow") {
+		t.Errorf("the run's topic is still there:\n%s", &log)
+	}
+}
