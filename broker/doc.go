@@ -22,7 +22,11 @@
 // (LeaderAndIsr, StopReplica, UpdateMetadata) are checked against the broker
 // epoch and the newest controller epoch seen before anything is applied (a
 // higher epoch only once /controller_epoch confirms it); a LeaderAndIsr
-// partition state is applied only when its leader epoch is newer.
+// partition state is applied only when its leader epoch is newer. A request
+// for a partition with no replica here gets NOT_LEADER_OR_FOLLOWER when the
+// metadata cache knows the partition, which clients retry after refreshing
+// metadata, and UNKNOWN_TOPIC_OR_PARTITION only when it does not (Kafka's
+// getPartitionOrError).
 //
 // Consumer groups (group_coordinator.go, api_08..16, api_42, api_47) are
 // served by the coordinator package, which the broker hands its
