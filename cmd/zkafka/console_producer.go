@@ -201,8 +201,12 @@ func producerOpts(servers string, props map[string]string) ([]kgo.Opt, error) {
 				opts = append(opts, kgo.ProducerLinger(d))
 			case "request.timeout.ms":
 				opts = append(opts, kgo.ProduceRequestTimeout(d))
-			default:
+			case "delivery.timeout.ms":
 				opts = append(opts, kgo.RecordDeliveryTimeout(d))
+			default: // max.block.ms: kgo's one record timeout, unless delivery.timeout.ms sets it
+				if _, ok := props["delivery.timeout.ms"]; !ok {
+					opts = append(opts, kgo.RecordDeliveryTimeout(d))
+				}
 			}
 		case "batch.size":
 			n, err := strconv.ParseInt(v, 10, 32)

@@ -100,3 +100,32 @@ func TestConsoleProducerAutoCreatesTopic(t *testing.T) {
 		t.Fatalf("auto-created topic: %v %v", topics, err)
 	}
 }
+
+// delivery.timeout.ms, when given, is the records' timeout whatever the
+// order the properties come in; max.block.ms (always set, 60 s by default)
+// is it only otherwise.
+func TestConsoleProducerDeliveryTimeout(t *testing.T) {
+	for range 20 { // the properties are a map: its order changes between runs
+		for _, tc := range []struct {
+			props map[string]string
+			want  time.Duration
+		}{
+			{map[string]string{"max.block.ms": "60000", "delivery.timeout.ms": "5000"}, 5 * time.Second},
+			{map[string]string{"max.block.ms": "7000"}, 7 * time.Second},
+		} {
+			opts, err := producerOpts("127.0.0.1:1", tc.props)
+			if err != nil {
+				t.Fatal(err)
+			}
+			cl, err := kgo.NewClient(opts...)
+			if err != nil {
+				t.Fatal(err)
+			}
+			got := cl.OptValue(kgo.RecordDeliveryTimeout)
+			cl.Close()
+			if got != tc.want {
+				t.Fatalf("properties %v: record timeout %v, want %v", tc.props, got, tc.want)
+			}
+		}
+	}
+}
