@@ -97,8 +97,8 @@ var fetchAPI = api{
 		for _, t := range req.(*kmsg.FetchRequest).Topics {
 			rt := kmsg.FetchResponseTopic{Topic: t.Topic}
 			for _, p := range t.Partitions {
-				rp := kmsg.NewFetchResponseTopicPartition()
-				rp.Partition, rp.ErrorCode = p.Partition, code
+				rp := newFetchPartition(p.Partition)
+				rp.ErrorCode = code
 				rt.Partitions = append(rt.Partitions, rp)
 			}
 			resp.Topics = append(resp.Topics, rt)
@@ -146,8 +146,7 @@ func (s *Server) readFetch(req *kmsg.FetchRequest, first, zeroCopy bool, w *part
 	for ti, t := range req.Topics {
 		rt := kmsg.FetchResponseTopic{Topic: t.Topic}
 		for pi, fp := range t.Partitions {
-			rp := kmsg.NewFetchResponseTopicPartition()
-			rp.Partition = fp.Partition
+			rp := newFetchPartition(fp.Partition)
 			rp.HighWatermark, rp.LastStableOffset, rp.LogStartOffset = -1, -1, -1
 			p, _, err := s.replicas.leaderPartition(t.Topic, fp.Partition, fp.CurrentLeaderEpoch)
 			if err != nil {
@@ -240,7 +239,9 @@ func (s *Server) readFetch(req *kmsg.FetchRequest, first, zeroCopy bool, w *part
 				rp.ErrorCode = errorCode(err)
 				failed = true
 			} else {
-				rp.RecordBatches = records
+				if records != nil {
+					rp.RecordBatches = records
+				}
 				if readCommitted {
 					rp.AbortedTransactions = abortedTransactions(p, fp.FetchOffset, lastOffset)
 				}
@@ -250,6 +251,17 @@ func (s *Server) readFetch(req *kmsg.FetchRequest, first, zeroCopy bool, w *part
 		resp.Topics = append(resp.Topics, rt)
 	}
 	return res, size, failed
+}
+
+// newFetchPartition is a partition of a Fetch answer with no records yet:
+// an empty record set, never a null one, as Kafka's MemoryRecords.EMPTY.
+// librdkafka refuses a null one ("invalid MessageSetSize -1") without reading
+// the partition's error, and so keeps fetching from a broker that answers
+// NOT_LEADER_OR_FOLLOWER instead of refreshing its metadata.
+func newFetchPartition(partition int32) kmsg.FetchResponseTopicPartition {
+	rp := kmsg.NewFetchResponseTopicPartition()
+	rp.Partition, rp.RecordBatches = partition, []byte{}
+	return rp
 }
 
 // lastOffsetOf is the last offset in whole batches, or -1 when there are none.

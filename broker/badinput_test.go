@@ -318,6 +318,11 @@ func TestPartitionNotHostedHere(t *testing.T) {
 	if code := fetch.Topics[0].Partitions[0].ErrorCode; code != kerr.NotLeaderForPartition.Code {
 		t.Errorf("fetch from a broker without a replica: %v, want NOT_LEADER_OR_FOLLOWER", kerr.ErrorForCode(code))
 	}
+	// An empty record set, as Kafka's: librdkafka cannot parse a null one
+	// and would never see the error.
+	if fetch.Topics[0].Partitions[0].RecordBatches == nil {
+		t.Errorf("fetch from a broker without a replica: null records, want an empty record set")
+	}
 	lo := kmsg.NewPtrListOffsetsRequest()
 	lo.ReplicaID = -1
 	lo.Topics = []kmsg.ListOffsetsRequestTopic{{Topic: "on-one", Partitions: []kmsg.ListOffsetsRequestTopicPartition{{Partition: 0, CurrentLeaderEpoch: -1, Timestamp: -1}}}}
