@@ -20,7 +20,6 @@ package broker
 import (
 	"context"
 	"errors"
-	"sort"
 	"time"
 
 	"github.com/twmb/franz-go/pkg/kerr"
@@ -118,13 +117,12 @@ func (s *Server) createOneTopic(t kmsg.CreateTopicsRequestTopic, validateOnly, d
 	}
 	rt.NumPartitions = int32(len(assignment))
 	rt.ReplicationFactor = int16(len(assignment[0]))
-	names := make([]string, 0, len(nt.configs))
-	for k := range nt.configs {
-		names = append(names, k)
-	}
-	sort.Strings(names)
-	for _, k := range names {
-		rt.Configs = append(rt.Configs, kmsg.CreateTopicsResponseTopicConfig{Name: k, Value: kmsg.StringPtr(nt.configs[k]), Source: 1})
+	// Every config of the new topic, as Kafka 2.8 answers from v5 on (never
+	// null: Java's admin client reads the list whenever there is no error).
+	rt.Configs = []kmsg.CreateTopicsResponseTopicConfig{}
+	for _, e := range s.topicConfigEntries(nt.configs, false, false) {
+		rt.Configs = append(rt.Configs, kmsg.CreateTopicsResponseTopicConfig{
+			Name: e.Name, Value: e.Value, ReadOnly: e.ReadOnly, Source: int8(e.Source), IsSensitive: e.IsSensitive})
 	}
 	return nil
 }

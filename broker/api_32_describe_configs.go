@@ -148,6 +148,12 @@ func (s *Server) describeTopicConfigs(topic string, withSynonyms, docs bool) ([]
 	if err != nil {
 		return nil, err
 	}
+	return s.topicConfigEntries(overrides, withSynonyms, docs), nil
+}
+
+// topicConfigEntries lists every topic config for a topic with the given
+// overrides, as describeTopicConfigs does.
+func (s *Server) topicConfigEntries(overrides map[string]string, withSynonyms, docs bool) []kmsg.DescribeConfigsResponseResourceConfig {
 	defs := brokerconfig.TopicConfigs()
 	entries := make([]kmsg.DescribeConfigsResponseResourceConfig, 0, len(defs))
 	for _, def := range defs {
@@ -182,7 +188,7 @@ func (s *Server) describeTopicConfigs(topic string, withSynonyms, docs bool) ([]
 		}
 		entries = append(entries, e)
 	}
-	return entries, nil
+	return entries
 }
 
 // brokerIDOf parses a BROKER resource name, which must be this broker's id

@@ -46,6 +46,9 @@ func (s *Server) handleDescribeClientQuotas(req *kmsg.DescribeClientQuotasReques
 	if err != nil {
 		return fail(err)
 	}
+	// Empty, never null, when nothing matches: Java's admin client reads
+	// the list whenever there is no error.
+	resp.Entries = []kmsg.DescribeClientQuotasResponseEntry{}
 	for _, d := range described {
 		var e kmsg.DescribeClientQuotasResponseEntry
 		if d.Entity.HasUser {

@@ -3,14 +3,17 @@ package broker_test
 import (
 	"bufio"
 	"encoding/binary"
+	"fmt"
 	"hash/crc32"
 	"net"
+	"strings"
 	"testing"
 	"time"
 
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
+	"github.com/zkafka/zkafka/brokerconfig"
 	"github.com/zkafka/zkafka/internal/testcluster"
 	"github.com/zkafka/zkafka/wire"
 )
@@ -344,5 +347,42 @@ func TestPartitionNotHostedHere(t *testing.T) {
 	}
 	if code, _ := produceCode(t, c, c.Addr(1), produceReq("on-one", 0, good)); code != 0 {
 		t.Errorf("produce to the leader: %v", kerr.ErrorForCode(code))
+	}
+}
+
+// CreateTopics v5+ answers every config of the new topic, overrides with
+// source TOPIC_CONFIG, and never a null list (Java's admin client reads it
+// whenever the topic has no error), validate-only requests included.
+func TestCreateTopicsAnswersEveryConfig(t *testing.T) {
+	c := testcluster.Start(t, testcluster.Options{Brokers: 1})
+	for _, validateOnly := range []bool{false, true} {
+		req := kmsg.NewPtrCreateTopicsRequest()
+		req.TimeoutMillis, req.ValidateOnly = 10000, validateOnly
+		for _, name := range []string{"with-override", "plain"} {
+			rt := kmsg.NewCreateTopicsRequestTopic()
+			rt.Topic, rt.NumPartitions, rt.ReplicationFactor = fmt.Sprintf("%s-%v", name, validateOnly), 1, 1
+			if name == "with-override" {
+				rt.Configs = []kmsg.CreateTopicsRequestTopicConfig{{Name: "retention.ms", Value: kmsg.StringPtr("1000")}}
+			}
+			req.Topics = append(req.Topics, rt)
+		}
+		resp := raw(t, c.Addr(1), req, 5).(*kmsg.CreateTopicsResponse)
+		for _, rt := range resp.Topics {
+			if rt.ErrorCode != 0 {
+				t.Fatalf("%s: %v", rt.Topic, kerr.ErrorForCode(rt.ErrorCode))
+			}
+			if rt.Configs == nil || len(rt.Configs) != len(brokerconfig.TopicConfigs()) {
+				t.Errorf("%s: %d configs (null: %v), want all %d topic configs", rt.Topic, len(rt.Configs), rt.Configs == nil, len(brokerconfig.TopicConfigs()))
+			}
+			for _, cfg := range rt.Configs {
+				if cfg.Name != "retention.ms" {
+					continue
+				}
+				overridden := strings.HasPrefix(rt.Topic, "with-override")
+				if got := cfg.Value != nil && *cfg.Value == "1000" && cfg.Source == int8(kmsg.ConfigSourceDynamicTopicConfig); got != overridden {
+					t.Errorf("%s: retention.ms = %v (source %d), overridden %v", rt.Topic, derefStr(cfg.Value), cfg.Source, overridden)
+				}
+			}
+		}
 	}
 }

@@ -175,6 +175,13 @@ func TestClientQuotaAPIs(t *testing.T) {
 	if got, _ := describeQuotas(t, addr, true, match("user", kmsg.QuotasMatchTypeAny, nil)); len(got) != 0 {
 		t.Errorf("after removing the default user's quota: %q", got)
 	}
+	// Nothing matching is an empty list, not a null one: Java's admin client
+	// reads it whenever there is no error.
+	none := kmsg.NewPtrDescribeClientQuotasRequest()
+	none.Components, none.Strict = []kmsg.DescribeClientQuotasRequestComponent{match("user", kmsg.QuotasMatchTypeExact, kmsg.StringPtr("nobody"))}, true
+	if resp := raw(t, addr, none, 1).(*kmsg.DescribeClientQuotasResponse); resp.ErrorCode != 0 || resp.Entries == nil {
+		t.Errorf("describing a user with no quota: error %d, null entries %v; want none and an empty list", resp.ErrorCode, resp.Entries == nil)
+	}
 }
 
 // produceAs sends one produce of a value of n bytes to topic-0 on cl.

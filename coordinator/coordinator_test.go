@@ -308,6 +308,16 @@ func TestNotCoordinatorAndLoading(t *testing.T) {
 	c.Start()
 	defer c.Shutdown()
 	wantCode(t, "not leader", recv(t, joinAsync(c, joinReq("", "", 3, "range"))).ErrorCode, kerr.NotCoordinator)
+	// OffsetFetch v1 carries the error per partition, with metadata "" (Kafka's
+	// NO_METADATA), never null.
+	of := kmsg.NewPtrOffsetFetchRequest()
+	of.Version, of.Group = 1, testGroup
+	of.Topics = []kmsg.OffsetFetchRequestTopic{{Topic: "t", Partitions: []int32{0}}}
+	p := c.OffsetFetch(of).Topics[0].Partitions[0]
+	wantCode(t, "offset fetch v1, not leader", p.ErrorCode, kerr.NotCoordinator)
+	if p.Metadata == nil || *p.Metadata != "" || p.Offset != -1 {
+		t.Errorf("offset fetch v1, not leader: offset %d metadata %v, want -1 and \"\"", p.Offset, p.Metadata)
+	}
 	c.mu.Lock()
 	c.partitions[PartitionFor(testGroup, 4)] = &ownedPartition{loading: true}
 	c.mu.Unlock()

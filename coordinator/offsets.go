@@ -153,7 +153,8 @@ func (c *Coordinator) OffsetFetch(req *kmsg.OffsetFetchRequest) *kmsg.OffsetFetc
 				rt.Topic = t.Topic
 				for _, p := range t.Partitions {
 					rp := kmsg.NewOffsetFetchResponseTopicPartition()
-					rp.Partition, rp.Offset, rp.ErrorCode = p, -1, errCode(err)
+					// Metadata "" as Kafka's NO_METADATA, never null.
+					rp.Partition, rp.Offset, rp.Metadata, rp.ErrorCode = p, -1, kmsg.StringPtr(""), errCode(err)
 					rt.Partitions = append(rt.Partitions, rp)
 				}
 				resp.Topics = append(resp.Topics, rt)
