@@ -289,7 +289,8 @@ const (
 // commitPositions commits the positions that changed since the last
 // commit, as 0.8 skipped offsets equal to those last written. With
 // commitRetry, a commit to a coordinator that fails only because the
-// coordinator moved, is loading or cannot be reached is sent again (retryCommit), as
+// coordinator moved, is loading or cannot be reached is sent again (retryBackingOff; the run
+// goroutine finds the coordinator meanwhile) until ctx ends or default.api.timeout.ms passes, as
 // Kafka's commitSync; other commits are sent once, as its commitAsync:
 // retried, an older position could land after a newer one.
 func (c *Consumer) commitPositions(ctx context.Context, retry bool) error {
@@ -304,9 +305,18 @@ func (c *Consumer) commitPositions(ctx context.Context, retry bool) error {
 	if len(offsets) == 0 {
 		return nil
 	}
-	err := c.group.commit(ctx, offsets)
+	commit := func() error { return c.group.commit(ctx, offsets) }
+	var err error
 	if retry && !c.cfg.legacy() {
-		err = c.retryCommit(ctx, offsets, err)
+		deadline, ok := ctx.Deadline()
+		if !ok {
+			deadline = time.Now().Add(defaultAPITimeout)
+		}
+		err = retryBackingOff(ctx, deadline, commit, func(backoff time.Duration, err error) {
+			c.log.Info("offset commit failed, retrying", zap.Duration("backoff", backoff), zap.Error(err))
+		})
+	} else {
+		err = commit()
 	}
 	if err == nil {
 		c.mu.Lock()
@@ -318,30 +328,6 @@ func (c *Consumer) commitPositions(ctx context.Context, retry bool) error {
 		c.mu.Unlock()
 	}
 	c.emit(Event{Type: EventOffsetsCommitted, Partitions: byTopic(slices.Collect(maps.Keys(offsets))), Err: err})
-	return err
-}
-
-// retryCommit sends offsets again while the last try failed with a
-// retriable error (a moved, loading or unreachable coordinator; the run
-// goroutine finds it again meanwhile), waiting longer each time, until ctx
-// ends or, for a ctx without a deadline, default.api.timeout.ms passes.
-func (c *Consumer) retryCommit(ctx context.Context, offsets map[kafka.TopicPartition]int64, err error) error {
-	deadline, ok := ctx.Deadline()
-	if !ok {
-		deadline = time.Now().Add(defaultAPITimeout)
-	}
-	for backoff := retryBackoff; err != nil && retriable(err); backoff = min(2*backoff, reconnectBackoffMax) {
-		if time.Now().Add(backoff).After(deadline) {
-			return err
-		}
-		c.log.Info("offset commit failed, retrying", zap.Duration("backoff", backoff), zap.Error(err))
-		select {
-		case <-ctx.Done():
-			return err
-		case <-time.After(backoff):
-		}
-		err = c.group.commit(ctx, offsets)
-	}
 	return err
 }
 

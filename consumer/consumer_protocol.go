@@ -353,31 +353,21 @@ func (g *consumerProtocolGroup) resolvePending(ctx context.Context) {
 	if pending == nil {
 		return
 	}
-	if g.unnamed(pending) > 0 {
+	target, unnamed := g.nameAssignment(pending)
+	if unnamed > 0 {
 		// A regex subscription names no topics: ask for all of them.
 		if err := g.c.cluster.refresh(ctx, g.c.cfg.Topics); err != nil {
 			g.log.Info("cannot name the assignment's topic ids; waiting", zap.Error(err))
 		}
+		target, unnamed = g.nameAssignment(pending)
 	}
-	target := map[kafka.TopicPartition]bool{}
-	named := 0
-	for _, t := range pending.Topics {
-		name, ok := g.c.cluster.topicName(t.TopicID)
-		if !ok {
-			continue
-		}
-		named++
-		for _, p := range t.Partitions {
-			target[kafka.TopicPartition{Topic: name, Partition: p}] = true
-		}
-	}
-	complete := named == len(pending.Topics)
+	complete := unnamed == 0
 	if !complete && handed != nil && maps.Equal(target, handed) {
 		return // handed over already
 	}
 	if !complete {
 		g.log.Info("assignment names topic ids Metadata does not know yet; reconciling the others meanwhile",
-			zap.Int("topics-named", named), zap.Int("topics-unnamed", len(pending.Topics)-named))
+			zap.Int("topics-unnamed", unnamed))
 	}
 	g.mu.Lock()
 	if g.pending == pending { // not replaced meanwhile
@@ -395,15 +385,21 @@ func (g *consumerProtocolGroup) resolvePending(ctx context.Context) {
 	g.c.wake()
 }
 
-// unnamed counts the assignment's topics whose ids Metadata has not named.
-func (g *consumerProtocolGroup) unnamed(a *kmsg.ConsumerGroupHeartbeatResponseAssignment) int {
-	n := 0
+// nameAssignment is the assignment's partitions of the topics whose ids
+// Metadata names, and how many of its topics it does not name.
+func (g *consumerProtocolGroup) nameAssignment(a *kmsg.ConsumerGroupHeartbeatResponseAssignment) (target map[kafka.TopicPartition]bool, unnamed int) {
+	target = map[kafka.TopicPartition]bool{}
 	for _, t := range a.Topics {
-		if _, ok := g.c.cluster.topicName(t.TopicID); !ok {
-			n++
+		name, ok := g.c.cluster.topicName(t.TopicID)
+		if !ok {
+			unnamed++
+			continue
+		}
+		for _, p := range t.Partitions {
+			target[kafka.TopicPartition{Topic: name, Partition: p}] = true
 		}
 	}
-	return n
+	return target, unnamed
 }
 
 // fenced records that the coordinator dropped the member: the next Poll

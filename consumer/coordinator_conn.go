@@ -70,29 +70,42 @@ func (g *coordinatorConn) instanceID() *string {
 }
 
 // startRetrying finds the coordinator and joins the group with join,
-// retrying retriable errors until ctx is done; consecutive failures wait
-// longer each time, up to reconnectBackoffMax.
+// retrying retriable errors until ctx is done (retryBackingOff).
 func (g *coordinatorConn) startRetrying(ctx context.Context, join func(context.Context) error) error {
-	backoff := retryBackoff
-	for {
-		err := g.findCoordinator(ctx)
-		if err == nil {
-			if err = join(ctx); err == nil {
-				return nil
-			}
+	err := retryBackingOff(ctx, time.Time{}, func() error {
+		if err := g.findCoordinator(ctx); err != nil {
+			return err
 		}
-		if ctx.Err() != nil {
-			return fmt.Errorf("join group %s: %w (last error: %v)", g.c.cfg.GroupID, ctx.Err(), err)
-		}
-		if !retriable(err) {
-			return fmt.Errorf("join group %s: %w", g.c.cfg.GroupID, err)
-		}
+		return join(ctx)
+	}, func(backoff time.Duration, err error) {
 		g.log.Warn("joining failed, retrying", zap.Duration("backoff", backoff), zap.Error(err))
+	})
+	switch {
+	case err == nil:
+		return nil
+	case ctx.Err() != nil:
+		return fmt.Errorf("join group %s: %w (last error: %v)", g.c.cfg.GroupID, ctx.Err(), err)
+	default:
+		return fmt.Errorf("join group %s: %w", g.c.cfg.GroupID, err)
+	}
+}
+
+// retryBackingOff runs op until it succeeds, fails with an error retriable
+// refuses, ctx ends, or the next wait would pass deadline (zero: none), and
+// returns op's last error. Consecutive failures wait longer each time, from
+// retryBackoff up to reconnectBackoffMax; retrying is told of each wait.
+func retryBackingOff(ctx context.Context, deadline time.Time, op func() error, retrying func(backoff time.Duration, err error)) error {
+	for backoff := retryBackoff; ; backoff = min(2*backoff, reconnectBackoffMax) {
+		err := op()
+		if err == nil || ctx.Err() != nil || !retriable(err) || !deadline.IsZero() && time.Now().Add(backoff).After(deadline) {
+			return err
+		}
+		retrying(backoff, err)
 		select {
 		case <-ctx.Done():
+			return err
 		case <-time.After(backoff):
 		}
-		backoff = min(2*backoff, reconnectBackoffMax)
 	}
 }
 

@@ -5,7 +5,6 @@ import (
 	"sync"
 	"time"
 
-	"github.com/go-zookeeper/zk"
 	"go.uber.org/zap"
 
 	"github.com/zkafka/zkafka/internal/zkclient"
@@ -31,8 +30,8 @@ const bulkReadMin = 512
 
 // readSession is a ZooKeeper session the active controller reads partition states through.
 type readSession interface {
+	znodeReader
 	Sync(path string) error
-	Get(path string) ([]byte, *zk.Stat, error)
 	Close() error
 }
 

@@ -112,11 +112,14 @@ func (c *Controller) updatePartitionState(tp kafka.TopicPartition, state leaderI
 	return v, nil
 }
 
+// znodeReader reads a znode: the controller's session or a read session.
+type znodeReader interface {
+	Get(path string) ([]byte, *zk.Stat, error)
+}
+
 // readPartitionState reads a partition's state znode through session (the controller's own or
 // a read session); ok is false if it does not exist.
-func readPartitionState(session interface {
-	Get(string) ([]byte, *zk.Stat, error)
-}, tp kafka.TopicPartition) (state leaderISRAndEpoch, ok bool, err error) {
+func readPartitionState(session znodeReader, tp kafka.TopicPartition) (state leaderISRAndEpoch, ok bool, err error) {
 	path := zkpaths.PartitionStatePath(tp.Topic, tp.Partition)
 	data, stat, err := session.Get(path)
 	if errors.Is(err, zk.ErrNoNode) {

@@ -146,7 +146,8 @@ func (h *host) waitISR(topic string, partition int32, size int) zkpaths.LeaderAn
 	h.t.Helper()
 	var s zkpaths.LeaderAndIsr
 	wait.For(h.t, 2*time.Minute, fmt.Sprintf("%s-%d with %d replicas in sync, its leader known to every broker", topic, partition, size), func() bool {
-		if s = h.state(topic, partition); s.Leader < 0 || len(s.ISR) != size {
+		var ok bool
+		if s, ok = h.inSync(topic, partition, size); !ok {
 			return false
 		}
 		for _, addr := range h.seeds() {
@@ -166,10 +167,18 @@ func (h *host) waitZooKeeperISR(topic string, partition int32, size int) zkpaths
 	h.t.Helper()
 	var s zkpaths.LeaderAndIsr
 	wait.For(h.t, 2*time.Minute, fmt.Sprintf("%s-%d with %d replicas in sync", topic, partition, size), func() bool {
-		s = h.state(topic, partition)
-		return s.Leader >= 0 && len(s.ISR) == size
+		var ok bool
+		s, ok = h.inSync(topic, partition, size)
+		return ok
 	})
 	return s
+}
+
+// inSync reads the partition's state znode and says whether it has a leader
+// and size replicas in sync.
+func (h *host) inSync(topic string, partition int32, size int) (zkpaths.LeaderAndIsr, bool) {
+	s := h.state(topic, partition)
+	return s, s.Leader >= 0 && len(s.ISR) == size
 }
 
 // command runs a program on the host (kcat, zkafka) and returns its output.
